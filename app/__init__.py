@@ -1,0 +1,1 @@
+"""Bedtime Stories: a household web app that writes bedtime stories with an LLM."""

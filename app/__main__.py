@@ -1,0 +1,54 @@
+"""The command line.
+
+    python -m app            # serve (the same as `python -m app serve`), on $PORT
+    python -m app migrate    # apply pending migrations (the Procfile's release step)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from app.config import ConfigError, Settings, load_settings
+from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url, migrate
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app", description="Bedtime Stories")
+    parser.add_argument("command", nargs="?", default="serve", choices=["serve", "migrate"])
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except ConfigError as error:
+        print(f"configuration error: {error}", file=sys.stderr)
+        return 2
+    if args.command == "migrate":
+        return asyncio.run(run_migrations(settings))
+    return serve(settings)
+
+
+def serve(settings: Settings) -> int:
+    import uvicorn
+
+    uvicorn.run("app.main:app", host="0.0.0.0", port=settings.port, proxy_headers=True)
+    return 0
+
+
+async def run_migrations(settings: Settings) -> int:
+    db = connect_pool(database_url(settings))
+    try:
+        await db.connect()
+        applied = await migrate(db)
+    except DATABASE_UNAVAILABLE as error:
+        print(f"migrate: the database is unreachable: {error}", file=sys.stderr)
+        return 1
+    finally:
+        if db.is_connected:
+            await db.disconnect()
+    print(f"migrate: {len(applied)} applied" + (f" ({', '.join(applied)})" if applied else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""Settings, read once from the environment (and a `.env` file) and validated.
+
+    settings = load_settings()          # raises ConfigError naming the variable
+
+Every value the contract lists is here, typed and range-checked, so the rest of the
+app never parses an environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+import zoneinfo
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from starlette.config import Config
+
+T = TypeVar("T")
+
+STORYTELLERS = ("openai", "demo")
+DEFAULT_STORY_MODEL = "gpt-4o-mini"
+
+
+class ConfigError(Exception):
+    """A configuration value is missing or wrong; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str | None = None  # None: the embedded PostgreSQL under data_dir
+    data_dir: Path = Path(".data")
+    openai_api_key: str | None = None
+    openai_base_url: str | None = None
+    story_model: str = DEFAULT_STORY_MODEL
+    storyteller: str = "demo"
+    llm_timeout_s: float = 180.0
+    queue_max: int = 8
+    sweeper_interval_s: float = 300.0
+    sweeper_threshold_min: float = 8.0
+    heartbeat_interval_s: float = 5.0
+    heartbeat_stale_s: float = 60.0
+    household_password: str | None = None
+    api_token: str | None = None
+    port: int = 8000
+    shutdown_grace_s: float = 25.0
+    secret_key: str | None = None
+    allow_open: bool = False
+    daily_story_limit: int = 20
+    timezone: str = "UTC"
+    moderation: bool = False
+    demo_delay_s: float = 3.0
+
+    @property
+    def tz(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.timezone)
+
+
+def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".env") -> Settings:
+    """Read and validate every setting; the first bad one raises ConfigError."""
+    environ = os.environ if environ is None else environ
+    config = Config(env_file if os.path.isfile(env_file) else None, environ=environ)
+
+    def read(name: str, parse: Callable[[str, str], T], default: T) -> T:
+        raw = config(name, default=None)
+        if raw is None or raw.strip() == "":
+            return default
+        return parse(name, raw.strip())
+
+    api_key = read("OPENAI_API_KEY", _text, None)
+    storyteller = read("STORYTELLER", _choice(STORYTELLERS), "openai" if api_key else "demo")
+    if storyteller == "openai" and not api_key:
+        raise ConfigError("STORYTELLER=openai needs OPENAI_API_KEY to be set")
+
+    return Settings(
+        database_url=read("DATABASE_URL", _database_url, None),
+        openai_api_key=api_key,
+        openai_base_url=read("OPENAI_BASE_URL", _http_url, None),
+        story_model=read("STORY_MODEL", _text, DEFAULT_STORY_MODEL),
+        storyteller=storyteller,
+        llm_timeout_s=read("LLM_TIMEOUT_S", _number(minimum=1, maximum=3600), 180.0),
+        queue_max=read("QUEUE_MAX", _whole(minimum=1, maximum=10_000), 8),
+        sweeper_interval_s=read("SWEEPER_INTERVAL_S", _number(minimum=1, maximum=86_400), 300.0),
+        sweeper_threshold_min=read(
+            "SWEEPER_THRESHOLD_MIN", _number(minimum=0.1, maximum=10_080), 8.0
+        ),
+        heartbeat_interval_s=read("HEARTBEAT_INTERVAL_S", _number(minimum=0.1, maximum=600), 5.0),
+        heartbeat_stale_s=read("HEARTBEAT_STALE_S", _number(minimum=1, maximum=3600), 60.0),
+        household_password=read("HOUSEHOLD_PASSWORD", _text, None),
+        api_token=read("API_TOKEN", _text, None),
+        port=read("PORT", _whole(minimum=1, maximum=65_535), 8000),
+        shutdown_grace_s=read("SHUTDOWN_GRACE_S", _number(minimum=0, maximum=3600), 25.0),
+        secret_key=read("SECRET_KEY", _text, None),
+        allow_open=read("ALLOW_OPEN", _flag, False),
+        daily_story_limit=read("DAILY_STORY_LIMIT", _whole(minimum=1, maximum=100_000), 20),
+        timezone=read("TZ", _timezone, "UTC"),
+        moderation=read("MODERATION", _on_off, False),
+        demo_delay_s=read("DEMO_DELAY_S", _number(minimum=0, maximum=600), 3.0),
+    )
+
+
+def _text(name: str, raw: str) -> str:
+    return raw
+
+
+def _choice(options: tuple[str, ...]) -> Callable[[str, str], str]:
+    def parse(name: str, raw: str) -> str:
+        if raw.lower() not in options:
+            raise ConfigError(f"{name} must be one of {', '.join(options)}, got {raw!r}")
+        return raw.lower()
+
+    return parse
+
+
+def _number(*, minimum: float, maximum: float) -> Callable[[str, str], float]:
+    def parse(name: str, raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+        if not minimum <= value <= maximum:  # also rejects nan
+            raise ConfigError(f"{name} must be between {minimum:g} and {maximum:g}, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _whole(*, minimum: int, maximum: int) -> Callable[[str, str], int]:
+    def parse(name: str, raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
+        if not minimum <= value <= maximum:
+            raise ConfigError(f"{name} must be between {minimum} and {maximum}, got {raw!r}")
+        return value
+
+    return parse
+
+
+def _flag(name: str, raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(f"{name} must be 1 or 0, got {raw!r}")
+
+
+def _on_off(name: str, raw: str) -> bool:
+    if raw.lower() not in ("on", "off"):
+        raise ConfigError(f"{name} must be on or off, got {raw!r}")
+    return raw.lower() == "on"
+
+
+def _timezone(name: str, raw: str) -> str:
+    try:
+        zoneinfo.ZoneInfo(raw.lstrip(":"))
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ConfigError(f"{name} must be a time zone name such as Europe/Paris, got {raw!r}") from None
+    return raw.lstrip(":")
+
+
+def _http_url(name: str, raw: str) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
+    return raw
+
+
+def _database_url(name: str, raw: str) -> str:
+    """Accept PaaS-style URLs as given: postgres:// and ?sslmode= become what asyncpg takes."""
+    parts = urlsplit(raw)
+    if parts.scheme not in ("postgres", "postgresql") or not (parts.netloc or parts.query):
+        raise ConfigError(f"{name} must be a postgres:// or postgresql:// URL")
+    try:
+        parts.port  # noqa: B018 -- raises ValueError on a bad port
+    except ValueError:
+        raise ConfigError(f"{name} has an invalid port") from None
+    query = []
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key == "sslmode":
+            key = "ssl"  # asyncpg's spelling; it takes the same modes (require, verify-full, ...)
+        query.append((key, value))
+    return urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(query), ""))

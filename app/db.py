@@ -1,0 +1,103 @@
+"""The database: where it is, the connection pool, and the migrations.
+
+    url = database_url(settings)        # DATABASE_URL, or the embedded server's
+    db = connect_pool(url)              # a `databases.Database`, not yet connected
+    await migrate(db)                   # applies sql/migrations/NNN_*.sql once each
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import asyncpg
+from databases import Database
+
+from app.config import Settings
+from app.logs import log
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "sql" / "migrations"
+MIGRATION_FILE = re.compile(r"^(\d{3})_\w+\.sql$")
+# Any constant unique to this app: holders of it run migrations one at a time.
+MIGRATION_LOCK_KEY = 0x5707_1E5
+CONNECT_TIMEOUT_S = 5.0
+STATEMENT_TIMEOUT_S = 10.0
+POOL_MAX_SIZE = 10
+
+# What "the database cannot serve this right now" looks like from asyncpg: answered with
+# 503 by the web layer, retried by the worker, never shown to a user as a traceback.
+DATABASE_UNAVAILABLE: tuple[type[BaseException], ...] = (
+    OSError,
+    TimeoutError,
+    asyncpg.PostgresConnectionError,  # includes ConnectionDoesNotExist
+    asyncpg.InterfaceError,
+    asyncpg.OperatorInterventionError,  # admin shutdown, cannot connect now
+    asyncpg.TooManyConnectionsError,
+)
+
+
+def database_url(settings: Settings) -> str:
+    """DATABASE_URL when set, else an embedded PostgreSQL kept under data_dir/postgres."""
+    if settings.database_url:
+        return settings.database_url
+    return embedded_postgres_url(settings.data_dir / "postgres")
+
+
+def embedded_postgres_url(pgdata: Path) -> str:
+    """Start (or reuse) a pgserver PostgreSQL in `pgdata`; it keeps its data across runs."""
+    with warnings.catch_warnings():
+        # pgserver looks up a runtime dir at import and warns when XDG_RUNTIME_DIR is unset.
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        pgdata.mkdir(parents=True, exist_ok=True)
+        server = pgserver.get_server(pgdata.resolve(), cleanup_mode=None)
+    return server.get_uri()
+
+
+def connect_pool(url: str) -> Database:
+    # `timeout` bounds each new connection, so an outage answers 503 instead of hanging.
+    return Database(
+        url,
+        min_size=1,
+        max_size=POOL_MAX_SIZE,
+        timeout=CONNECT_TIMEOUT_S,
+        command_timeout=STATEMENT_TIMEOUT_S,
+    )
+
+
+def migration_files() -> list[tuple[str, Path]]:
+    files = []
+    for path in sorted(MIGRATIONS_DIR.iterdir()):
+        match = MIGRATION_FILE.match(path.name)
+        if match:
+            files.append((match.group(1), path))
+    return files
+
+
+async def migrate(db: Database) -> list[str]:
+    """Apply pending migrations in order; safe to run twice or from two processes at once."""
+    applied_now: list[str] = []
+    async with db.connection() as connection:
+        raw = connection.raw_connection  # asyncpg: runs multi-statement files as they are
+        await raw.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
+        try:
+            await raw.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {row["version"] for row in await raw.fetch("SELECT version FROM schema_migrations")}
+            for version, path in migration_files():
+                if version in done:
+                    continue
+                async with raw.transaction():
+                    await raw.execute(path.read_text())
+                    await raw.execute(
+                        "INSERT INTO schema_migrations (version) VALUES ($1)", version
+                    )
+                applied_now.append(path.name)
+                log("migration_applied", file=path.name)
+        finally:
+            await raw.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
+    return applied_now

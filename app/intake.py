@@ -1,0 +1,198 @@
+"""Intake: turning a request for a story into a job, exactly once per idempotency key.
+
+    request = parse_story_request(body)           # Invalid names the field
+    key = parse_idempotency_key(header)            # BadRequest when missing or malformed
+    submission = await intake.submit(key, request)
+    submission.job, submission.replayed
+
+A replay is answered before any capacity or limit check, so retrying a request can never
+be refused. A new job reserves its place in the queue and counts against the day's
+limit before anything is written, so a refusal writes nothing and the key stays unused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+
+from databases import Database
+
+from app.errors import BadRequest, Busy, Invalid, Unavailable
+from app.jobs import Job, JobStore
+from app.queue import JobQueue, QueueFull, Slot
+from app.storytellers import LENGTHS, StoryRequest
+
+PROMPT_MAX_CHARS = 500
+CHILD_NAME_MAX_CHARS = 40
+AGE_RANGE = range(1, 13)
+KEY_MAX_CHARS = 255
+FIELDS = ("prompt", "child_name", "age", "length")
+QUEUE_FULL_RETRY_AFTER_S = 30
+SHUTDOWN_RETRY_AFTER_S = 10
+
+
+@dataclass(frozen=True)
+class Submission:
+    job: Job
+    replayed: bool
+
+
+def parse_idempotency_key(raw: str | None) -> str:
+    """The key as sent, or the IETF draft's quoted form `"abc"` meaning the same key."""
+    if raw is None:
+        raise BadRequest("The Idempotency-Key header is required.", code="idempotency_key_missing")
+    key = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] == '"' else raw
+    if not 1 <= len(key) <= KEY_MAX_CHARS or not all(" " <= c <= "~" for c in key):
+        raise BadRequest(
+            "The Idempotency-Key must be 1 to 255 printable ASCII characters.",
+            code="idempotency_key_invalid",
+        )
+    return key
+
+
+def parse_story_request(data: object, *, from_form: bool = False) -> StoryRequest:
+    """Validate the fields of a JSON body (or a form, whose values are all text)."""
+    if not isinstance(data, Mapping):
+        raise Invalid("The body must be a JSON object.")
+    unknown = sorted(str(name) for name in data if name not in FIELDS)
+    if unknown:
+        raise Invalid(f"Unknown field: {unknown[0]}.", field=unknown[0])
+    fields = {
+        name: value
+        for name, value in data.items()
+        # An omitted field, a null, or (in a form) an empty box all mean "not given".
+        if value is not None and not (from_form and isinstance(value, str) and not value.strip())
+    }
+
+    prompt = fields.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise Invalid("prompt is required: what should the story be about?", field="prompt")
+    prompt = prompt.strip()
+    if len(prompt) > PROMPT_MAX_CHARS:
+        raise Invalid(f"prompt must be at most {PROMPT_MAX_CHARS} characters.", field="prompt")
+
+    child_name = fields.get("child_name")
+    if child_name is not None:
+        if not isinstance(child_name, str):
+            raise Invalid("child_name must be text.", field="child_name")
+        child_name = child_name.strip() or None
+        if child_name and len(child_name) > CHILD_NAME_MAX_CHARS:
+            raise Invalid(
+                f"child_name must be at most {CHILD_NAME_MAX_CHARS} characters.", field="child_name"
+            )
+
+    age = fields.get("age")
+    if age is not None:
+        if from_form and isinstance(age, str) and age.strip().isdecimal():
+            age = int(age.strip())
+        if isinstance(age, bool) or not isinstance(age, int) or age not in AGE_RANGE:
+            raise Invalid("age must be a whole number from 1 to 12.", field="age")
+
+    length = fields.get("length", "medium")
+    if length not in LENGTHS:
+        raise Invalid("length must be one of short, medium or long.", field="length")
+
+    for name, value in (("prompt", prompt), ("child_name", child_name or "")):
+        if "\x00" in value:
+            raise Invalid(f"{name} must not contain NUL characters.", field=name)
+    return StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length)
+
+
+def request_hash(request: StoryRequest) -> str:
+    """Equal for requests that mean the same story: normalised fields, order ignored."""
+    canonical = json.dumps(
+        {"prompt": request.prompt, "child_name": request.child_name, "age": request.age,
+         "length": request.length},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Intake:
+    def __init__(
+        self,
+        db: Database,
+        store: JobStore,
+        queue: JobQueue,
+        *,
+        daily_story_limit: int,
+        timezone: tzinfo,
+    ) -> None:
+        self.db = db
+        self.store = store
+        self.queue = queue
+        self.daily_story_limit = daily_story_limit
+        self.timezone = timezone
+        self.closed = False  # set at shutdown: new jobs are refused, replays still answered
+
+    async def submit(self, key: str, request: StoryRequest) -> Submission:
+        digest = request_hash(request)
+        existing = await self.store.get_by_key(key)
+        if existing is not None:
+            return self._replay(existing, digest)
+        if self.closed:
+            raise Unavailable(
+                "The storyteller is restarting; please try again in a moment.",
+                code="shutting_down",
+                retry_after_s=SHUTDOWN_RETRY_AFTER_S,
+            )
+        with contextlib.ExitStack() as slot_guard:
+            async with self.db.transaction():
+                # One intake at a time: 50 racing copies of a request see one job.
+                await self.store.lock_intake()
+                existing = await self.store.get_by_key(key)
+                if existing is not None:
+                    return self._replay(existing, digest)
+                slot = slot_guard.enter_context(self._reserve())
+                await self._check_daily_limit()
+                job = await self.store.create(key, digest, request)
+                if job is None:  # only a writer that skipped the lock can get here
+                    raise Unavailable("Please try again.", retry_after_s=1)
+            # After the commit, so the worker can see the row it is handed.
+            slot.fill(job.id)
+        return Submission(job=job, replayed=False)
+
+    def stories_left_today(self, used: int) -> int:
+        return max(self.daily_story_limit - used, 0)
+
+    async def used_today(self) -> int:
+        return await self.store.count_since(self._midnight())
+
+    def _replay(self, existing: Job, digest: str) -> Submission:
+        if existing.request_hash != digest:
+            raise Invalid(
+                "This Idempotency-Key was already used for a different story request.",
+                code="idempotency_key_reused",
+            )
+        return Submission(job=existing, replayed=True)
+
+    def _reserve(self) -> Slot:
+        try:
+            return self.queue.reserve()
+        except QueueFull:
+            raise Busy(
+                "The storyteller has a queue of stories to write; please try again shortly.",
+                code="queue_full",
+                retry_after_s=QUEUE_FULL_RETRY_AFTER_S,
+            ) from None
+
+    async def _check_daily_limit(self) -> None:
+        midnight = self._midnight()
+        if await self.store.count_since(midnight) >= self.daily_story_limit:
+            tomorrow = midnight + timedelta(days=1)  # wall-clock: right across DST too
+            retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
+            raise Busy(
+                f"That's all {self.daily_story_limit} stories for today; more tomorrow.",
+                code="daily_limit_reached",
+                retry_after_s=retry_after_s,
+            )
+
+    def _midnight(self) -> datetime:
+        now = datetime.now(self.timezone)
+        return now.replace(hour=0, minute=0, second=0, microsecond=0)

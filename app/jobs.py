@@ -1,0 +1,237 @@
+"""The job state machine: the only code that knows the names of the job queries.
+
+    store = JobStore(db)
+    job = await store.create(key, request_hash, request)    # None: the key exists
+    if await store.claim(job_id, boot_id): ...               # False: the guard lost
+
+Every status change is a guarded UPDATE from sql/queries.sql. A lost guard is not an
+error: it means another writer (the sweeper, another worker) moved the job first, so it
+is logged once and the caller carries on without touching the job again.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from databases import Database
+
+from app.logs import log
+from app.queries import load_queries
+from app.storytellers import Story, StoryRequest
+
+# pg_advisory_xact_lock key for job intake; any constant unique to this app.
+INTAKE_LOCK_KEY = 0x5707_10B
+
+
+class Status(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+    @property
+    def finished(self) -> bool:
+        return self in (Status.COMPLETED, Status.FAILED)
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    idempotency_key: str
+    request_hash: str
+    request: StoryRequest
+    status: Status
+    story_id: int | None
+    error_text: str | None
+    created_at: datetime
+    started_at: datetime | None
+    completed_at: datetime | None
+
+    @classmethod
+    def from_row(cls, row: Any) -> Job:
+        return cls(
+            id=row["id"],
+            idempotency_key=row["idempotency_key"],
+            request_hash=row["request_hash"],
+            request=StoryRequest(
+                prompt=row["prompt"],
+                child_name=row["child_name"],
+                age=row["age"],
+                length=row["length"],
+            ),
+            status=Status(row["status"]),
+            story_id=row["story_id"],
+            error_text=row["error_text"],
+            created_at=row["created_at"],
+            started_at=row["started_at"],
+            completed_at=row["completed_at"],
+        )
+
+
+@dataclass(frozen=True)
+class StoredStory:
+    id: int
+    job_id: int
+    title: str
+    body: str
+    model: str
+    created_at: datetime
+    request: StoryRequest
+
+
+@dataclass(frozen=True)
+class StorySummary:
+    id: int
+    job_id: int
+    title: str
+    child_name: str | None
+    created_at: datetime
+
+
+class JobStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._sql = load_queries()
+
+    # -- reads -----------------------------------------------------------------------
+
+    async def get(self, job_id: int) -> Job | None:
+        row = await self.db.fetch_one(self._sql["get_job"], {"job_id": job_id})
+        return Job.from_row(row) if row else None
+
+    async def get_by_key(self, idempotency_key: str) -> Job | None:
+        row = await self.db.fetch_one(
+            self._sql["get_job_by_key"], {"idempotency_key": idempotency_key}
+        )
+        return Job.from_row(row) if row else None
+
+    async def count_since(self, since: datetime) -> int:
+        return await self.db.fetch_val(self._sql["count_jobs_since"], {"since": since})
+
+    async def pending_ids(self) -> list[int]:
+        rows = await self.db.fetch_all(self._sql["pending_job_ids"])
+        return [row["id"] for row in rows]
+
+    async def recent(self, *, recent_s: float = 600, limit: int = 20) -> list[Job]:
+        rows = await self.db.fetch_all(
+            self._sql["recent_jobs"], {"recent_s": float(recent_s), "limit": limit}
+        )
+        return [Job.from_row(row) for row in rows]
+
+    async def median_duration_s(self) -> float | None:
+        return await self.db.fetch_val(self._sql["median_duration_s"])
+
+    async def get_story(self, story_id: int) -> StoredStory | None:
+        row = await self.db.fetch_one(self._sql["get_story"], {"story_id": story_id})
+        if row is None:
+            return None
+        return StoredStory(
+            id=row["id"],
+            job_id=row["job_id"],
+            title=row["title"],
+            body=row["body"],
+            model=row["model"],
+            created_at=row["created_at"],
+            request=StoryRequest(
+                prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
+                length=row["length"],
+            ),
+        )
+
+    async def list_stories(self, *, limit: int = 500) -> list[StorySummary]:
+        rows = await self.db.fetch_all(self._sql["list_stories"], {"limit": limit})
+        return [
+            StorySummary(
+                id=row["id"], job_id=row["job_id"], title=row["title"],
+                child_name=row["child_name"], created_at=row["created_at"],
+            )
+            for row in rows
+        ]
+
+    # -- transitions -----------------------------------------------------------------
+
+    async def lock_intake(self) -> None:
+        """Inside a transaction: wait for, then hold, the job-intake lock until commit."""
+        await self.db.fetch_val(self._sql["lock_job_intake"], {"lock_key": INTAKE_LOCK_KEY})
+
+    async def create(
+        self, idempotency_key: str, request_hash: str, request: StoryRequest
+    ) -> Job | None:
+        """(new) -> pending. None when the key already has a job (a replay or a reuse)."""
+        row = await self.db.fetch_one(
+            self._sql["create_job"],
+            {
+                "idempotency_key": idempotency_key,
+                "request_hash": request_hash,
+                "prompt": request.prompt,
+                "child_name": request.child_name,
+                "age": request.age,
+                "length": request.length,
+            },
+        )
+        return Job.from_row(row) if row else None
+
+    async def claim(self, job_id: int, boot_id: uuid.UUID) -> Job | None:
+        """pending -> running; the claimed job, or None when the guard lost."""
+        row = await self._guarded("claim_job", "claim", job_id=job_id, boot_id=boot_id)
+        return Job.from_row(row) if row else None
+
+    async def beat(self, job_id: int, boot_id: uuid.UUID) -> bool:
+        """Refresh a running job's heartbeat; False once it is no longer ours to run."""
+        row = await self.db.fetch_one(
+            self._sql["beat_heartbeat"], {"job_id": job_id, "boot_id": boot_id}
+        )
+        return row is not None
+
+    async def insert_story(self, job_id: int, story: Story) -> int:
+        """Store the story (idempotent: a retry gets the first insert's id)."""
+        return await self.db.fetch_val(
+            self._sql["insert_story"],
+            {
+                "job_id": job_id,
+                "title": story.title,
+                "body": story.body,
+                "model": story.model,
+                "prompt_tokens": story.prompt_tokens,
+                "completion_tokens": story.completion_tokens,
+            },
+        )
+
+    async def complete(self, job_id: int, story_id: int) -> bool:
+        """running -> completed."""
+        return None is not await self._guarded("complete_job", "complete", job_id=job_id, story_id=story_id)
+
+    async def fail(self, job_id: int, error_text: str) -> bool:
+        """running -> failed."""
+        return None is not await self._guarded("fail_job", "fail", job_id=job_id, error_text=error_text)
+
+    async def sweep_dead_running(self, stale_s: float) -> list[int]:
+        """running -> failed ('interrupted') for every job whose heartbeat stopped."""
+        rows = await self.db.fetch_all(self._sql["sweep_dead_running"], {"stale_s": stale_s})
+        return [row["id"] for row in rows]
+
+    async def sweep_expired_pending(self, threshold_s: float, held_ids: list[int]) -> list[int]:
+        """pending -> failed ('expired') for old jobs that no live queue holds."""
+        rows = await self.db.fetch_all(
+            self._sql["sweep_expired_pending"],
+            {"threshold_s": threshold_s, "held_ids": held_ids},
+        )
+        return [row["id"] for row in rows]
+
+    async def seconds_until_next_stale(self, stale_s: float, boot_id: uuid.UUID) -> float | None:
+        """When another process's running job will look dead, if there is one."""
+        return await self.db.fetch_val(
+            self._sql["seconds_until_next_stale"], {"stale_s": stale_s, "boot_id": boot_id}
+        )
+
+    async def _guarded(self, query: str, transition: str, **params: object) -> Any:
+        """Run a guarded UPDATE; its row, or None (logged once) when the guard lost."""
+        row = await self.db.fetch_one(self._sql[query], params)
+        if row is None:
+            log("guard_lost", level=logging.WARNING, job_id=params["job_id"], transition=transition)
+        return row

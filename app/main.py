@@ -1,0 +1,120 @@
+"""The app factory and the lifespan that owns everything long-lived.
+
+    app = create_app()                              # what uvicorn serves (the Procfile)
+    app = create_app(settings, storyteller=fake)    # what tests build, as many as they like
+
+Start-up: connect, migrate, sweep once, restore the pending jobs, start the worker and
+the sweeper, then serve. Shutdown: refuse new jobs, let the running one finish within
+the grace period, stop, close the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+
+import openai
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from app.config import ConfigError, Settings, load_settings
+from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url
+from app.errors import AppError
+from app.logs import log, setup_logging
+from app.routes import routes
+from app.services import Services
+from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
+from app.web import (
+    handle_app_error,
+    handle_database_down,
+    handle_http_error,
+    handle_unexpected,
+    make_templates,
+)
+
+
+def make_storyteller(settings: Settings) -> Storyteller:
+    if settings.storyteller == "openai":
+        client = openai.AsyncOpenAI(
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url,
+            max_retries=0,  # one request per job, ever: a retry is a second bill
+            timeout=settings.llm_timeout_s,
+        )
+        return OpenAIStoryteller(client, model=settings.story_model)
+    return DemoStoryteller(delay_s=settings.demo_delay_s)
+
+
+def create_app(settings: Settings | None = None, *, storyteller: Storyteller | None = None) -> Starlette:
+    setup_logging()
+    if settings is None:
+        settings = load_settings()
+    chosen_storyteller = storyteller or make_storyteller(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
+        db = connect_pool(url)
+        await db.connect()
+        services = Services.build(settings, db, chosen_storyteller)
+        app.state.services = services
+        try:
+            await services.start()
+            restore_sigterm = _close_intake_on_sigterm(services)
+            try:
+                yield
+            finally:
+                restore_sigterm()
+                await services.stop()
+        finally:
+            await db.disconnect()
+
+    def page_context(request: Request) -> dict[str, object]:
+        return {"demo_mode": settings.storyteller == "demo"}
+
+    exception_handlers: dict[type[Exception] | int, Callable] = {
+        AppError: handle_app_error,
+        HTTPException: handle_http_error,
+        Exception: handle_unexpected,
+    }
+    for error_class in DATABASE_UNAVAILABLE:
+        exception_handlers[error_class] = handle_database_down
+
+    app = Starlette(routes=routes(), lifespan=lifespan, exception_handlers=exception_handlers)
+    app.state.settings = settings
+    app.state.templates = make_templates()
+    app.state.page_context = page_context
+    return app
+
+
+def _close_intake_on_sigterm(services: Services) -> Callable[[], None]:
+    """At SIGTERM, refuse new jobs at once (503), before uvicorn starts its own shutdown."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm(signum: int, frame: object) -> None:
+        if not services.intake.closed:
+            services.intake.closed = True
+            log("shutdown_requested", signal="SIGTERM")
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    return lambda: signal.signal(signal.SIGTERM, previous)
+
+
+def _app_or_exit() -> Starlette:
+    try:
+        return create_app()
+    except ConfigError as error:
+        print(f"configuration error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+app = _app_or_exit()

@@ -1,0 +1,227 @@
+"""The HTTP handlers: read the input, call the domain, render JSON, a fragment or a page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from app.errors import AppError, BadRequest, Invalid, NotFound
+from app.intake import FIELDS, parse_idempotency_key, parse_story_request
+from app.jobs import Job, StoredStory
+from app.services import Services
+from app.web import (
+    STATIC_DIR,
+    iso_time,
+    is_htmx,
+    parse_form,
+    parse_id,
+    read_body,
+    render,
+    wants_json,
+)
+
+HEALTH_DB_TIMEOUT_S = 3.0
+VARY = {"Vary": "Accept, HX-Request"}
+
+
+def services_of(request: Request) -> Services:
+    return request.app.state.services
+
+
+def job_json(job: Job) -> dict[str, object]:
+    return {
+        "job_id": job.id,
+        "status": job.status.value,
+        "story_id": job.story_id,
+        "error": job.error_text,
+        "created_at": iso_time(job.created_at),
+        "started_at": iso_time(job.started_at),
+        "completed_at": iso_time(job.completed_at),
+    }
+
+
+def story_json(story: StoredStory) -> dict[str, object]:
+    return {
+        "story_id": story.id,
+        "title": story.title,
+        "body": story.body,
+        "created_at": iso_time(story.created_at),
+        "job_id": story.job_id,
+        "prompt": story.request.prompt,
+        "child_name": story.request.child_name,
+        "age": story.request.age,
+        "length": story.request.length,
+    }
+
+
+def new_form_key() -> str:
+    return secrets.token_urlsafe(18)
+
+
+async def home(request: Request) -> Response:
+    return render(request, "home.html", await home_context(request))
+
+
+async def home_context(
+    request: Request,
+    *,
+    values: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None,
+    notice: str | None = None,
+) -> dict[str, object]:
+    services = services_of(request)
+    return {
+        "form_key": new_form_key(),
+        "values": values or {},
+        "errors": errors or {},
+        "notice": notice,
+        "jobs": [await services.card(job) for job in await services.store.recent()],
+        "stories": await services.store.list_stories(limit=6),
+        "stories_left": services.intake.stories_left_today(await services.intake.used_today()),
+    }
+
+
+async def generate(request: Request) -> Response:
+    body = await read_body(request)
+    if wants_json(request):
+        return await _generate_json(request, body)
+    return await _generate_form(request, body)
+
+
+async def _generate_json(request: Request, body: bytes) -> Response:
+    key = parse_idempotency_key(request.headers.get("idempotency-key"))
+    try:
+        data = json.loads(body)
+    except ValueError:  # includes UnicodeDecodeError
+        raise BadRequest("The body is not valid JSON.", code="malformed_json") from None
+    story_request = parse_story_request(data)
+    submission = await services_of(request).intake.submit(key, story_request)
+    job = submission.job
+    headers = {"Location": f"/stories/jobs/{job.id}"}
+    if submission.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(
+        {"job_id": job.id, "status": job.status.value, "poll_url": f"/stories/jobs/{job.id}"},
+        status_code=202,
+        headers=headers,
+    )
+
+
+async def _generate_form(request: Request, body: bytes) -> Response:
+    form = await parse_form(request, body)
+    values = {name: str(form.get(name) or "") for name in FIELDS}
+    try:
+        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
+        story_request = parse_story_request(
+            {name: value for name, value in values.items() if name in form}, from_form=True
+        )
+        submission = await services_of(request).intake.submit(key, story_request)
+    except Invalid as error:
+        errors = {error.field or "prompt": error.message}
+        return await _form_again(request, values, status_code=422, errors=errors)
+    except AppError as error:
+        if error.status_code not in (400, 429, 503):
+            raise
+        return await _form_again(
+            request, values, status_code=error.status_code, notice=error.message,
+            retry_after_s=error.retry_after_s,
+        )
+    job = submission.job
+    if is_htmx(request):
+        return render(
+            request, "_job_card.html", {"card": await services_of(request).card(job)},
+            status_code=202, headers={"HX-Trigger": "story-requested", **VARY},
+        )
+    return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
+
+
+async def _form_again(
+    request: Request,
+    values: dict[str, str],
+    *,
+    status_code: int,
+    errors: dict[str, str] | None = None,
+    notice: str | None = None,
+    retry_after_s: int | None = None,
+) -> Response:
+    """The form, with the input kept and the message beside its field (or above it)."""
+    context = await home_context(request, values=values, errors=errors, notice=notice)
+    headers = {"Retry-After": str(retry_after_s)} if retry_after_s else {}
+    template = "_story_form.html" if is_htmx(request) else "home.html"
+    if is_htmx(request):
+        # htmx 2 ignores 4xx/5xx bodies by default; let this one replace the form.
+        headers |= {"HX-Retarget": "#story-form", "HX-Reswap": "outerHTML"}
+    return render(request, template, context, status_code=status_code, headers=headers)
+
+
+async def job_status(request: Request) -> Response:
+    services = services_of(request)
+    job = await services.store.get(parse_id(request.path_params["job_id"]))
+    if job is None:
+        raise NotFound("There is no story job with that number.")
+    if wants_json(request):
+        return JSONResponse(job_json(job), headers=VARY)
+    context = {"card": await services.card(job)}
+    if is_htmx(request):
+        return render(request, "_job_card.html", context, headers=VARY)
+    if job.story_id is not None:
+        context["story"] = await services.store.get_story(job.story_id)
+    return render(request, "job.html", context, headers=VARY)
+
+
+async def story_page(request: Request) -> Response:
+    story = await services_of(request).store.get_story(parse_id(request.path_params["story_id"]))
+    if story is None:
+        raise NotFound("There is no story with that number.")
+    if wants_json(request):
+        return JSONResponse(story_json(story), headers=VARY)
+    return render(request, "story.html", {"story": story}, headers=VARY)
+
+
+async def library(request: Request) -> Response:
+    stories = await services_of(request).store.list_stories()
+    if wants_json(request):
+        return JSONResponse(
+            {
+                "stories": [
+                    {"story_id": s.id, "title": s.title, "created_at": iso_time(s.created_at)}
+                    for s in stories
+                ]
+            },
+            headers=VARY,
+        )
+    return render(request, "library.html", {"stories": stories}, headers=VARY)
+
+
+async def healthz(request: Request) -> Response:
+    services = services_of(request)
+    try:
+        await asyncio.wait_for(services.db.fetch_val("SELECT 1"), HEALTH_DB_TIMEOUT_S)
+        database = "ok"
+    except Exception:
+        database = "down"
+    body = {
+        "status": "ok" if database == "ok" else "unavailable",
+        "database": database,
+        "worker": services.worker_state(),
+        "queue_depth": services.queue.depth,
+    }
+    return JSONResponse(body, status_code=200 if database == "ok" else 503)
+
+
+def routes() -> list[Route | Mount]:
+    return [
+        Route("/", home, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/stories/generate", generate, methods=["POST"]),
+        Route("/stories/jobs/{job_id}", job_status, methods=["GET"]),
+        Route("/stories", library, methods=["GET"]),
+        Route("/stories/{story_id}", story_page, methods=["GET"]),
+        Mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static"),
+    ]

@@ -1,0 +1,165 @@
+"""How the app answers: JSON or HTML, errors in the contract's shape, bodies read safely.
+
+    if wants_json(request): return JSONResponse(...)
+    return render(request, "job.html", {"job": job})
+
+Every refusal is an AppError raised below the handlers and turned into a response here,
+in one place, so the JSON error shape and the friendly pages cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from pathlib import Path
+
+from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.templating import Jinja2Templates
+from starlette.types import Message
+
+from app.errors import AppError, BadRequest, NotFound, TooLarge, Unavailable
+from app.logs import log
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+BODY_MAX_BYTES = 16 * 1024
+DATABASE_RETRY_AFTER_S = 5
+ID_MAX = 2**63 - 1  # bigint
+
+
+def make_templates() -> Jinja2Templates:
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    templates.env.filters["iso"] = iso_time
+    return templates
+
+
+def iso_time(moment: datetime | None) -> str | None:
+    """The contract's timestamps: UTC, whole seconds, `Z`."""
+    if moment is None:
+        return None
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def wants_json(request: Request) -> bool:
+    """JSON for a POST with a JSON body, or a GET that accepts JSON."""
+    if request.method in ("GET", "HEAD"):
+        return "application/json" in request.headers.get("accept", "")
+    return request.headers.get("content-type", "").split(";")[0].strip() == "application/json"
+
+
+def is_htmx(request: Request) -> bool:
+    return request.headers.get("hx-request") == "true"
+
+
+def render(
+    request: Request,
+    template: str,
+    context: dict[str, object] | None = None,
+    *,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    templates: Jinja2Templates = request.app.state.templates
+    full_context = {**request.app.state.page_context(request), **(context or {})}
+    return templates.TemplateResponse(
+        request, template, full_context, status_code=status_code, headers=headers
+    )
+
+
+def parse_id(raw: str) -> int:
+    """A path id: digits within bigint range, or 404."""
+    if not raw.isascii() or not raw.isdecimal() or not 1 <= int(raw) <= ID_MAX:
+        raise NotFound("Nothing here by that number.")
+    return int(raw)
+
+
+async def read_body(request: Request, limit: int = BODY_MAX_BYTES) -> bytes:
+    """The body, refused with 413 as soon as it grows past the limit (before parsing)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdecimal() and int(declared) > limit:
+        raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def parse_form(request: Request, body: bytes) -> FormData:
+    """Starlette's form parser over a body that was already read within the limit."""
+
+    async def replay() -> Message:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    try:
+        return await Request(request.scope, replay).form()
+    except Exception:  # python-multipart's errors for a broken form body
+        raise BadRequest("The form could not be read.", code="malformed_form") from None
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    return {"error": {"code": code, "message": message}}
+
+
+def error_response(request: Request, error: AppError) -> Response:
+    headers = {}
+    if error.retry_after_s is not None:
+        headers["Retry-After"] = str(error.retry_after_s)
+    if wants_json(request) or not _accepts_html(request):
+        return JSONResponse(
+            error_body(error.code, error.message), status_code=error.status_code, headers=headers
+        )
+    return render(
+        request,
+        "error.html",
+        {"error": error, "page_title": "Something is not right"},
+        status_code=error.status_code,
+        headers=headers,
+    )
+
+
+def _accepts_html(request: Request) -> bool:
+    accept = request.headers.get("accept", "")
+    return not accept or "text/html" in accept or "*/*" in accept
+
+
+async def handle_app_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, AppError)
+    return error_response(request, exc)
+
+
+async def handle_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        error: AppError = NotFound("Nothing here by that address.")
+    else:
+        error = AppError(exc.detail, code="method_not_allowed" if exc.status_code == 405 else None)
+        error.status_code = exc.status_code
+    response = error_response(request, error)
+    for name, value in (exc.headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+async def handle_database_down(request: Request, exc: Exception) -> Response:
+    log("database_unavailable", level=logging.WARNING, path=request.url.path, error=repr(exc))
+    return error_response(
+        request,
+        Unavailable(
+            "The story shelf can't be reached right now; please try again in a moment.",
+            retry_after_s=DATABASE_RETRY_AFTER_S,
+        ),
+    )
+
+
+async def handle_unexpected(request: Request, exc: Exception) -> Response:
+    log("unexpected_error", level=logging.ERROR, path=request.url.path, error=repr(exc))
+    error = AppError("Something went wrong on our side.", code="internal_error")
+    error.status_code = 500
+    return error_response(request, error)

@@ -1,0 +1,124 @@
+-- Every statement that reads or writes a job or a story. The status transitions are all
+-- here: each is an UPDATE guarded by the status it expects, ending in RETURNING id, so no
+-- row back means another writer got there first and this one changed nothing.
+
+-- name: lock_job_intake
+-- Serialises job creation (transaction-scoped), so the replay check, the daily count and
+-- the insert see one consistent picture even when 50 copies of a request race.
+SELECT pg_advisory_xact_lock(:lock_key)::text
+
+-- name: create_job
+-- (new) -> pending. Zero rows: the key exists already, so this request is a replay.
+INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length)
+VALUES (:idempotency_key, :request_hash, :prompt, :child_name, :age, :length)
+ON CONFLICT (idempotency_key) DO NOTHING
+RETURNING *
+
+-- name: get_job
+-- One job by id.
+SELECT * FROM story_jobs WHERE id = :job_id
+
+-- name: get_job_by_key
+-- The job an idempotency key made, if any.
+SELECT * FROM story_jobs WHERE idempotency_key = :idempotency_key
+
+-- name: count_jobs_since
+-- Jobs created since a moment (the household's midnight), for the daily limit.
+SELECT count(*) FROM story_jobs WHERE created_at >= :since
+
+-- name: claim_job
+-- pending -> running: the worker takes the job it was handed, stamping its boot id.
+UPDATE story_jobs
+   SET status = 'running', started_at = now(), heartbeat_at = now(), claimed_by = :boot_id
+ WHERE id = :job_id AND status = 'pending'
+RETURNING *
+
+-- name: beat_heartbeat
+-- running (no change): the worker is alive and still waiting for the storyteller.
+UPDATE story_jobs
+   SET heartbeat_at = now()
+ WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
+RETURNING id
+
+-- name: insert_story
+-- Stores a written story, once per job: a retry returns the id of the first insert.
+WITH inserted AS (
+    INSERT INTO stories (job_id, title, body, model, prompt_tokens, completion_tokens)
+    VALUES (:job_id, :title, :body, :model, :prompt_tokens, :completion_tokens)
+    ON CONFLICT (job_id) DO NOTHING
+    RETURNING id
+)
+SELECT id FROM inserted
+UNION ALL
+SELECT id FROM stories WHERE job_id = :job_id
+LIMIT 1
+
+-- name: complete_job
+-- running -> completed, pointing at its story.
+UPDATE story_jobs
+   SET status = 'completed', story_id = :story_id, completed_at = now()
+ WHERE id = :job_id AND status = 'running'
+RETURNING id
+
+-- name: fail_job
+-- running -> failed, with a short reason for the family (the full error goes to the log).
+UPDATE story_jobs
+   SET status = 'failed', error_text = :error_text, completed_at = now()
+ WHERE id = :job_id AND status = 'running'
+RETURNING id
+
+-- name: sweep_dead_running
+-- running -> failed ('interrupted'): the worker's heartbeat stopped, so its process died.
+UPDATE story_jobs
+   SET status = 'failed', error_text = 'interrupted', completed_at = now()
+ WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => :stale_s)
+RETURNING id
+
+-- name: sweep_expired_pending
+-- pending -> failed ('expired'): waited too long and no live queue holds it.
+UPDATE story_jobs
+   SET status = 'failed', error_text = 'expired', completed_at = now()
+ WHERE status = 'pending'
+   AND created_at < now() - make_interval(secs => :threshold_s)
+   AND NOT (id = ANY(:held_ids))
+RETURNING id
+
+-- name: seconds_until_next_stale
+-- When the oldest heartbeat of another process's running job goes stale, in seconds.
+SELECT extract(epoch FROM min(heartbeat_at) + make_interval(secs => :stale_s) - now())::float8
+  FROM story_jobs
+ WHERE status = 'running' AND claimed_by IS DISTINCT FROM :boot_id
+
+-- name: pending_job_ids
+-- Jobs still waiting, oldest first: re-enqueued at start-up.
+SELECT id FROM story_jobs WHERE status = 'pending' ORDER BY created_at, id
+
+-- name: recent_jobs
+-- Unfinished jobs and those finished in the last few minutes, newest first.
+SELECT * FROM story_jobs
+ WHERE status IN ('pending', 'running')
+    OR completed_at > now() - make_interval(secs => :recent_s)
+ ORDER BY id DESC
+ LIMIT :limit
+
+-- name: get_story
+-- One story with the request that made it.
+SELECT s.*, j.prompt, j.child_name, j.age, j.length
+  FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE s.id = :story_id
+
+-- name: list_stories
+-- The library, newest first.
+SELECT s.id, s.title, s.created_at, s.job_id, j.child_name
+  FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ ORDER BY s.created_at DESC, s.id DESC
+ LIMIT :limit
+
+-- name: median_duration_s
+-- How long the last 20 completed stories took to write (start to finish), in seconds.
+SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::float8
+  FROM (SELECT extract(epoch FROM completed_at - started_at) AS seconds
+          FROM story_jobs
+         WHERE status = 'completed'
+         ORDER BY completed_at DESC
+         LIMIT 20) AS recent

@@ -1,0 +1,1 @@
+/* Enhancements live here; the app works without them. */
