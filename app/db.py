@@ -44,15 +44,20 @@ def database_url(settings: Settings) -> str:
     return embedded_postgres_url(settings.data_dir / "postgres")
 
 
-def embedded_postgres_url(pgdata: Path) -> str:
-    """Start (or reuse) a pgserver PostgreSQL in `pgdata`; it keeps its data across runs."""
+def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
+    """Start (or reuse) a pgserver PostgreSQL in `pgdata`; it keeps its data across runs.
+
+    The server outlives this process unless `stop_at_exit`, so a restart finds it running.
+    """
     with warnings.catch_warnings():
         # pgserver looks up a runtime dir at import and warns when XDG_RUNTIME_DIR is unset.
         warnings.simplefilter("ignore")
         import pgserver
 
         pgdata.mkdir(parents=True, exist_ok=True)
-        server = pgserver.get_server(pgdata.resolve(), cleanup_mode=None)
+        server = pgserver.get_server(
+            pgdata.resolve(), cleanup_mode="stop" if stop_at_exit else None
+        )
     return server.get_uri()
 
 

@@ -54,13 +54,13 @@ def create_app(settings: Settings | None = None, *, storyteller: Storyteller | N
     setup_logging()
     if settings is None:
         settings = load_settings()
-    chosen_storyteller = storyteller or make_storyteller(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
         db = connect_pool(url)
         await db.connect()
+        chosen_storyteller = storyteller or make_storyteller(settings)
         services = Services.build(settings, db, chosen_storyteller)
         app.state.services = services
         try:
@@ -72,6 +72,7 @@ def create_app(settings: Settings | None = None, *, storyteller: Storyteller | N
                 restore_sigterm()
                 await services.stop()
         finally:
+            await chosen_storyteller.aclose()
             await db.disconnect()
 
     def page_context(request: Request) -> dict[str, object]:

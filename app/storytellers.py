@@ -48,6 +48,8 @@ class Storyteller(Protocol):
 
     async def write(self, request: StoryRequest, *, job_id: int) -> Story: ...
 
+    async def aclose(self) -> None: ...
+
 
 SYSTEM_PROMPT = """\
 You write bedtime stories for young children, to be read aloud at bedtime.
@@ -91,6 +93,9 @@ class OpenAIStoryteller:
     def __init__(self, client: openai.AsyncOpenAI, *, model: str) -> None:
         self.client = client
         self.model = model
+
+    async def aclose(self) -> None:
+        await self.client.close()
 
     async def write(self, request: StoryRequest, *, job_id: int) -> Story:
         try:
@@ -141,6 +146,9 @@ class DemoStoryteller:
     def __init__(self, *, delay_s: float = 3.0, seed: int | None = None) -> None:
         self.delay_s = delay_s
         self.seed = seed
+
+    async def aclose(self) -> None:
+        pass
 
     async def write(self, request: StoryRequest, *, job_id: int) -> Story:
         await asyncio.sleep(self.delay_s)

@@ -1,0 +1,179 @@
+"""Shared fixtures: a real PostgreSQL, a fresh migrated database per test, the fake LLM,
+and apps built against them.
+
+PostgreSQL is the embedded `pgserver` one, started once per session, or the server at
+TEST_DATABASE_URL. Each test gets its own database cloned from a migrated template
+(`CREATE DATABASE ... TEMPLATE ...`), so tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import replace
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import httpx
+import pytest
+from databases import Database
+from starlette.applications import Starlette
+
+from app.config import Settings
+from app.db import connect_pool, embedded_postgres_url, migrate
+from app.main import create_app
+from tests.fake_llm import FakeLLM
+
+TEMPLATE_DB = "bedtime_template"
+_counter = itertools.count()
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+
+
+async def _admin(url: str, *statements: str) -> None:
+    conn = await asyncpg.connect(with_database(url, "postgres"))
+    try:
+        for statement in statements:
+            await conn.execute(statement)
+    finally:
+        await conn.close()
+
+
+async def _migrate_template(url: str) -> None:
+    await _admin(url, f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}"', f'CREATE DATABASE "{TEMPLATE_DB}"')
+    db = Database(with_database(url, TEMPLATE_DB))
+    await db.connect()
+    try:
+        await migrate(db)
+    finally:
+        await db.disconnect()
+
+
+@pytest.fixture(scope="session")
+def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The server's URL; its template database is migrated once per session."""
+    url = os.environ.get("TEST_DATABASE_URL")
+    if not url:
+        url = embedded_postgres_url(tmp_path_factory.mktemp("pg") / "data", stop_at_exit=True)
+    asyncio.run(_migrate_template(url))
+    return url
+
+
+@pytest.fixture
+def database_url(pg_url: str) -> Iterator[str]:
+    """A fresh, migrated database for this test only."""
+    name = f"test_{os.getpid()}_{next(_counter)}"
+    asyncio.run(_admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"'))
+    yield with_database(pg_url, name)
+    asyncio.run(_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="session")
+def fake_llm_server() -> Iterator[FakeLLM]:
+    with FakeLLM() as fake:
+        yield fake
+
+
+@pytest.fixture
+def fake_llm(fake_llm_server: FakeLLM) -> Iterator[FakeLLM]:
+    fake_llm_server.reset()
+    yield fake_llm_server
+    fake_llm_server.reset()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def settings(database_url: str, fake_llm: FakeLLM, tmp_path: Path) -> Settings:
+    """An app talking to this test's database and the fake LLM, with quick timings."""
+    return Settings(
+        database_url=database_url,
+        data_dir=tmp_path / "data",
+        storyteller="openai",
+        openai_api_key="test-key",
+        openai_base_url=fake_llm.url,
+        story_model="fake-model",
+        llm_timeout_s=10,
+        heartbeat_interval_s=0.2,
+        heartbeat_stale_s=2,
+        sweeper_interval_s=3600,
+        shutdown_grace_s=2,
+        allow_open=True,
+    )
+
+
+@pytest.fixture
+async def db(database_url: str) -> AsyncIterator[Database]:
+    """A pool on this test's database, for looking at (and arranging) rows directly."""
+    database = connect_pool(database_url)
+    await database.connect()
+    yield database
+    await database.disconnect()
+
+
+@contextlib.asynccontextmanager
+async def serve(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
+    """Run the app's lifespan and talk to it in-process, as a loopback client."""
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+            yield client
+
+
+@pytest.fixture
+def make_app(settings: Settings):
+    def build(**overrides: object) -> Starlette:
+        return create_app(replace(settings, **overrides))
+
+    return build
+
+
+@pytest.fixture
+async def client(make_app) -> AsyncIterator[httpx.AsyncClient]:
+    async with serve(make_app()) as http:
+        yield http
+
+
+JSON = {"Content-Type": "application/json"}
+ACCEPT_JSON = {"Accept": "application/json"}
+
+
+def new_key() -> str:
+    return uuid.uuid4().hex
+
+
+async def post_story(
+    client: httpx.AsyncClient, body: dict | None = None, *, key: str | None = None
+) -> httpx.Response:
+    return await client.post(
+        "/stories/generate",
+        json=body if body is not None else {"prompt": "a dragon who is afraid of the dark"},
+        headers={**JSON, "Idempotency-Key": key or new_key()},
+    )
+
+
+async def wait_for_job(
+    client: httpx.AsyncClient, job_id: int, statuses: tuple[str, ...] = ("completed", "failed"),
+    timeout_s: float = 15.0,
+) -> dict:
+    """Poll the job (as a client would) until it reaches one of `statuses`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        job = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
+        if job["status"] in statuses:
+            return job
+        if time.monotonic() > deadline:
+            raise AssertionError(f"job {job_id} still {job['status']} after {timeout_s}s")
+        await asyncio.sleep(0.05)

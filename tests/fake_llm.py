@@ -1,0 +1,147 @@
+"""A fake OpenAI-compatible server, over real HTTP, that counts calls per job.
+
+    with FakeLLM() as fake:                 # serves on 127.0.0.1:<free port>
+        fake.url                            # OPENAI_BASE_URL for the app
+        fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal"
+        fake.hold()                         # answers wait until fake.release()
+        fake.calls_for(17)                  # requests that carried X-Story-Job-Id: 17
+
+It runs uvicorn in a thread with its own event loop, so it keeps answering while a test's
+own loop is blocked on a database lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections import Counter
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.mode = "ok"
+        self.delay_s = 0.0
+        self.calls: Counter[str] = Counter()
+        self.requests: list[dict] = []
+        self._lock = threading.Lock()
+        self._gate = threading.Event()
+        self._gate.set()
+        self._arrived = threading.Condition()
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/v1"
+        app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+
+    # -- control -------------------------------------------------------------------------
+
+    def __enter__(self) -> FakeLLM:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("fake LLM did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._gate.set()
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.calls.clear()
+            self.requests.clear()
+        self.mode = "ok"
+        self.delay_s = 0.0
+        self._gate.set()
+
+    def hold(self) -> None:
+        """Answers wait until release(): the test decides when the LLM 'finishes'."""
+        self._gate.clear()
+
+    def release(self) -> None:
+        self._gate.set()
+
+    def calls_for(self, job_id: int) -> int:
+        with self._lock:
+            return self.calls[str(job_id)]
+
+    @property
+    def total_calls(self) -> int:
+        with self._lock:
+            return sum(self.calls.values())
+
+    def wait_for_call(self, job_id: int, timeout_s: float = 10.0) -> None:
+        """Block until a request for this job has arrived (it may still be held)."""
+        deadline = time.monotonic() + timeout_s
+        with self._arrived:
+            while self.calls[str(job_id)] == 0:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no LLM call for job {job_id}")
+                self._arrived.wait(remaining)
+
+    # -- the endpoint --------------------------------------------------------------------
+
+    async def _complete(self, request: Request) -> Response:
+        body = await request.json()
+        job_id = request.headers.get("x-story-job-id", "none")
+        with self._arrived:
+            with self._lock:
+                self.calls[job_id] += 1
+                self.requests.append({"job_id": job_id, "body": body,
+                                      "headers": dict(request.headers)})
+            self._arrived.notify_all()
+        while not self._gate.is_set():
+            await asyncio.sleep(0.01)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        return self._answer(body, job_id)
+
+    def _answer(self, body: dict, job_id: str) -> Response:
+        mode = self.mode
+        if mode == "500":
+            return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
+        if mode == "429":
+            return JSONResponse({"error": {"message": "slow down", "type": "rate_limit"}}, 429,
+                                headers={"retry-after": "0"})
+        if mode == "malformed":
+            return Response("{not json", media_type="application/json")
+        content: str | None = f"The Story of Job {job_id}\n\nOnce upon a time, " \
+                              f"a gentle tale about: {body['messages'][-1]['content'][-60:]}"
+        refusal = None
+        finish = "stop"
+        if mode == "empty":
+            content = ""
+        if mode == "refusal":
+            content, refusal = None, "I can't help with that."
+        choices = [{"index": 0, "finish_reason": finish,
+                    "message": {"role": "assistant", "content": content, "refusal": refusal}}]
+        if mode == "no_choices":
+            choices = []
+        return Response(json.dumps({
+            "id": f"chatcmpl-{job_id}", "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "fake"), "choices": choices,
+            "usage": {"prompt_tokens": 42, "completion_tokens": 314, "total_tokens": 356},
+        }), media_type="application/json")
