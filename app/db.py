@@ -34,6 +34,7 @@ DATABASE_UNAVAILABLE: tuple[type[BaseException], ...] = (
     asyncpg.InterfaceError,
     asyncpg.OperatorInterventionError,  # admin shutdown, cannot connect now
     asyncpg.TooManyConnectionsError,
+    asyncpg.ObjectNotInPrerequisiteStateError,  # the database is not accepting connections
 )
 
 
@@ -65,7 +66,7 @@ def connect_pool(url: str) -> Database:
     # `timeout` bounds each new connection, so an outage answers 503 instead of hanging.
     return Database(
         url,
-        min_size=1,
+        min_size=0,  # no background reconnect loop logging tracebacks through an outage
         max_size=POOL_MAX_SIZE,
         timeout=CONNECT_TIMEOUT_S,
         command_timeout=STATEMENT_TIMEOUT_S,

@@ -124,6 +124,22 @@ async def db(database_url: str) -> AsyncIterator[Database]:
 
 
 @contextlib.asynccontextmanager
+async def database_outage(url: str) -> AsyncIterator[None]:
+    """The test's database refuses connections and drops the open ones, until the block ends."""
+    name = urlsplit(url).path.lstrip("/")
+    admin = await asyncpg.connect(with_database(url, "postgres"))
+    try:
+        await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name
+        )
+        yield
+    finally:
+        await admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        await admin.close()
+
+
+@contextlib.asynccontextmanager
 async def serve(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
     """Run the app's lifespan and talk to it in-process, as a loopback client."""
     async with app.router.lifespan_context(app):

@@ -40,6 +40,8 @@ class FakeLLM:
         self.delay_s = 0.0
         self.calls: Counter[str] = Counter()
         self.requests: list[dict] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._gate = threading.Event()
         self._gate.set()
@@ -72,6 +74,7 @@ class FakeLLM:
         with self._lock:
             self.calls.clear()
             self.requests.clear()
+            self.max_in_flight = 0
         self.mode = "ok"
         self.delay_s = 0.0
         self._gate.set()
@@ -112,12 +115,18 @@ class FakeLLM:
                 self.calls[job_id] += 1
                 self.requests.append({"job_id": job_id, "body": body,
                                       "headers": dict(request.headers)})
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._arrived.notify_all()
-        while not self._gate.is_set():
-            await asyncio.sleep(0.01)
-        if self.delay_s:
-            await asyncio.sleep(self.delay_s)
-        return self._answer(body, job_id)
+        try:
+            while not self._gate.is_set():
+                await asyncio.sleep(0.01)
+            if self.delay_s:
+                await asyncio.sleep(self.delay_s)
+            return self._answer(body, job_id)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
 
     def _answer(self, body: dict, job_id: str) -> Response:
         mode = self.mode

@@ -1,0 +1,104 @@
+"""Configuration: every contract variable parsed, every bad value stops start-up with one
+line naming the variable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.config import ConfigError, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def settings_from(**env: str):
+    return load_settings(env, env_file="/nonexistent/.env")
+
+
+def test_defaults_pick_the_demo_storyteller_and_the_embedded_database():
+    settings = settings_from()
+    assert settings.storyteller == "demo"
+    assert settings.database_url is None
+    assert (settings.queue_max, settings.llm_timeout_s, settings.daily_story_limit) == (8, 180, 20)
+    assert (settings.sweeper_interval_s, settings.sweeper_threshold_min) == (300, 8)
+    assert settings.shutdown_grace_s == 25 and settings.port == 8000 and settings.timezone == "UTC"
+
+
+def test_an_api_key_selects_the_openai_storyteller():
+    assert settings_from(OPENAI_API_KEY="sk-test").storyteller == "openai"
+    assert settings_from(OPENAI_API_KEY="sk-test", STORYTELLER="demo").storyteller == "demo"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("postgres://u:p@db.example:5432/app", "postgresql://u:p@db.example:5432/app"),
+        ("postgres://u:p@h/app?sslmode=require", "postgresql://u:p@h/app?ssl=require"),
+        ("postgresql://u@h/app?sslmode=disable&x=1", "postgresql://u@h/app?ssl=disable&x=1"),
+    ],
+)
+def test_paas_database_urls_work_as_given(url, expected):
+    assert settings_from(DATABASE_URL=url).database_url == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("QUEUE_MAX", "0"),
+        ("QUEUE_MAX", "many"),
+        ("LLM_TIMEOUT_S", "-1"),
+        ("LLM_TIMEOUT_S", "nan"),
+        ("SWEEPER_INTERVAL_S", "-5"),
+        ("SWEEPER_THRESHOLD_MIN", "soon"),
+        ("SHUTDOWN_GRACE_S", "-1"),
+        ("DAILY_STORY_LIMIT", "0"),
+        ("PORT", "70000"),
+        ("DATABASE_URL", "mysql://u@h/db"),
+        ("DATABASE_URL", "postgres://u@h:notaport/db"),
+        ("OPENAI_BASE_URL", "localhost:11434"),
+        ("STORYTELLER", "gpt"),
+        ("ALLOW_OPEN", "maybe"),
+        ("MODERATION", "yes please"),
+        ("TZ", "Mars/Olympus_Mons"),
+    ],
+)
+def test_a_bad_value_names_its_variable(name, value):
+    with pytest.raises(ConfigError, match=name):
+        settings_from(**{name: value})
+
+
+def test_openai_storyteller_without_a_key_is_refused():
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        settings_from(STORYTELLER="openai")
+
+
+def test_a_dotenv_file_is_read(tmp_path):
+    env_file = tmp_path / ".env"
+    env_file.write_text("QUEUE_MAX=3\nSTORY_MODEL=tiny\n")
+    settings = load_settings({}, env_file=str(env_file))
+    assert (settings.queue_max, settings.story_model) == (3, "tiny")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [sys.executable, "-m", "uvicorn", "app.main:app", "--port", "0"],
+        [sys.executable, "-m", "app", "migrate"],
+        [sys.executable, "-m", "app", "serve"],
+    ],
+)
+def test_bad_config_stops_start_up_with_one_line(command, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "DATABASE"))}
+    env |= {"QUEUE_MAX": "0", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode != 0
+    output = (result.stdout + result.stderr).strip()
+    assert "Traceback" not in output
+    assert output.splitlines() == [output.splitlines()[-1]], output
+    assert "QUEUE_MAX" in output
