@@ -50,7 +50,9 @@ def make_storyteller(settings: Settings) -> Storyteller:
     return DemoStoryteller(delay_s=settings.demo_delay_s)
 
 
-def create_app(settings: Settings | None = None, *, storyteller: Storyteller | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None, *, storyteller: Storyteller | None = None
+) -> Starlette:
     setup_logging()
     if settings is None:
         settings = load_settings()
@@ -110,12 +112,23 @@ def _close_intake_on_sigterm(services: Services) -> Callable[[], None]:
     return lambda: signal.signal(signal.SIGTERM, previous)
 
 
+def _exit_zero_after_graceful_sigterm() -> None:
+    """After its graceful shutdown, uvicorn restores the handler it found and re-raises
+    SIGTERM into it; with the default one the process would end "killed by SIGTERM" even
+    though everything was stopped in order. This handler makes that last step exit 0."""
+    if threading.current_thread() is threading.main_thread():
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(0))
+
+
 def _app_or_exit() -> Starlette:
     try:
-        return create_app()
+        app = create_app()
     except ConfigError as error:
         print(f"configuration error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    _exit_zero_after_graceful_sigterm()
+    return app
 
 
 app = _app_or_exit()

@@ -114,7 +114,7 @@ class OpenAIStoryteller:
             raise StorytellerError("the storyteller is busy (rate limited)") from None
         except openai.APIStatusError as error:
             raise StorytellerError(f"the storyteller failed (HTTP {error.status_code})") from None
-        except openai.APIError:
+        except (openai.APIError, ValueError):  # ValueError: a body that is not JSON
             raise StorytellerError("the storyteller sent an unreadable answer") from None
 
         if not completion.choices:

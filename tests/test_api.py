@@ -62,7 +62,8 @@ async def test_a_story_is_requested_written_polled_and_read(client, fake_llm):
     assert fake_llm.calls_for(job_id) == 1
     assert call["headers"]["x-story-job-id"] == str(job_id)
     assert call["body"]["model"] == "fake-model"
-    assert "<idea>a dragon who is afraid of the dark</idea>" in call["body"]["messages"][-1]["content"]
+    prompt_sent = call["body"]["messages"][-1]["content"]
+    assert "<idea>a dragon who is afraid of the dark</idea>" in prompt_sent
 
 
 async def test_the_library_lists_stories_newest_first(client):
