@@ -26,5 +26,9 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/job_overhead.py
 
+# The long crash campaign: kill -9 at seeded moments, restart, check every invariant.
+chaos: $(STAMP)
+	$(BIN)/python -m tests.chaos --runs $(or $(RUNS),30) --seed $(or $(SEED),1)
+
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -2,6 +2,7 @@
 
     python -m app            # serve (the same as `python -m app serve`), on $PORT
     python -m app migrate    # apply pending migrations (the Procfile's release step)
+    python -m app check      # report broken invariants; exit status 1 if any
 """
 
 from __future__ import annotations
@@ -10,13 +11,17 @@ import argparse
 import asyncio
 import sys
 
+from app.check import check_invariants
 from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url, migrate
+from app.jobs import JobStore
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app", description="Bedtime Stories")
-    parser.add_argument("command", nargs="?", default="serve", choices=["serve", "migrate"])
+    parser.add_argument(
+        "command", nargs="?", default="serve", choices=["serve", "migrate", "check"]
+    )
     args = parser.parse_args(argv)
     try:
         settings = load_settings()
@@ -25,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command == "migrate":
         return asyncio.run(run_migrations(settings))
+    if args.command == "check":
+        return asyncio.run(run_check(settings))
     return serve(settings)
 
 
@@ -48,6 +55,21 @@ async def run_migrations(settings: Settings) -> int:
             await db.disconnect()
     print(f"migrate: {len(applied)} applied" + (f" ({', '.join(applied)})" if applied else ""))
     return 0
+
+
+async def run_check(settings: Settings) -> int:
+    db = connect_pool(database_url(settings))
+    try:
+        await db.connect()
+        report = await check_invariants(JobStore(db), settings)
+    except DATABASE_UNAVAILABLE as error:
+        print(f"check: the database is unreachable: {error}", file=sys.stderr)
+        return 2
+    finally:
+        if db.is_connected:
+            await db.disconnect()
+    print(report.format())
+    return 1 if report.broken else 0
 
 
 if __name__ == "__main__":

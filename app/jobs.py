@@ -153,6 +153,12 @@ class JobStore:
             for row in rows
         ]
 
+    async def ids(self, query: str, **params: object) -> list[int]:
+        """The ids a read-only check query finds (the `check_*` queries)."""
+        assert query.startswith("check_"), query
+        rows = await self.db.fetch_all(self._sql[query], params)
+        return [row["id"] for row in rows]
+
     # -- transitions -----------------------------------------------------------------
 
     async def lock_intake(self) -> None:

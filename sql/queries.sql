@@ -122,3 +122,31 @@ SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::float8
          WHERE status = 'completed'
          ORDER BY completed_at DESC
          LIMIT 20) AS recent
+
+-- name: check_completed_without_story
+-- Invariant: a completed job points at a story that exists.
+SELECT j.id FROM story_jobs j LEFT JOIN stories s ON s.id = j.story_id
+ WHERE j.status = 'completed' AND s.id IS NULL
+ ORDER BY j.id
+
+-- name: check_orphaned_stories
+-- Stories whose job did not complete with them: written, paid for, then the sweeper won.
+SELECT s.id FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE j.status <> 'completed' OR j.story_id IS DISTINCT FROM s.id
+ ORDER BY s.id
+
+-- name: check_dead_running
+-- Invariant: a running job has a live heartbeat (else the sweeper should have failed it).
+SELECT id FROM story_jobs
+ WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => :stale_s)
+ ORDER BY id
+
+-- name: check_stranded_pending
+-- Invariant: an old pending job is held by a live queue, i.e. some worker is alive and busy.
+SELECT id FROM story_jobs
+ WHERE status = 'pending'
+   AND created_at < now() - make_interval(secs => :threshold_s)
+   AND NOT EXISTS (SELECT 1 FROM story_jobs busy
+                    WHERE busy.status = 'running'
+                      AND busy.heartbeat_at >= now() - make_interval(secs => :stale_s))
+ ORDER BY id

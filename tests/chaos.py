@@ -1,0 +1,326 @@
+"""The crash campaign: `kill -9` the real app at chosen moments of a job's life, restart it
+on the same database, and check that nothing was lost and nothing was paid for twice.
+
+    python -m tests.chaos --runs 30 --seed 1      # what `make chaos` runs
+
+Each run starts `uvicorn app.main:app` as a subprocess against its own fresh database and
+the fake OpenAI-compatible server, submits a few jobs, kills the process at one moment:
+
+- before_claim        the worker's claim is in flight (held back by a row lock we hold)
+- during_call         the LLM request is in flight
+- after_story_insert  the story is stored, the completion is in flight (held by a row lock)
+- while_waiting       jobs wait in the queue behind a running one
+- random              at a seeded random time while jobs come and go
+
+then restarts the app and waits for every job to finish. A run passes when every job is
+terminal within 2 minutes of the restart, no job was called twice, every completed job has
+exactly one story, the jobs that never reached the LLM ran after the restart, a job killed
+mid-call ended `interrupted`, and `python -m app check` finds no broken invariant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+from tests.fake_llm import FakeLLM, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+MOMENTS = ("before_claim", "during_call", "after_story_insert", "while_waiting", "random")
+TERMINAL_WITHIN_S = 120
+HEARTBEAT_STALE_S = 2
+
+
+@dataclass
+class RunResult:
+    seed: int
+    moment: str
+    kills: int = 0
+    jobs: int = 0
+    terminal: int = 0
+    max_calls: int = 0
+    orphans: int = 0
+    lost: int = 0
+    restart_to_terminal_s: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+class AppProcess:
+    """The real app, as the Procfile runs it, on a free port."""
+
+    def __init__(self, database_url: str, llm_url: str, log_path: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("OPENAI")},
+            "DATABASE_URL": database_url,
+            "STORYTELLER": "openai",
+            "OPENAI_API_KEY": "chaos",
+            "OPENAI_BASE_URL": llm_url,
+            "HEARTBEAT_INTERVAL_S": "0.2",
+            "HEARTBEAT_STALE_S": str(HEARTBEAT_STALE_S),
+            "SWEEPER_INTERVAL_S": "30",
+            "LLM_TIMEOUT_S": "60",
+            "DAILY_STORY_LIMIT": "100000",
+            "SHUTDOWN_GRACE_S": "2",
+        }
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    async def start(self) -> None:
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
+                 "--port", str(self.port)],
+                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 30
+        async with httpx.AsyncClient() as client:
+            while True:
+                try:
+                    if (await client.get(f"{self.url}/healthz", timeout=2)).status_code == 200:
+                        return
+                except httpx.TransportError:
+                    pass
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the app did not start; see {self.log_path}")
+                await asyncio.sleep(0.05)
+
+    def kill9(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+async def wait_until_blocked(conn: asyncpg.Connection, fragment: str, timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not await conn.fetchval(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        " AND datname = current_database() AND query LIKE $1", f"%{fragment}%"
+    ):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no statement like {fragment!r} waited on a lock")
+        await asyncio.sleep(0.01)
+
+
+async def submit(client: httpx.AsyncClient, n: int, run: int) -> list[int]:
+    ids = []
+    for i in range(n):
+        response = await client.post(
+            "/stories/generate", json={"prompt": f"chaos run {run} story {i}"},
+            headers={"Idempotency-Key": uuid.uuid4().hex},
+        )
+        if response.status_code != 202:
+            raise RuntimeError(f"submit refused: {response.status_code} {response.text}")
+        ids.append(response.json()["job_id"])
+    return ids
+
+
+async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
+                   log_dir: Path) -> RunResult:
+    rng = random.Random(seed)
+    result = RunResult(seed=seed, moment=moment)
+    fake.reset()
+    fake.hold()
+    app = AppProcess(database_url, fake.url, log_dir / f"chaos-{seed}-{moment}.log")
+    conn = await asyncpg.connect(database_url)
+    lock: asyncpg.transaction.Transaction | None = None
+    lock_conn: asyncpg.Connection | None = None
+    try:
+        await app.start()
+        async with httpx.AsyncClient(base_url=app.url, timeout=10) as client:
+            job_ids = await submit(client, rng.randint(2, 5), seed)
+            first, second = job_ids[0], job_ids[1]
+            if moment == "random":
+                fake.delay_s = rng.uniform(0.02, 0.3)
+                fake.release()
+                await asyncio.sleep(rng.uniform(0.0, 1.2))
+            else:
+                await asyncio.to_thread(fake.wait_for_call, first)
+                if moment in ("before_claim", "after_story_insert"):
+                    target = second if moment == "before_claim" else first
+                    lock_conn = await asyncpg.connect(database_url)
+                    lock = lock_conn.transaction()
+                    await lock.start()
+                    await lock_conn.execute(
+                        "SELECT id FROM story_jobs WHERE id = $1 FOR NO KEY UPDATE", target)
+                    fake.release()
+                    fragment = "claimed_by = $" if moment == "before_claim" else \
+                        "status = 'completed'"
+                    await wait_until_blocked(conn, fragment)
+                elif moment == "during_call":
+                    await asyncio.sleep(rng.uniform(0.0, 0.5))
+        app.kill9()
+        result.kills += 1
+        if lock is not None:
+            # The dead app's blocked statement is still queued in its server backend;
+            # end those backends so the crash lands before it, as the moment intends.
+            await conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                " AND pid <> $1", lock_conn.get_server_pid())
+            await lock.rollback()
+            await lock_conn.close()
+            lock = None
+        # The process is dead: the rows are as it left them.
+        at_kill = {row["id"]: row["status"] for row in await conn.fetch(
+            "SELECT id, status FROM story_jobs")}
+
+        fake.delay_s = 0.0
+        fake.release()
+        restarted = time.monotonic()
+        await app.start()
+        while True:
+            unfinished = await conn.fetchval(
+                "SELECT count(*) FROM story_jobs WHERE status IN ('pending', 'running')")
+            if unfinished == 0:
+                break
+            if time.monotonic() - restarted > TERMINAL_WITHIN_S:
+                result.problems.append(f"{unfinished} jobs not terminal after restart")
+                break
+            await asyncio.sleep(0.05)
+        result.restart_to_terminal_s = time.monotonic() - restarted
+        app.stop()
+
+        rows = await conn.fetch("SELECT id, status, error_text FROM story_jobs ORDER BY id")
+        by_id = {row["id"]: row for row in rows}
+        result.jobs = len(job_ids)
+        result.lost = sum(1 for j in job_ids if j not in by_id)
+        result.terminal = sum(1 for row in rows if row["status"] in ("completed", "failed"))
+        result.max_calls = max(fake.calls.values(), default=0)
+        result.orphans = await conn.fetchval(
+            "SELECT count(*) FROM stories s JOIN story_jobs j ON j.id = s.job_id"
+            " WHERE j.status <> 'completed'")
+        if result.lost:
+            result.problems.append(f"{result.lost} jobs lost")
+        if result.max_calls > 1:
+            result.problems.append(f"a job was called {result.max_calls} times")
+        wrong = await conn.fetchval(
+            "SELECT count(*) FROM story_jobs j WHERE j.status = 'completed' AND"
+            " (SELECT count(*) FROM stories s WHERE s.job_id = j.id) <> 1")
+        if wrong:
+            result.problems.append(f"{wrong} completed jobs without exactly one story")
+        for job_id in job_ids:
+            row = by_id.get(job_id)
+            if row is None:
+                continue
+            if at_kill.get(job_id) == "pending" and row["status"] != "completed":
+                result.problems.append(f"waiting job {job_id} ended {row['status']}")
+            if at_kill.get(job_id) == "running" and (row["status"], row["error_text"]) != (
+                    "failed", "interrupted"):
+                result.problems.append(f"job {job_id} killed mid-run ended {row['status']}")
+        check = subprocess.run(
+            [sys.executable, "-m", "app", "check"], cwd=ROOT, env=app.env,
+            capture_output=True, text=True, timeout=60)
+        if check.returncode != 0:
+            result.problems.append("invariant check failed:\n" + check.stdout + check.stderr)
+    except Exception as error:  # a harness failure is a failed run, with its reason
+        result.problems.append(f"harness error: {error!r}")
+    finally:
+        if lock is not None:
+            await lock.rollback()
+            await lock_conn.close()
+        fake.release()
+        app.stop()
+        await conn.close()
+    return result
+
+
+def format_table(results: list[RunResult]) -> str:
+    header = f"{'seed':>5} {'moment':<19} {'kills':>5} {'jobs':>4} {'terminal':>8} " \
+             f"{'max calls/job':>13} {'orphaned stories':>16} {'lost jobs':>9} " \
+             f"{'restart->done s':>15}  result"
+    lines = [header, "-" * len(header)]
+    for r in results:
+        lines.append(
+            f"{r.seed:>5} {r.moment:<19} {r.kills:>5} {r.jobs:>4} {r.terminal:>8} "
+            f"{r.max_calls:>13} {r.orphans:>16} {r.lost:>9} {r.restart_to_terminal_s:>15.1f}  "
+            + ("ok" if r.passed else "FAIL: " + "; ".join(r.problems)))
+    lines.append("-" * len(header))
+    lines.append(
+        f"{'total':>5} {len(results):<3} runs{'':<11} {sum(r.kills for r in results):>5} "
+        f"{sum(r.jobs for r in results):>4} {sum(r.terminal for r in results):>8} "
+        f"{max((r.max_calls for r in results), default=0):>13} "
+        f"{sum(r.orphans for r in results):>16} {sum(r.lost for r in results):>9}")
+    return "\n".join(lines)
+
+
+def plan(runs: int, seed: int) -> list[tuple[int, str]]:
+    """Every moment in turn, so even a short campaign covers them all."""
+    return [(seed + i, MOMENTS[i % len(MOMENTS)]) for i in range(runs)]
+
+
+async def campaign(runs: int, seed: int, server_url: str, log_dir: Path) -> list[RunResult]:
+    admin = server_url
+    results = []
+    with FakeLLM() as fake:
+        for run_seed, moment in plan(runs, seed):
+            name = f"chaos_{run_seed}_{uuid.uuid4().hex[:6]}"
+            conn = await asyncpg.connect(admin)
+            await conn.execute(f'CREATE DATABASE "{name}"')
+            await conn.close()
+            url = with_database(server_url, name)
+            result = await run_once(run_seed, moment, url, fake, log_dir)
+            results.append(result)
+            print(f"run {len(results)}/{runs} seed={run_seed} {moment}: "
+                  + ("ok" if result.passed else "FAIL"), flush=True)
+            conn = await asyncpg.connect(admin)
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            await conn.close()
+    return results
+
+
+def with_database(url: str, name: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, ""))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="kill -9 the app at chosen moments")
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    from app.db import embedded_postgres_url
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server_url = os.environ.get("TEST_DATABASE_URL") or embedded_postgres_url(
+            Path(tmp) / "pg", stop_at_exit=True)
+        log_dir = ROOT / "test-artifacts" / "chaos"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        results = asyncio.run(campaign(args.runs, args.seed, server_url, log_dir))
+    print()
+    print(format_table(results))
+    passed = sum(r.passed for r in results)
+    print(f"{passed} passed, {len(results) - passed} failed")
+    return 0 if passed == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
