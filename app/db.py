@@ -62,6 +62,15 @@ def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
     return server.get_uri()
 
 
+def stop_embedded_postgres(pgdata: Path) -> None:
+    """Stop the embedded server in `pgdata` (tests and benchmarks clean up after themselves)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+
+        pgserver.get_server(pgdata.resolve(), cleanup_mode="stop").cleanup()
+
+
 def connect_pool(url: str) -> Database:
     # `timeout` bounds each new connection, so an outage answers 503 instead of hanging.
     return Database(

@@ -117,7 +117,9 @@ class AppProcess:
                 self.process.wait()
 
 
-async def wait_until_blocked(conn: asyncpg.Connection, fragment: str, timeout_s: float = 10) -> None:
+async def wait_until_blocked(
+    conn: asyncpg.Connection, fragment: str, timeout_s: float = 10
+) -> None:
     deadline = time.monotonic() + timeout_s
     while not await conn.fetchval(
         "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"

@@ -12,6 +12,8 @@ import asyncio
 import contextlib
 import itertools
 import os
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -26,7 +28,7 @@ from databases import Database
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.db import connect_pool, embedded_postgres_url, migrate
+from app.db import connect_pool, embedded_postgres_url, migrate, stop_embedded_postgres
 from app.main import create_app
 from tests.fake_llm import FakeLLM
 
@@ -60,14 +62,26 @@ async def _migrate_template(url: str) -> None:
         await db.disconnect()
 
 
+def postgres_dir() -> Path:
+    """A directory for an embedded server's data, outside pytest's own temporary tree:
+    pgserver runs PostgreSQL as an unprivileged user when we are root, and pytest resets
+    its tree to mode 0700 whenever a session starts."""
+    return Path(tempfile.mkdtemp(prefix="bedtime-pg-")) / "data"
+
+
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+def pg_url() -> Iterator[str]:
     """The server's URL; its template database is migrated once per session."""
     url = os.environ.get("TEST_DATABASE_URL")
+    data_dir = None
     if not url:
-        url = embedded_postgres_url(tmp_path_factory.mktemp("pg") / "data", stop_at_exit=True)
+        data_dir = postgres_dir()
+        url = embedded_postgres_url(data_dir, stop_at_exit=True)
     asyncio.run(_migrate_template(url))
-    return url
+    yield url
+    if data_dir is not None:
+        stop_embedded_postgres(data_dir)
+        shutil.rmtree(data_dir.parent, ignore_errors=True)
 
 
 @pytest.fixture

@@ -1,0 +1,260 @@
+"""Faults: graceful shutdown of the real process, a real PostgreSQL outage, and the live
+race between the sweeper and a worker whose LLM call is in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import signal
+import time
+import uuid
+import warnings
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+
+from app.check import check_invariants
+from app.jobs import JobStore
+from tests.chaos import AppProcess, submit
+from tests.conftest import ACCEPT_JSON, post_story, postgres_dir, serve, wait_for_job
+from tests.test_transitions import wait_until_blocked
+
+pytestmark = pytest.mark.anyio
+
+
+# -- graceful shutdown (SIGTERM, as a PaaS sends before a redeploy) ----------------------
+
+
+async def statuses(database_url: str) -> dict[int, tuple[str, str | None]]:
+    conn = await asyncpg.connect(database_url)
+    try:
+        rows = await conn.fetch("SELECT id, status, error_text FROM story_jobs")
+    finally:
+        await conn.close()
+    return {row["id"]: (row["status"], row["error_text"]) for row in rows}
+
+
+@pytest.mark.parametrize("finishes_in_time", [True, False])
+async def test_sigterm_finishes_or_interrupts_the_running_job_and_keeps_the_waiting_ones(
+    database_url, fake_llm, tmp_path, finishes_in_time
+):
+    fake_llm.hold()
+    app = AppProcess(database_url, fake_llm.url, tmp_path / "app.log")
+    app.env["SHUTDOWN_GRACE_S"] = "3"
+    await app.start()
+    async with httpx.AsyncClient(base_url=app.url) as client:
+        running, *waiting = await submit(client, 3, run=0)
+    await asyncio.to_thread(fake_llm.wait_for_call, running)
+
+    app.process.send_signal(signal.SIGTERM)
+    started = time.monotonic()
+    if finishes_in_time:
+        await asyncio.sleep(1)
+        fake_llm.release()
+    exit_code = await asyncio.to_thread(app.process.wait, 30)
+    elapsed = time.monotonic() - started
+
+    assert exit_code == 0
+    jobs = await statuses(database_url)
+    if finishes_in_time:
+        assert jobs[running] == ("completed", None)
+    else:
+        assert jobs[running] == ("failed", "interrupted")
+        assert 3 <= elapsed < 10  # the grace period, then no longer
+    assert [jobs[j] for j in waiting] == [("pending", None)] * 2  # for the next process
+    assert fake_llm.calls_for(running) == 1 and fake_llm.total_calls == 1
+    log = app.log_path.read_text()
+    assert "event=shutdown_requested" in log
+    assert f"event=shutdown_waiting job_id={running}" in log
+    if not finishes_in_time:
+        assert f"event=job_failed job_id={running} error=interrupted" in log
+    assert "Traceback" not in log
+
+
+async def test_after_sigterm_new_connections_are_refused_and_nothing_is_written(
+    database_url, fake_llm, tmp_path
+):
+    fake_llm.hold()
+    app = AppProcess(database_url, fake_llm.url, tmp_path / "app.log")
+    await app.start()
+    async with httpx.AsyncClient(base_url=app.url) as client:
+        running, = await submit(client, 1, run=0)
+        await asyncio.to_thread(fake_llm.wait_for_call, running)
+        app.process.send_signal(signal.SIGTERM)
+        await asyncio.sleep(0.5)
+        with pytest.raises(httpx.TransportError):
+            await post_story(client)
+    fake_llm.release()
+    assert await asyncio.to_thread(app.process.wait, 30) == 0
+    assert list(await statuses(database_url)) == [running]
+
+
+# -- a real PostgreSQL outage --------------------------------------------------------------
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of this test's own, so it can be stopped and started."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pgserver
+        from pgserver._commands import pg_ctl
+
+    data_dir = postgres_dir()
+    server = pgserver.get_server(data_dir, cleanup_mode="stop")
+
+    def stop() -> None:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+
+    def start() -> None:
+        with server._lock:
+            server.ensure_postgres_running()
+
+    yield server.get_uri(), stop, start
+    server.cleanup()
+    shutil.rmtree(data_dir.parent, ignore_errors=True)
+
+
+async def test_a_database_outage_answers_503_and_the_story_is_stored_afterwards(
+    own_postgres, make_app, fake_llm
+):
+    url, stop_postgres, start_postgres = own_postgres
+    fake_llm.hold()
+    app = make_app(database_url=url, heartbeat_stale_s=60, heartbeat_interval_s=0.5)
+    async with serve(app) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        await asyncio.to_thread(fake_llm.wait_for_call, job_id)
+
+        await asyncio.to_thread(stop_postgres)
+        fake_llm.release()  # the story comes back while the database is down
+        outage_started = time.monotonic()
+        while time.monotonic() - outage_started < 10:
+            for request in (
+                client.get("/healthz"),
+                client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON),
+                client.get(f"/stories/jobs/{job_id}"),
+                client.get("/stories", headers=ACCEPT_JSON),
+                post_story(client),
+            ):
+                asked = time.monotonic()
+                response = await asyncio.wait_for(request, 6)
+                assert time.monotonic() - asked < 6  # never a long hang
+                assert response.status_code == 503, response.text
+                assert "Traceback" not in response.text
+                if response.headers["content-type"].startswith("application/json"):
+                    body = response.json()
+                    assert body.get("database") == "down" or \
+                        body["error"]["code"] == "unavailable"
+            await asyncio.sleep(0.5)
+
+        await asyncio.to_thread(start_postgres)
+        job = await wait_for_job(client, job_id, timeout_s=30)
+        assert job["status"] == "completed"  # stored once the database was back
+        assert (await client.get("/healthz")).json()["database"] == "ok"
+    assert fake_llm.calls_for(job_id) == 1
+
+
+# -- the live race: a stale job whose LLM call is in flight --------------------------------
+
+
+async def hold_row(database_url: str, sql: str, *args: object):
+    conn = await asyncpg.connect(database_url)
+    transaction = conn.transaction()
+    await transaction.start()
+    await conn.execute(sql, *args)
+    return conn, transaction
+
+
+async def test_live_race_sweeper_wins_the_worker_keeps_the_story_as_an_orphan(
+    make_app, fake_llm, db, database_url, settings, caplog
+):
+    caplog.set_level(logging.INFO, logger="bedtime")
+    fake_llm.hold()
+    async with serve(make_app(heartbeat_stale_s=60)) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        await asyncio.to_thread(fake_llm.wait_for_call, job_id)
+        # The job goes stale and the sweeper fails it, holding the row until commit.
+        conn, transaction = await hold_row(
+            database_url,
+            "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour' WHERE id = $1;",
+            job_id)
+        swept = await conn.fetch(
+            "UPDATE story_jobs SET status = 'failed', error_text = 'interrupted',"
+            " completed_at = now() WHERE status = 'running'"
+            " AND heartbeat_at < now() - interval '60 seconds' RETURNING id")
+        assert [row["id"] for row in swept] == [job_id]
+        fake_llm.release()  # the story comes back; the worker's completion must wait
+        await wait_until_blocked(db, "status = 'completed'")
+        await transaction.commit()
+        await conn.close()
+        job = await wait_for_job(client, job_id)
+        await asyncio.sleep(0)  # let the worker log its lost guard
+        story_count = await db.fetch_val(
+            "SELECT count(*) FROM stories WHERE job_id = :id", {"id": job_id})
+        for _ in range(100):
+            if "event=story_orphaned" in caplog.text:
+                break
+            await asyncio.sleep(0.02)
+    assert (job["status"], job["error"]) == ("failed", "interrupted")
+    assert story_count == 1  # paid for, so kept
+    assert f"event=story_orphaned job_id={job_id}" in caplog.text
+    assert fake_llm.calls_for(job_id) == 1
+    report = await check_invariants(JobStore(db), settings)
+    assert report.count("orphaned stories (job not completed)") == 1 and not report.broken
+
+
+async def test_live_race_worker_wins_the_sweeper_updates_nothing(
+    make_app, fake_llm, db, database_url
+):
+    fake_llm.hold()
+    app = make_app(heartbeat_stale_s=60, heartbeat_interval_s=600)  # no beat during the test
+    async with serve(app) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        await asyncio.to_thread(fake_llm.wait_for_call, job_id)
+        await db.execute(  # the job looks dead to any sweep from now on
+            "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour' WHERE id = :id",
+            {"id": job_id})
+        conn, transaction = await hold_row(
+            database_url, "SELECT id FROM story_jobs WHERE id = $1 FOR NO KEY UPDATE", job_id)
+        fake_llm.release()
+        await wait_until_blocked(db, "status = 'completed'")  # the worker is first in line
+        sweep = asyncio.create_task(app.state.services.sweeper.sweep())
+        await wait_until_blocked(db, "error_text = 'interrupted'")  # the sweeper behind it
+        await transaction.commit()
+        await conn.close()
+        result = await sweep
+        job = await wait_for_job(client, job_id)
+    assert result.interrupted == []  # the loser updated zero rows
+    assert job["status"] == "completed"
+    assert fake_llm.calls_for(job_id) == 1
+
+
+def test_check_command_reports_broken_invariants(database_url, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    async def arrange() -> int:
+        conn = await asyncpg.connect(database_url)
+        try:
+            return await conn.fetchval(
+                "INSERT INTO story_jobs (idempotency_key, request_hash, prompt, length, status,"
+                " started_at, heartbeat_at, claimed_by)"
+                " VALUES ($1, 'h', 'p', 'short', 'running', now() - interval '1 hour',"
+                " now() - interval '1 hour', $2) RETURNING id", "k", uuid.uuid4())
+        finally:
+            await conn.close()
+
+    env = {**os.environ, "DATABASE_URL": database_url}
+    root = Path(__file__).resolve().parent.parent
+    clean = subprocess.run([sys.executable, "-m", "app", "check"], cwd=root, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert clean.returncode == 0 and "invariants: ok" in clean.stdout
+    dead = asyncio.run(arrange())
+    broken = subprocess.run([sys.executable, "-m", "app", "check"], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert broken.returncode == 1
+    assert f"ids: {dead}" in broken.stdout and "invariants: BROKEN" in broken.stdout
