@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Callable
 import openai
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 
 from app.config import ConfigError, Settings, load_settings
@@ -27,6 +28,7 @@ from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url
 from app.errors import AppError
 from app.logs import log, setup_logging
 from app.routes import routes
+from app.security import Guard, SecurityMiddleware, load_secret_key, login_routes
 from app.services import Services
 from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
 from app.web import (
@@ -62,6 +64,7 @@ def create_app(settings: Settings | None = None, *, storyteller: Storyteller | N
         await db.connect()
         chosen_storyteller = storyteller or make_storyteller(settings)
         services = Services.build(settings, db, chosen_storyteller)
+        guard.log_mode()
         app.state.services = services
         try:
             await services.start()
@@ -75,8 +78,12 @@ def create_app(settings: Settings | None = None, *, storyteller: Storyteller | N
             await chosen_storyteller.aclose()
             await db.disconnect()
 
+    guard = Guard(
+        settings, secret_key=load_secret_key(settings) if settings.household_password else None
+    )
+
     def page_context(request: Request) -> dict[str, object]:
-        return {"demo_mode": settings.storyteller == "demo"}
+        return {"demo_mode": settings.storyteller == "demo", **guard.page_context(request)}
 
     exception_handlers: dict[type[Exception] | int, Callable] = {
         AppError: handle_app_error,
@@ -86,8 +93,14 @@ def create_app(settings: Settings | None = None, *, storyteller: Storyteller | N
     for error_class in DATABASE_UNAVAILABLE:
         exception_handlers[error_class] = handle_database_down
 
-    app = Starlette(routes=routes(), lifespan=lifespan, exception_handlers=exception_handlers)
+    app = Starlette(
+        routes=login_routes() + routes(),
+        lifespan=lifespan,
+        exception_handlers=exception_handlers,
+        middleware=[Middleware(SecurityMiddleware, guard=guard)],
+    )
     app.state.settings = settings
+    app.state.guard = guard
     app.state.templates = make_templates()
     app.state.page_context = page_context
     return app
