@@ -24,6 +24,7 @@ from databases import Database
 
 from app.errors import BadRequest, Busy, Invalid, Unavailable
 from app.jobs import Job, JobStore
+from app.moderation import Moderator
 from app.queue import JobQueue, QueueFull, Slot
 from app.storytellers import LENGTHS, StoryRequest
 
@@ -123,12 +124,14 @@ class Intake:
         *,
         daily_story_limit: int,
         timezone: tzinfo,
+        moderator: Moderator | None = None,
     ) -> None:
         self.db = db
         self.store = store
         self.queue = queue
         self.daily_story_limit = daily_story_limit
         self.timezone = timezone
+        self.moderator = moderator
         self.closed = False  # set at shutdown: new jobs are refused, replays still answered
 
     async def submit(self, key: str, request: StoryRequest) -> Submission:
@@ -142,6 +145,8 @@ class Intake:
                 code="shutting_down",
                 retry_after_s=SHUTDOWN_RETRY_AFTER_S,
             )
+        if self.moderator is not None:  # before the lock: a network call must not hold it
+            await self.moderator.check_request(request)
         with contextlib.ExitStack() as slot_guard:
             async with self.db.transaction():
                 # One intake at a time: 50 racing copies of a request see one job.
