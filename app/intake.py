@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -192,8 +193,10 @@ class Intake:
         if await self.store.count_since(midnight) >= self.daily_story_limit:
             tomorrow = midnight + timedelta(days=1)  # wall-clock: right across DST too
             retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
+            hours, minutes = divmod(math.ceil(retry_after_s / 60), 60)
             raise Busy(
-                f"That's all {self.daily_story_limit} stories for today; more tomorrow.",
+                f"That's all {self.daily_story_limit} stories for today. More after midnight, "
+                f"in {hours} h {minutes} min.",
                 code="daily_limit_reached",
                 retry_after_s=retry_after_s,
             )
