@@ -204,11 +204,15 @@ class JobStore:
 
     async def complete(self, job_id: int, story_id: int) -> bool:
         """running -> completed."""
-        return None is not await self._guarded("complete_job", "complete", job_id=job_id, story_id=story_id)
+        return None is not await self._guarded(
+            "complete_job", "complete", job_id=job_id, story_id=story_id
+        )
 
     async def fail(self, job_id: int, error_text: str) -> bool:
         """running -> failed."""
-        return None is not await self._guarded("fail_job", "fail", job_id=job_id, error_text=error_text)
+        return None is not await self._guarded(
+            "fail_job", "fail", job_id=job_id, error_text=error_text
+        )
 
     async def sweep_dead_running(self, stale_s: float) -> list[int]:
         """running -> failed ('interrupted') for every job whose heartbeat stopped."""

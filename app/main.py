@@ -73,7 +73,9 @@ def make_moderator(settings: Settings) -> Moderator | None:
     return Moderator(client)
 
 
-def create_app(settings: Settings | None = None, *, storyteller: Storyteller | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None, *, storyteller: Storyteller | None = None
+) -> Starlette:
     setup_logging()
     if settings is None:
         settings = load_settings()

@@ -17,8 +17,8 @@ from app.jobs import Job, StoredStory
 from app.services import Services
 from app.web import (
     STATIC_DIR,
-    iso_time,
     is_htmx,
+    iso_time,
     parse_form,
     parse_id,
     read_body,

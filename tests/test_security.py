@@ -40,7 +40,9 @@ def household_app(make_app):
     return make_app(household_password=PASSWORD, api_token=TOKEN, allow_open=False)
 
 
-async def sign_in(http: httpx.AsyncClient, password: str = PASSWORD, **extra: str) -> httpx.Response:
+async def sign_in(
+    http: httpx.AsyncClient, password: str = PASSWORD, **extra: str
+) -> httpx.Response:
     return await http.post("/login", data={"password": password, **extra}, headers=SAME_ORIGIN)
 
 
