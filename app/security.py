@@ -234,8 +234,11 @@ class Guard:
         return hmac.new(self._csrf_key, sid.encode(), hashlib.sha256).hexdigest()
 
     def password_matches(self, given: str) -> bool:
-        return bool(self.password) and hmac.compare_digest(
-            given.encode(), (self.password or "").encode()
+        """Constant time; comparing digests hides the password's length too."""
+        if not self.password:
+            return False
+        return hmac.compare_digest(
+            hashlib.sha256(given.encode()).digest(), hashlib.sha256(self.password.encode()).digest()
         )
 
     def bearer_ok(self, request: Request) -> bool:

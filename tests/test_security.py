@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
 from collections.abc import AsyncIterator
 
 import httpx
+import itsdangerous.timed
 import pytest
 from starlette.applications import Starlette
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
@@ -163,6 +165,25 @@ async def test_changing_the_password_signs_everyone_out(household_app, make_app,
     changed = make_app(household_password="a new password", allow_open=False)
     async with serve(changed) as http:
         http.cookies.set(SESSION_COOKIE, cookie)
+        assert (await http.get("/")).status_code == 303
+
+
+async def test_old_session_is_renewed_and_expired_one_refused(household_app, monkeypatch):
+    async with serve(household_app) as http:
+        now = time.time()
+        monkeypatch.setattr(itsdangerous.timed.time, "time", lambda: now - 2 * 24 * 3600)
+        await sign_in(http)  # signed two days ago
+        monkeypatch.setattr(itsdangerous.timed.time, "time", lambda: now)
+        renewed = await http.get("/")
+        assert renewed.status_code == 200
+        assert renewed.headers["set-cookie"].startswith(f"{SESSION_COOKIE}=")
+        fresh = await http.get("/")
+        assert "set-cookie" not in fresh.headers  # renewed at most once a day
+
+        http.cookies.clear()
+        monkeypatch.setattr(itsdangerous.timed.time, "time", lambda: now - 31 * 24 * 3600)
+        await sign_in(http)  # signed 31 days ago: past the 30 days
+        monkeypatch.setattr(itsdangerous.timed.time, "time", lambda: now)
         assert (await http.get("/")).status_code == 303
 
 
