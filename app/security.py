@@ -15,7 +15,7 @@ Three modes, chosen by the settings and logged at start-up:
 - `open`: no password, ALLOW_OPEN=1. Everyone is served.
 
 Every state-changing request (any method but GET, HEAD, OPTIONS) must also pass
-`cross_site_refusal`, whatever the mode; see its docstring for the rule.
+the cross-site rule, whatever the mode; `SecurityMiddleware` documents it.
 """
 
 from __future__ import annotations
