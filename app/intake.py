@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from databases import Database
 
 from app.errors import BadRequest, Busy, Invalid, Unavailable
 from app.jobs import Job, JobStore
+from app.moderation import Moderator
 from app.queue import JobQueue, QueueFull, Slot
 from app.storytellers import LENGTHS, StoryRequest
 
@@ -123,12 +125,14 @@ class Intake:
         *,
         daily_story_limit: int,
         timezone: tzinfo,
+        moderator: Moderator | None = None,
     ) -> None:
         self.db = db
         self.store = store
         self.queue = queue
         self.daily_story_limit = daily_story_limit
         self.timezone = timezone
+        self.moderator = moderator
         self.closed = False  # set at shutdown: new jobs are refused, replays still answered
 
     async def submit(self, key: str, request: StoryRequest) -> Submission:
@@ -142,6 +146,8 @@ class Intake:
                 code="shutting_down",
                 retry_after_s=SHUTDOWN_RETRY_AFTER_S,
             )
+        if self.moderator is not None:  # before the lock: a network call must not hold it
+            await self.moderator.check_request(request)
         with contextlib.ExitStack() as slot_guard:
             async with self.db.transaction():
                 # One intake at a time: 50 racing copies of a request see one job.
@@ -187,8 +193,10 @@ class Intake:
         if await self.store.count_since(midnight) >= self.daily_story_limit:
             tomorrow = midnight + timedelta(days=1)  # wall-clock: right across DST too
             retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
+            hours, minutes = divmod(math.ceil(retry_after_s / 60), 60)
             raise Busy(
-                f"That's all {self.daily_story_limit} stories for today; more tomorrow.",
+                f"That's all {self.daily_story_limit} stories for today. More after midnight, "
+                f"in {hours} h {minutes} min.",
                 code="daily_limit_reached",
                 retry_after_s=retry_after_s,
             )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -20,13 +21,16 @@ from collections.abc import AsyncIterator, Callable
 import openai
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 
 from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url
 from app.errors import AppError
 from app.logs import log, setup_logging
+from app.moderation import MODERATION_TIMEOUT_S, ModeratedStoryteller, Moderator
 from app.routes import routes
+from app.security import Guard, SecurityMiddleware, load_secret_key, login_routes
 from app.services import Services
 from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
 from app.web import (
@@ -50,6 +54,25 @@ def make_storyteller(settings: Settings) -> Storyteller:
     return DemoStoryteller(delay_s=settings.demo_delay_s)
 
 
+def make_moderator(settings: Settings) -> Moderator | None:
+    """MODERATION=on screens through the provider's endpoint; the demo storyteller has none."""
+    if not settings.moderation:
+        return None
+    if settings.storyteller != "openai":
+        # Demo stories are assembled offline from fixed, gentle templates, and there is no
+        # provider to ask: nothing to screen, and no key to screen with.
+        log("moderation_skipped", level=logging.WARNING, storyteller=settings.storyteller,
+            reason="no moderation endpoint without a provider")
+        return None
+    client = openai.AsyncOpenAI(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        max_retries=0,  # the moderator decides about retries itself
+        timeout=MODERATION_TIMEOUT_S,
+    )
+    return Moderator(client)
+
+
 def create_app(
     settings: Settings | None = None, *, storyteller: Storyteller | None = None
 ) -> Starlette:
@@ -63,7 +86,11 @@ def create_app(
         db = connect_pool(url)
         await db.connect()
         chosen_storyteller = storyteller or make_storyteller(settings)
-        services = Services.build(settings, db, chosen_storyteller)
+        moderator = make_moderator(settings)
+        if moderator is not None:
+            chosen_storyteller = ModeratedStoryteller(chosen_storyteller, moderator)
+        services = Services.build(settings, db, chosen_storyteller, moderator)
+        guard.log_mode()
         app.state.services = services
         try:
             await services.start()
@@ -77,8 +104,12 @@ def create_app(
             await chosen_storyteller.aclose()
             await db.disconnect()
 
+    guard = Guard(
+        settings, secret_key=load_secret_key(settings) if settings.household_password else None
+    )
+
     def page_context(request: Request) -> dict[str, object]:
-        return {"demo_mode": settings.storyteller == "demo"}
+        return {"demo_mode": settings.storyteller == "demo", **guard.page_context(request)}
 
     exception_handlers: dict[type[Exception] | int, Callable] = {
         AppError: handle_app_error,
@@ -88,8 +119,14 @@ def create_app(
     for error_class in DATABASE_UNAVAILABLE:
         exception_handlers[error_class] = handle_database_down
 
-    app = Starlette(routes=routes(), lifespan=lifespan, exception_handlers=exception_handlers)
+    app = Starlette(
+        routes=login_routes() + routes(),
+        lifespan=lifespan,
+        exception_handlers=exception_handlers,
+        middleware=[Middleware(SecurityMiddleware, guard=guard)],
+    )
     app.state.settings = settings
+    app.state.guard = guard
     app.state.templates = make_templates()
     app.state.page_context = page_context
     return app

@@ -21,6 +21,7 @@ from app.db import migrate
 from app.intake import Intake
 from app.jobs import Job, JobStore, Status
 from app.logs import log
+from app.moderation import Moderator
 from app.queue import JobQueue
 from app.storytellers import Storyteller
 from app.sweeper import Sweeper
@@ -60,7 +61,13 @@ class Services:
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
-    def build(cls, settings: Settings, db: Database, storyteller: Storyteller) -> Services:
+    def build(
+        cls,
+        settings: Settings,
+        db: Database,
+        storyteller: Storyteller,
+        moderator: Moderator | None = None,
+    ) -> Services:
         boot_id = uuid.uuid4()
         store = JobStore(db)
         queue = JobQueue(settings.queue_max)
@@ -70,7 +77,12 @@ class Services:
             store=store,
             queue=queue,
             intake=Intake(
-                db, store, queue, daily_story_limit=settings.daily_story_limit, timezone=settings.tz
+                db,
+                store,
+                queue,
+                daily_story_limit=settings.daily_story_limit,
+                timezone=settings.tz,
+                moderator=moderator,
             ),
             worker=Worker(
                 store,
@@ -107,6 +119,8 @@ class Services:
             storyteller=self.storyteller.name,
             restored_jobs=len(pending),
             queue_max=self.settings.queue_max,
+            daily_story_limit=self.settings.daily_story_limit,
+            moderation="on" if self.intake.moderator else "off",
         )
 
     async def stop(self) -> None:

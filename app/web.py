@@ -111,7 +111,7 @@ def error_response(request: Request, error: AppError) -> Response:
     headers = {}
     if error.retry_after_s is not None:
         headers["Retry-After"] = str(error.retry_after_s)
-    if wants_json(request) or not _accepts_html(request):
+    if wants_json(request) or not accepts_html(request):
         return JSONResponse(
             error_body(error.code, error.message), status_code=error.status_code, headers=headers
         )
@@ -124,7 +124,7 @@ def error_response(request: Request, error: AppError) -> Response:
     )
 
 
-def _accepts_html(request: Request) -> bool:
+def accepts_html(request: Request) -> bool:
     accept = request.headers.get("accept", "")
     return not accept or "text/html" in accept or "*/*" in accept
 

@@ -5,6 +5,10 @@
         fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal"
         fake.hold()                         # answers wait until fake.release()
         fake.calls_for(17)                  # requests that carried X-Story-Job-Id: 17
+        fake.story = "Title\n\nBody"        # answer with this text instead of the echo
+        fake.moderation_inputs              # texts sent to /v1/moderations; any text
+                                            # containing FLAG_WORD comes back flagged
+        fake.moderation_down = True         # /v1/moderations answers 500
 
 It runs uvicorn in a thread with its own event loop, so it keeps answering while a test's
 own loop is blocked on a database lock.
@@ -25,6 +29,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
 MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices")
 
 
@@ -42,13 +47,19 @@ class FakeLLM:
         self.requests: list[dict] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.story: str | None = None
+        self.moderation_inputs: list[str] = []
+        self.moderation_down = False
         self._lock = threading.Lock()
         self._gate = threading.Event()
         self._gate.set()
         self._arrived = threading.Condition()
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        app = Starlette(routes=[Route("/v1/chat/completions", self._complete, methods=["POST"])])
+        app = Starlette(routes=[
+            Route("/v1/chat/completions", self._complete, methods=["POST"]),
+            Route("/v1/moderations", self._moderate, methods=["POST"]),
+        ])
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
                                 lifespan="off")
         self._server = uvicorn.Server(config)
@@ -75,6 +86,9 @@ class FakeLLM:
             self.calls.clear()
             self.requests.clear()
             self.max_in_flight = 0
+            self.moderation_inputs.clear()
+        self.story = None
+        self.moderation_down = False
         self.mode = "ok"
         self.delay_s = 0.0
         self._gate.set()
@@ -128,6 +142,18 @@ class FakeLLM:
             with self._lock:
                 self.in_flight -= 1
 
+    async def _moderate(self, request: Request) -> Response:
+        body = await request.json()
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        with self._lock:
+            self.moderation_inputs.extend(texts)
+        if self.moderation_down:
+            return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
+        results = [{"flagged": FLAG_WORD in text.lower(), "categories": {},
+                    "category_scores": {}} for text in texts]
+        return JSONResponse({"id": "modr-fake", "model": "omni-moderation-latest",
+                             "results": results})
+
     def _answer(self, body: dict, job_id: str) -> Response:
         mode = self.mode
         if mode == "500":
@@ -139,6 +165,8 @@ class FakeLLM:
             return Response("{not json", media_type="application/json")
         content: str | None = f"The Story of Job {job_id}\n\nOnce upon a time, " \
                               f"a gentle tale about: {body['messages'][-1]['content'][-60:]}"
+        if self.story is not None:
+            content = self.story
         refusal = None
         finish = "stop"
         if mode == "empty":
