@@ -9,6 +9,7 @@ in one place, so the JSON error shape and the friendly pages cannot drift apart.
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,6 +90,21 @@ async def read_body(request: Request, limit: int = BODY_MAX_BYTES) -> bytes:
             raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def parse_json(body: bytes) -> object:
+    """The body as JSON, or 400 `malformed_json`.
+
+    Beyond what `json.loads` refuses, this also refuses nesting too deep to decode and
+    strings that are not Unicode text: JSON may escape a lone surrogate (`"\\ud800"`),
+    which no UTF-8 database column, log line or response could ever carry.
+    """
+    try:
+        data = json.loads(body)
+        json.dumps(data, ensure_ascii=False).encode()  # UnicodeEncodeError on lone surrogates
+    except (ValueError, RecursionError):  # ValueError includes both Unicode errors
+        raise BadRequest("The body is not valid JSON.", code="malformed_json") from None
+    return data
 
 
 async def parse_form(request: Request, body: bytes) -> FormData:
