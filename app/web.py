@@ -72,7 +72,9 @@ def render(
 
 def parse_id(raw: str) -> int:
     """A path id: digits within bigint range, or 404."""
-    if not raw.isascii() or not raw.isdecimal() or not 1 <= int(raw) <= ID_MAX:
+    # Too many digits is out of range; checked first, as int() refuses over 4300 of them.
+    too_long = len(raw.lstrip("0")) > len(str(ID_MAX))
+    if not raw.isascii() or not raw.isdecimal() or too_long or not 1 <= int(raw) <= ID_MAX:
         raise NotFound("Nothing here by that number.")
     return int(raw)
 
@@ -108,13 +110,17 @@ def parse_json(body: bytes) -> object:
 
 
 async def parse_form(request: Request, body: bytes) -> FormData:
-    """Starlette's form parser over a body that was already read within the limit."""
+    """Starlette's form parser over a body that was already read within the limit.
+
+    Only text fields: the story form has no file input, and a file part would be spooled to
+    a temporary file that nothing here ever closes, so it is refused before it is opened.
+    """
 
     async def replay() -> Message:
         return {"type": "http.request", "body": body, "more_body": False}
 
     try:
-        return await Request(request.scope, replay).form()
+        return await Request(request.scope, replay).form(max_files=0)
     except Exception:  # python-multipart's errors for a broken form body
         raise BadRequest("The form could not be read.", code="malformed_form") from None
 
