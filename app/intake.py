@@ -91,7 +91,8 @@ def parse_story_request(data: object, *, from_form: bool = False) -> StoryReques
     age = fields.get("age")
     if age is not None:
         if from_form and isinstance(age, str) and age.strip().isdecimal():
-            age = int(age.strip())
+            with contextlib.suppress(ValueError):  # over 4300 digits: stays text, so invalid
+                age = int(age.strip())
         if isinstance(age, bool) or not isinstance(age, int) or age not in AGE_RANGE:
             raise Invalid("age must be a whole number from 1 to 12.", field="age")
 

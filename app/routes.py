@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 
 from starlette.requests import Request
@@ -11,7 +10,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from app.errors import AppError, BadRequest, Invalid, NotFound
+from app.errors import AppError, Invalid, NotFound
 from app.intake import FIELDS, parse_idempotency_key, parse_story_request
 from app.jobs import Job, StoredStory
 from app.services import Services
@@ -21,6 +20,7 @@ from app.web import (
     iso_time,
     parse_form,
     parse_id,
+    parse_json,
     read_body,
     render,
     wants_json,
@@ -96,11 +96,7 @@ async def generate(request: Request) -> Response:
 
 async def _generate_json(request: Request, body: bytes) -> Response:
     key = parse_idempotency_key(request.headers.get("idempotency-key"))
-    try:
-        data = json.loads(body)
-    except ValueError:  # includes UnicodeDecodeError
-        raise BadRequest("The body is not valid JSON.", code="malformed_json") from None
-    story_request = parse_story_request(data)
+    story_request = parse_story_request(parse_json(body))
     submission = await services_of(request).intake.submit(key, story_request)
     job = submission.job
     headers = {"Location": f"/stories/jobs/{job.id}"}

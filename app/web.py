@@ -9,6 +9,7 @@ in one place, so the JSON error shape and the friendly pages cannot drift apart.
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,7 +72,9 @@ def render(
 
 def parse_id(raw: str) -> int:
     """A path id: digits within bigint range, or 404."""
-    if not raw.isascii() or not raw.isdecimal() or not 1 <= int(raw) <= ID_MAX:
+    # Too many digits is out of range; checked first, as int() refuses over 4300 of them.
+    too_long = len(raw.lstrip("0")) > len(str(ID_MAX))
+    if not raw.isascii() or not raw.isdecimal() or too_long or not 1 <= int(raw) <= ID_MAX:
         raise NotFound("Nothing here by that number.")
     return int(raw)
 
@@ -91,14 +94,33 @@ async def read_body(request: Request, limit: int = BODY_MAX_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+def parse_json(body: bytes) -> object:
+    """The body as JSON, or 400 `malformed_json`.
+
+    Beyond what `json.loads` refuses, this also refuses nesting too deep to decode and
+    strings that are not Unicode text: JSON may escape a lone surrogate (`"\\ud800"`),
+    which no UTF-8 database column, log line or response could ever carry.
+    """
+    try:
+        data = json.loads(body)
+        json.dumps(data, ensure_ascii=False).encode()  # UnicodeEncodeError on lone surrogates
+    except (ValueError, RecursionError):  # ValueError includes both Unicode errors
+        raise BadRequest("The body is not valid JSON.", code="malformed_json") from None
+    return data
+
+
 async def parse_form(request: Request, body: bytes) -> FormData:
-    """Starlette's form parser over a body that was already read within the limit."""
+    """Starlette's form parser over a body that was already read within the limit.
+
+    Only text fields: the story form has no file input, and a file part would be spooled to
+    a temporary file that nothing here ever closes, so it is refused before it is opened.
+    """
 
     async def replay() -> Message:
         return {"type": "http.request", "body": body, "more_body": False}
 
     try:
-        return await Request(request.scope, replay).form()
+        return await Request(request.scope, replay).form(max_files=0)
     except Exception:  # python-multipart's errors for a broken form body
         raise BadRequest("The form could not be read.", code="malformed_form") from None
 
