@@ -9,24 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from databases import Database
 
 from app.config import Settings
-from app.db import migrate
+from app.db import DATABASE_UNAVAILABLE, migrate
 from app.intake import Intake
 from app.jobs import Job, JobStore, Status
 from app.logs import log
 from app.moderation import Moderator
 from app.queue import JobQueue
 from app.storytellers import Storyteller
-from app.sweeper import Sweeper
+from app.sweeper import Sweeper, SweepResult
 from app.worker import Worker
 
+# At start-up, wait this long for the database to answer before giving up.
+STARTUP_DATABASE_WAIT_S = 30.0
 # Before any story has finished, expect one to take about this long.
 DEFAULT_EXPECTED_S = 90.0
 
@@ -105,8 +107,7 @@ class Services:
         )
 
     async def start(self) -> None:
-        await migrate(self.db)
-        first_sweep = await self.sweeper.sweep()
+        first_sweep = await self._reconcile()
         pending = await self.store.pending_ids()
         self.queue.restore(pending)
         self.tasks = [
@@ -122,6 +123,26 @@ class Services:
             daily_story_limit=self.settings.daily_story_limit,
             moderation="on" if self.intake.moderator else "off",
         )
+
+    async def _reconcile(self) -> SweepResult:
+        """Migrate and sweep once, waiting a while for a database that is still starting
+        (a PaaS may start the app and its database together)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STARTUP_DATABASE_WAIT_S
+        delay_s = 0.5
+        while True:
+            try:
+                await migrate(self.db)
+                return await self.sweeper.sweep()
+            except DATABASE_UNAVAILABLE as error:
+                if loop.time() + delay_s > deadline:
+                    log("startup_failed", level=logging.ERROR, reason="database unreachable",
+                        error=repr(error))
+                    raise
+                log("database_waiting", level=logging.WARNING, retry_in_s=delay_s,
+                    error=repr(error))
+                await asyncio.sleep(delay_s)
+                delay_s = min(delay_s * 2, 5.0)
 
     async def stop(self) -> None:
         """Stop taking jobs; give the running one the grace period; leave the rest pending."""
@@ -156,7 +177,3 @@ class Services:
             elapsed_s=max(time.time() - started.timestamp(), 0.0),
             expected_s=max(expected, 1.0),
         )
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)

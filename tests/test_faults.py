@@ -157,6 +157,21 @@ async def test_a_database_outage_answers_503_and_the_story_is_stored_afterwards(
     assert fake_llm.calls_for(job_id) == 1
 
 
+async def test_start_up_waits_for_a_database_that_is_still_starting(own_postgres, make_app):
+    url, stop_postgres, start_postgres = own_postgres
+    await asyncio.to_thread(stop_postgres)
+    app = make_app(database_url=url)
+
+    async def start_soon() -> None:
+        await asyncio.sleep(2)
+        await asyncio.to_thread(start_postgres)
+
+    starter = asyncio.create_task(start_soon())
+    async with serve(app) as client:
+        assert (await client.get("/healthz")).json()["database"] == "ok"
+    await starter
+
+
 # -- the live race: a stale job whose LLM call is in flight --------------------------------
 
 
