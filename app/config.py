@@ -158,7 +158,9 @@ def _timezone(name: str, raw: str) -> str:
     try:
         zoneinfo.ZoneInfo(raw.lstrip(":"))
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(f"{name} must be a time zone name such as Europe/Paris, got {raw!r}") from None
+        raise ConfigError(
+            f"{name} must be a time zone name such as Europe/Paris, got {raw!r}"
+        ) from None
     return raw.lstrip(":")
 
 

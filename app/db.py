@@ -92,7 +92,8 @@ async def migrate(db: Database) -> list[str]:
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
             )
-            done = {row["version"] for row in await raw.fetch("SELECT version FROM schema_migrations")}
+            rows = await raw.fetch("SELECT version FROM schema_migrations")
+            done = {row["version"] for row in rows}
             for version, path in migration_files():
                 if version in done:
                     continue

@@ -49,7 +49,9 @@ async def _admin(url: str, *statements: str) -> None:
 
 
 async def _migrate_template(url: str) -> None:
-    await _admin(url, f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}"', f'CREATE DATABASE "{TEMPLATE_DB}"')
+    await _admin(
+        url, f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}"', f'CREATE DATABASE "{TEMPLATE_DB}"'
+    )
     db = Database(with_database(url, TEMPLATE_DB))
     await db.connect()
     try:
