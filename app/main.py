@@ -50,7 +50,9 @@ def make_storyteller(settings: Settings) -> Storyteller:
     return DemoStoryteller(delay_s=settings.demo_delay_s)
 
 
-def create_app(settings: Settings | None = None, *, storyteller: Storyteller | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None, *, storyteller: Storyteller | None = None
+) -> Starlette:
     setup_logging()
     if settings is None:
         settings = load_settings()
@@ -88,7 +90,7 @@ def create_app(settings: Settings | None = None, *, storyteller: Storyteller | N
 
     app = Starlette(routes=routes(), lifespan=lifespan, exception_handlers=exception_handlers)
     app.state.settings = settings
-    app.state.templates = make_templates()
+    app.state.templates = make_templates(settings.tz)
     app.state.page_context = page_context
     return app
 
