@@ -113,6 +113,11 @@ class Watched:
 
     def shot(self, name: str) -> None:
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        assert not overflows(self.page), f"{name} is wider than the screen"
+
+
+def overflows(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
 
 
 def new_context(browser, viewport: str, **options):
@@ -235,6 +240,11 @@ def test_pages_have_no_serious_accessibility_violations(browser, live_app):
             )
             if violations:
                 found[f"{theme} {path}"] = violations
+            for width in (320, 1366):  # the narrowest phone, a landscape tablet
+                page.set_viewport_size({"width": width, "height": 800})
+                if overflows(page):
+                    found[f"{theme} {path} at {width}px"] = ["wider than the screen"]
+            page.set_viewport_size(VIEWPORTS["tablet"])
     assert found == {}
     assert watched.problems == []
     context.close()
