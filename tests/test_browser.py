@@ -69,11 +69,12 @@ def live_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         data_dir=tmp_path_factory.mktemp("browser-data"),
         storyteller="demo",
         demo_delay_s=1.5,
+        shutdown_grace_s=2,
         allow_open=True,
     )
     port = free_port()
     config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
-                            log_level="warning", lifespan="on")
+                            log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -107,7 +108,8 @@ class Watched:
         host = urlsplit(base_url).netloc
         self.page.on("console", lambda m: m.type == "error" and self.problems.append(m.text))
         self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.on("requestfailed", lambda r: self.problems.append(f"failed: {r.url}"))
+        self.page.on("requestfailed", lambda r: r.failure == "net::ERR_ABORTED"  # navigated on
+                     or self.problems.append(f"failed: {r.url} {r.failure}"))
         self.page.on("request", lambda r: urlsplit(r.url).netloc in (host, "")
                      or self.problems.append(f"off-site request: {r.url}"))
 
@@ -120,13 +122,31 @@ def overflows(page) -> bool:
     return page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
 
 
-def new_context(browser, viewport: str, **options):
-    return browser.new_context(viewport=VIEWPORTS[viewport], **options)
+def request_story(page) -> str:
+    """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
+    before = page.locator("#jobs .job-card").count()
+    page.get_by_role("button", name="Write the story").click()
+    page.wait_for_function(f"document.querySelectorAll('#jobs .job-card').length > {before}")
+    return page.locator("#jobs .job-card").first.get_attribute("id").removeprefix("job-")
 
+
+@pytest.fixture
+def new_context(browser):
+    """Browser contexts for one test, closed however it ends (so the app can stop)."""
+    opened = []
+
+    def open_context(viewport: str, **options):
+        opened.append(browser.new_context(viewport=VIEWPORTS[viewport], **options))
+        return opened[-1]
+
+    yield open_context
+    for context in opened:
+        context.close()
+    
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
-def test_a_story_from_one_tap_to_reading_with_javascript(browser, live_app, viewport):
-    context = new_context(browser, viewport)
+def test_a_story_from_one_tap_to_reading_with_javascript(new_context, live_app, viewport):
+    context = new_context(viewport)
     watched = Watched(context, live_app.url)
     page = watched.page
     page.goto(live_app.url + "/")
@@ -136,11 +156,7 @@ def test_a_story_from_one_tap_to_reading_with_javascript(browser, live_app, view
     page.fill("#child_name", "Mia")
     page.fill("#age", "5")
     watched.shot(f"{viewport}-js-home")
-    page.get_by_role("button", name="Write the story").click()
-
-    card = page.locator("#jobs .job-card").first
-    card.wait_for()
-    job_id = card.get_attribute("id").removeprefix("job-")
+    job_id = request_story(page)
     assert page.locator("#prompt").input_value() == ""  # a fresh form, ready for the next
     assert page.locator("#child_name").input_value() == "Mia"
     page.locator(f"#job-{job_id}.status-completed").wait_for(timeout=STORY_WAIT_MS)
@@ -173,12 +189,11 @@ def test_a_story_from_one_tap_to_reading_with_javascript(browser, live_app, view
     page.fill("#q", "Mia")
     page.locator("#library-results .shelf-item").first.wait_for()
     assert watched.problems == []
-    context.close()
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
-def test_a_story_from_one_tap_to_reading_without_javascript(browser, live_app, viewport):
-    context = new_context(browser, viewport, java_script_enabled=False)
+def test_a_story_from_one_tap_to_reading_without_javascript(new_context, live_app, viewport):
+    context = new_context(viewport, java_script_enabled=False)
     watched = Watched(context, live_app.url)
     page = watched.page
     page.goto(live_app.url + "/")
@@ -210,20 +225,16 @@ def test_a_story_from_one_tap_to_reading_without_javascript(browser, live_app, v
     page.wait_for_url(live_app.url + "/stories")
     assert page.locator(f"a[href='{urlsplit(story_url).path}']").count() == 0
     assert watched.problems == []
-    context.close()
 
 
-def test_pages_have_no_serious_accessibility_violations(browser, live_app):
-    context = new_context(browser, "tablet", bypass_csp=True)  # lets axe be injected
+def test_pages_have_no_serious_accessibility_violations(new_context, live_app):
+    context = new_context("tablet", bypass_csp=True)  # lets axe be injected
     watched = Watched(context, live_app.url)
     page = watched.page
     page.goto(live_app.url + "/")
     page.get_by_role("button", name="Write the story").click()  # the prompt is required
     page.fill("#prompt", "a sleepy owl")
-    page.get_by_role("button", name="Write the story").click()
-    card = page.locator("#jobs .job-card").first
-    card.wait_for()
-    job_id = card.get_attribute("id").removeprefix("job-")
+    job_id = request_story(page)
     page.locator(f"#job-{job_id}.status-completed").wait_for(timeout=STORY_WAIT_MS)
     story_path = page.get_by_role("link", name="Read the story").first.get_attribute("href")
 
@@ -247,4 +258,3 @@ def test_pages_have_no_serious_accessibility_violations(browser, live_app):
             page.set_viewport_size(VIEWPORTS["tablet"])
     assert found == {}
     assert watched.problems == []
-    context.close()
