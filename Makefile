@@ -17,11 +17,11 @@ run: $(STAMP)
 	PORT=$(PORT) $(BIN)/python -m app serve
 
 test: $(STAMP)
-	$(BIN)/ruff check app tests $(wildcard bench)
+	$(BIN)/ruff check $(wildcard app tests bench)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check app tests $(wildcard bench)
+	$(BIN)/ruff check $(wildcard app tests bench)
 
 bench: $(STAMP)
 	$(BIN)/python bench/job_overhead.py

@@ -82,6 +82,7 @@ class StoredStory:
     model: str
     created_at: datetime
     request: StoryRequest
+    favourite: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,14 @@ class StorySummary:
     title: str
     child_name: str | None
     created_at: datetime
+    favourite: bool = False
+
+
+def _summary(row: Any) -> StorySummary:
+    return StorySummary(
+        id=row["id"], job_id=row["job_id"], title=row["title"], child_name=row["child_name"],
+        created_at=row["created_at"], favourite=row["favourite"],
+    )
 
 
 class JobStore:
@@ -141,17 +150,48 @@ class JobStore:
                 prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
                 length=row["length"],
             ),
+            favourite=row["favourite"],
         )
 
     async def list_stories(self, *, limit: int = 500) -> list[StorySummary]:
+        """The stories on the shelf, newest first."""
         rows = await self.db.fetch_all(self._sql["list_stories"], {"limit": limit})
-        return [
-            StorySummary(
-                id=row["id"], job_id=row["job_id"], title=row["title"],
-                child_name=row["child_name"], created_at=row["created_at"],
-            )
-            for row in rows
-        ]
+        return [_summary(row) for row in rows]
+
+    async def search_library(self, search: str = "", *, limit: int = 500) -> list[StorySummary]:
+        """Favourites first, then newest; `search` matches the title or the child's name."""
+        rows = await self.db.fetch_all(
+            self._sql["search_library"], {"search": search, "limit": limit}
+        )
+        return [_summary(row) for row in rows]
+
+    async def story_title(self, story_id: int) -> str | None:
+        """The title of a story on the shelf; None once it has been deleted."""
+        return await self.db.fetch_val(self._sql["story_title"], {"story_id": story_id})
+
+    async def last_request(self) -> StoryRequest | None:
+        """What the newest job asked for: the story form's defaults."""
+        row = await self.db.fetch_one(self._sql["last_request"])
+        if row is None:
+            return None
+        return StoryRequest(
+            prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
+            length=row["length"],
+        )
+
+    # -- the shelf (stories, not jobs: no status changes) ------------------------------
+
+    async def delete_story(self, story_id: int) -> bool:
+        """Take a story off the shelf; False when it was not there."""
+        row = await self.db.fetch_one(self._sql["delete_story"], {"story_id": story_id})
+        return row is not None
+
+    async def set_favourite(self, story_id: int, favourite: bool) -> bool:
+        """Mark or unmark a favourite; False when the story is not on the shelf."""
+        row = await self.db.fetch_one(
+            self._sql["set_favourite"], {"story_id": story_id, "favourite": favourite}
+        )
+        return row is not None
 
     async def ids(self, query: str, **params: object) -> list[int]:
         """The ids a read-only check query finds (the `check_*` queries)."""
@@ -210,9 +250,7 @@ class JobStore:
 
     async def complete(self, job_id: int, story_id: int) -> bool:
         """running -> completed."""
-        row = await self._guarded(
-            "complete_job", "complete", job_id=job_id, story_id=story_id
-        )
+        row = await self._guarded("complete_job", "complete", job_id=job_id, story_id=story_id)
         return row is not None
 
     async def fail(self, job_id: int, error_text: str) -> bool:

@@ -127,7 +127,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.guard = guard
-    app.state.templates = make_templates()
+    app.state.templates = make_templates(settings.tz)
     app.state.page_context = page_context
     return app
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -13,9 +12,10 @@ from starlette.staticfiles import StaticFiles
 from app.errors import AppError, Invalid, NotFound
 from app.intake import FIELDS, parse_idempotency_key, parse_story_request
 from app.jobs import Job, StoredStory
-from app.services import Services
+from app.pages import home_context, page_routes
 from app.web import (
     STATIC_DIR,
+    VARY,
     is_htmx,
     iso_time,
     parse_form,
@@ -23,15 +23,12 @@ from app.web import (
     parse_json,
     read_body,
     render,
+    services_of,
     wants_json,
 )
 
 HEALTH_DB_TIMEOUT_S = 3.0
-VARY = {"Vary": "Accept, HX-Request"}
-
-
-def services_of(request: Request) -> Services:
-    return request.app.state.services
+LIBRARY_SEARCH_MAX_CHARS = 100
 
 
 def job_json(job: Job) -> dict[str, object]:
@@ -57,33 +54,6 @@ def story_json(story: StoredStory) -> dict[str, object]:
         "child_name": story.request.child_name,
         "age": story.request.age,
         "length": story.request.length,
-    }
-
-
-def new_form_key() -> str:
-    return secrets.token_urlsafe(18)
-
-
-async def home(request: Request) -> Response:
-    return render(request, "home.html", await home_context(request))
-
-
-async def home_context(
-    request: Request,
-    *,
-    values: dict[str, str] | None = None,
-    errors: dict[str, str] | None = None,
-    notice: str | None = None,
-) -> dict[str, object]:
-    services = services_of(request)
-    return {
-        "form_key": new_form_key(),
-        "values": values or {},
-        "errors": errors or {},
-        "notice": notice,
-        "jobs": [await services.card(job) for job in await services.store.recent()],
-        "stories": await services.store.list_stories(limit=6),
-        "stories_left": services.intake.stories_left_today(await services.intake.used_today()),
     }
 
 
@@ -119,6 +89,9 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         )
         submission = await services_of(request).intake.submit(key, story_request)
     except Invalid as error:
+        if error.code == "idempotency_key_reused":  # an old page sent again with new words
+            notice = "That form was already used. Please tap “Write the story” once more."
+            return await _form_again(request, values, status_code=422, notice=notice)
         errors = {error.field or "prompt": error.message}
         return await _form_again(request, values, status_code=422, errors=errors)
     except AppError as error:
@@ -130,10 +103,12 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         )
     job = submission.job
     if is_htmx(request):
-        return render(
-            request, "_job_card.html", {"card": await services_of(request).card(job)},
-            status_code=202, headers={"HX-Trigger": "story-requested", **VARY},
-        )
+        # The new card, and (out of band) the form again with a fresh key, ready for the next.
+        remembered = {"child_name": values["child_name"], "age": values["age"],
+                      "length": values["length"] or "medium", "prompt": ""}
+        context = await home_context(request, values=remembered)
+        context["card"] = await services_of(request).card(job)
+        return render(request, "_submitted.html", context, status_code=202, headers=VARY)
     return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
 
 
@@ -151,8 +126,8 @@ async def _form_again(
     headers = {"Retry-After": str(retry_after_s)} if retry_after_s else {}
     template = "_story_form.html" if is_htmx(request) else "home.html"
     if is_htmx(request):
-        # htmx 2 ignores 4xx/5xx bodies by default; let this one replace the form.
-        headers |= {"HX-Retarget": "#story-form", "HX-Reswap": "outerHTML"}
+        # base.html tells htmx to swap 422/429/503 bodies; this one replaces the form.
+        headers |= {"HX-Retarget": "#story-form", "HX-Reswap": "outerHTML", **VARY}
     return render(request, template, context, status_code=status_code, headers=headers)
 
 
@@ -166,8 +141,6 @@ async def job_status(request: Request) -> Response:
     context = {"card": await services.card(job)}
     if is_htmx(request):
         return render(request, "_job_card.html", context, headers=VARY)
-    if job.story_id is not None:
-        context["story"] = await services.store.get_story(job.story_id)
     return render(request, "job.html", context, headers=VARY)
 
 
@@ -181,8 +154,9 @@ async def story_page(request: Request) -> Response:
 
 
 async def library(request: Request) -> Response:
-    stories = await services_of(request).store.list_stories()
+    store = services_of(request).store
     if wants_json(request):
+        stories = await store.list_stories()
         return JSONResponse(
             {
                 "stories": [
@@ -192,7 +166,11 @@ async def library(request: Request) -> Response:
             },
             headers=VARY,
         )
-    return render(request, "library.html", {"stories": stories}, headers=VARY)
+    search = request.query_params.get("q", "").strip()[:LIBRARY_SEARCH_MAX_CHARS]
+    context = {"stories": await store.search_library(search), "search": search}
+    if is_htmx(request):
+        return render(request, "_library_list.html", context, headers=VARY)
+    return render(request, "library.html", context, headers=VARY)
 
 
 async def healthz(request: Request) -> Response:
@@ -213,7 +191,7 @@ async def healthz(request: Request) -> Response:
 
 def routes() -> list[Route | Mount]:
     return [
-        Route("/", home, methods=["GET"]),
+        *page_routes(),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/stories/generate", generate, methods=["POST"]),
         Route("/stories/jobs/{job_id}", job_status, methods=["GET"]),

@@ -41,6 +41,7 @@ class JobCard:
     position: int | None  # place in the queue while pending
     elapsed_s: float
     expected_s: float
+    title: str | None = None  # the story's, once completed (None if it was deleted since)
 
     @property
     def progress_percent(self) -> int:
@@ -171,9 +172,13 @@ class Services:
         if job.status == Status.RUNNING:
             expected = await self.store.median_duration_s() or DEFAULT_EXPECTED_S
         started = job.started_at or job.created_at
+        title = None
+        if job.story_id is not None:
+            title = await self.store.story_title(job.story_id)
         return JobCard(
             job=job,
             position=self.queue.position(job.id) if job.status == Status.PENDING else None,
             elapsed_s=max(time.time() - started.timestamp(), 0.0),
             expected_s=max(expected, 1.0),
+            title=title,
         )

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
-from datetime import UTC, datetime
+import re
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 from starlette.datastructures import FormData
@@ -23,18 +24,62 @@ from starlette.types import Message
 
 from app.errors import AppError, BadRequest, NotFound, TooLarge, Unavailable
 from app.logs import log
+from app.services import Services
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 BODY_MAX_BYTES = 16 * 1024
 DATABASE_RETRY_AFTER_S = 5
 ID_MAX = 2**63 - 1  # bigint
+# One URL, a page or a fragment (or JSON): caches must key on both headers.
+VARY = {"Vary": "Accept, HX-Request"}
+# Reading preferences, kept in cookies that the server reads and app.js writes.
+THEMES = ("dark", "light")
+TEXT_SIZES = range(1, 6)
+DEFAULT_TEXT_SIZE = 3
+PREFERENCE_MAX_AGE_S = 365 * 24 * 3600
+BLANK_LINES = re.compile(r"\n\s*\n")
 
 
-def make_templates() -> Jinja2Templates:
+def make_templates(timezone: tzinfo = UTC) -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     templates.env.filters["iso"] = iso_time
+    templates.env.filters["day"] = lambda moment: day(moment, timezone)
+    templates.env.filters["paragraphs"] = paragraphs
     return templates
+
+
+def services_of(request: Request) -> Services:
+    return request.app.state.services
+
+
+def day(moment: datetime, timezone: tzinfo) -> str:
+    """A date as the household reads it: `29 November 2026`, in its own time zone."""
+    local = moment.astimezone(timezone)
+    return f"{local.day} {local:%B %Y}"
+
+
+def paragraphs(text: str) -> list[str]:
+    """A story's paragraphs: the blocks between blank lines, without empty ones."""
+    return [block.strip() for block in BLANK_LINES.split(text.strip()) if block.strip()]
+
+
+def preferences(request: Request) -> dict[str, object]:
+    """The reader's theme and text size from their cookies (dark and middling by default)."""
+    theme = request.cookies.get("theme", "")
+    size = request.cookies.get("text_size", "")
+    return {
+        "theme": theme if theme in THEMES else THEMES[0],
+        "text_size": int(size) if size.isdecimal() and int(size) in TEXT_SIZES
+        else DEFAULT_TEXT_SIZE,
+    }
+
+
+def local_path(raw: str, default: str) -> str:
+    """A redirect target only if it stays on this site (`/stories`, not `//evil`)."""
+    if raw.startswith("/") and not raw.startswith("//") and "\\" not in raw and raw.isascii():
+        return raw
+    return default
 
 
 def iso_time(moment: datetime | None) -> str | None:
@@ -64,7 +109,11 @@ def render(
     headers: dict[str, str] | None = None,
 ) -> Response:
     templates: Jinja2Templates = request.app.state.templates
-    full_context = {**request.app.state.page_context(request), **(context or {})}
+    full_context = {
+        **preferences(request),
+        **request.app.state.page_context(request),
+        **(context or {}),
+    }
     return templates.TemplateResponse(
         request, template, full_context, status_code=status_code, headers=headers
     )

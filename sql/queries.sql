@@ -102,17 +102,50 @@ SELECT * FROM story_jobs
  LIMIT :limit
 
 -- name: get_story
--- One story with the request that made it.
+-- One story still on the shelf, with the request that made it.
 SELECT s.*, j.prompt, j.child_name, j.age, j.length
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
- WHERE s.id = :story_id
+ WHERE s.id = :story_id AND s.deleted_at IS NULL
 
 -- name: list_stories
--- The library, newest first.
-SELECT s.id, s.title, s.created_at, s.job_id, j.child_name
+-- The stories on the shelf, newest first (the JSON library and the home page).
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE s.deleted_at IS NULL
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT :limit
+
+-- name: search_library
+-- The household library: favourites first, then newest; :search ('' for all) is matched,
+-- case-insensitively and literally (no wildcards), against the title or the child's name.
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
+  FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE s.deleted_at IS NULL
+   AND (:search = ''
+        OR strpos(lower(s.title), lower(:search)) > 0
+        OR strpos(lower(coalesce(j.child_name, '')), lower(:search)) > 0)
+ ORDER BY s.favourite DESC, s.created_at DESC, s.id DESC
+ LIMIT :limit
+
+-- name: delete_story
+-- Takes a story off the shelf (soft: its job still points at it). Zero rows: not there.
+UPDATE stories SET deleted_at = now()
+ WHERE id = :story_id AND deleted_at IS NULL
+RETURNING id
+
+-- name: set_favourite
+-- Marks or unmarks a story on the shelf as a favourite. Zero rows: not there.
+UPDATE stories SET favourite = :favourite
+ WHERE id = :story_id AND deleted_at IS NULL
+RETURNING id
+
+-- name: story_title
+-- The title of a story still on the shelf, for a finished job's status card.
+SELECT title FROM stories WHERE id = :story_id AND deleted_at IS NULL
+
+-- name: last_request
+-- The newest job's request: the form's defaults, so a parent can tap once.
+SELECT prompt, child_name, age, length FROM story_jobs ORDER BY id DESC LIMIT 1
 
 -- name: median_duration_s
 -- How long the last 20 completed stories took to write (start to finish), in seconds.

@@ -1,1 +1,106 @@
-/* Enhancements live here; the app works without them. */
+/* Small enhancements; every page works without this file. No inline script anywhere,
+   so a strict Content-Security-Policy can apply. */
+(function () {
+  "use strict";
+  var root = document.documentElement;
+  var YEAR_S = 31536000;
+  var SIZES = { min: 1, max: 5 };
+
+  function remember(name, value) {
+    document.cookie = name + "=" + value + "; path=/; max-age=" + YEAR_S + "; samesite=lax";
+  }
+
+  // Theme and text size: applied at once and kept in the cookies the server reads too
+  // (without JavaScript, the same buttons post the form and the server sets them).
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var button = event.submitter;
+    if (!form.matches("form[data-preferences]") || !button) return;
+    event.preventDefault();
+    if (button.name === "theme") {
+      root.setAttribute("data-theme", button.value);
+      remember("theme", button.value);
+    } else if (button.name === "text_size") {
+      var size = Number(root.getAttribute("data-text-size")) || 3;
+      size = Math.min(Math.max(size + (button.value === "larger" ? 1 : -1), SIZES.min), SIZES.max);
+      root.setAttribute("data-text-size", String(size));
+      remember("text_size", size);
+    }
+  });
+
+  // An idea chip fills the prompt in place (without JavaScript it reloads the form filled).
+  document.addEventListener("click", function (event) {
+    var chip = event.target.closest("a[data-idea]");
+    var form = chip && chip.closest("form");
+    if (!form || !form.elements.prompt) return;
+    event.preventDefault();
+    form.elements.prompt.value = chip.getAttribute("data-idea");
+    form.elements.prompt.focus();
+  });
+
+  // Read aloud with the browser's own voice: slow and soft, paragraph by paragraph
+  // (long utterances stall in some browsers). Hidden where speech synthesis is missing.
+  function readAloud(box) {
+    if (!("speechSynthesis" in window) || typeof SpeechSynthesisUtterance !== "function") return;
+    var synth = window.speechSynthesis;
+    var buttons = {};
+    var run = 0;
+    box.querySelectorAll("button[data-speak]").forEach(function (b) {
+      buttons[b.getAttribute("data-speak")] = b;
+    });
+
+    function show(state) {
+      buttons.start.hidden = state !== "idle";
+      buttons.pause.hidden = state !== "speaking";
+      buttons.resume.hidden = state !== "paused";
+      buttons.stop.hidden = state === "idle";
+    }
+
+    function voice() {
+      var lang = (root.lang || "en").toLowerCase();
+      var voices = synth.getVoices().filter(function (v) {
+        return v.lang.toLowerCase().indexOf(lang) === 0;
+      });
+      return voices.filter(function (v) { return v.localService; })[0] || voices[0] || null;
+    }
+
+    function start() {
+      run += 1;
+      var mine = run;
+      synth.cancel();
+      var parts = [document.querySelector(".story-head h1")]
+        .concat(Array.prototype.slice.call(document.querySelectorAll("[data-story-text] p")))
+        .map(function (el) { return el ? el.textContent.trim() : ""; })
+        .filter(Boolean);
+      var chosen = voice();
+      parts.forEach(function (text, i) {
+        var utterance = new SpeechSynthesisUtterance(text);
+        utterance.rate = 0.8;
+        utterance.pitch = 0.95;
+        utterance.volume = 0.8;
+        utterance.lang = root.lang || "en";
+        if (chosen) utterance.voice = chosen;
+        function finish() { if (mine === run) show("idle"); }
+        if (i === parts.length - 1) utterance.addEventListener("end", finish);
+        utterance.addEventListener("error", finish);
+        synth.speak(utterance);
+      });
+      show("speaking");
+    }
+
+    box.addEventListener("click", function (event) {
+      var button = event.target.closest("button[data-speak]");
+      if (!button) return;
+      var action = button.getAttribute("data-speak");
+      if (action === "start") start();
+      if (action === "pause") { synth.pause(); show("paused"); }
+      if (action === "resume") { synth.resume(); show("speaking"); }
+      if (action === "stop") { run += 1; synth.cancel(); show("idle"); }
+    });
+    window.addEventListener("pagehide", function () { synth.cancel(); });
+    show("idle");
+    box.hidden = false;
+  }
+
+  document.querySelectorAll("[data-read-aloud]").forEach(readAloud);
+})();

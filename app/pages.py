@@ -1,0 +1,179 @@
+"""The household's pages that have no JSON twin: home, retry, favourites, delete, preferences.
+
+    GET  /                            the story form, the jobs being written, the newest stories
+    POST /stories/jobs/{id}/retry     "Try again": a new job with a failed job's request
+    POST /stories/{id}/favourite      mark or unmark (favourite=1|0)
+    POST /stories/{id}/delete         take a story off the shelf
+    POST /preferences                 theme=dark|light, text_size=smaller|larger
+
+Every POST works as a plain form (303 back to a page) and, with htmx, answers with the
+fragment that replaces the control, so the pages work the same with JavaScript off.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from app.errors import AppError, NotFound
+from app.intake import FIELDS
+from app.jobs import Status
+from app.web import (
+    PREFERENCE_MAX_AGE_S,
+    TEXT_SIZES,
+    THEMES,
+    VARY,
+    is_htmx,
+    local_path,
+    parse_form,
+    parse_id,
+    preferences,
+    read_body,
+    render,
+    services_of,
+)
+
+# One tap fills the prompt (app.js); without JavaScript each is a link that does the same.
+IDEAS = (
+    "a brave little dragon",
+    "a trip to the moon",
+    "a sleepy owl who lost its hoot",
+    "a teddy bear's midnight picnic",
+    "a whale who sings lullabies",
+    "a garden that grows at night",
+)
+HOME_NEWEST_STORIES = 6
+# A failed job's "Try again" always makes the same new job: a double tap is one retry.
+RETRY_KEY_PREFIX = "household-retry-of-job-"
+
+
+def new_form_key() -> str:
+    return secrets.token_urlsafe(18)
+
+
+async def home(request: Request) -> Response:
+    idea = request.query_params.get("idea", "")
+    values = {"prompt": idea} if idea in IDEAS else None
+    response = render(request, "home.html", await home_context(request, values=values))
+    # A page restored from the back/forward cache would resend an old key: never cache it.
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+async def home_context(
+    request: Request,
+    *,
+    values: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None,
+    notice: str | None = None,
+) -> dict[str, object]:
+    """The home page (and its form), with a fresh idempotency key on every render.
+
+    With no `values`, the form starts from the last story's child, age and length.
+    """
+    services = services_of(request)
+    form_values = await remembered_values(request)
+    form_values.update(values or {})
+    return {
+        "page_title": "A story for tonight",
+        "form_key": new_form_key(),
+        "values": form_values,
+        "errors": errors or {},
+        "notice": notice,
+        "ideas": IDEAS,
+        "jobs": [await services.card(job) for job in await services.store.recent()],
+        "stories": await services.store.list_stories(limit=HOME_NEWEST_STORIES),
+        "stories_left": services.intake.stories_left_today(await services.intake.used_today()),
+    }
+
+
+async def remembered_values(request: Request) -> dict[str, str]:
+    last = await services_of(request).store.last_request()
+    values = dict.fromkeys(FIELDS, "")
+    if last is not None:
+        values |= {
+            "child_name": last.child_name or "",
+            "age": str(last.age) if last.age else "",
+            "length": last.length,
+        }
+    return values
+
+
+async def retry(request: Request) -> Response:
+    """A new job with the failed job's request: the card in its place, or its page."""
+    services = services_of(request)
+    await parse_form(request, await read_body(request))  # read (and size-check) the form
+    job = await services.store.get(parse_id(request.path_params["job_id"]))
+    if job is None:
+        raise NotFound("There is no story job with that number.")
+    notice, status_code = None, 200
+    if job.status == Status.FAILED:
+        try:
+            submission = await services.intake.submit(f"{RETRY_KEY_PREFIX}{job.id}", job.request)
+        except AppError as error:
+            if error.status_code not in (429, 503):
+                raise
+            notice, status_code = error.message, error.status_code
+        else:
+            job = submission.job
+    if notice is None and not is_htmx(request):
+        return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
+    context = {"card": await services.card(job), "notice": notice}
+    if is_htmx(request):
+        # 200, so htmx swaps it in: the failed card again, with the sentence on it.
+        return render(request, "_job_card.html", context, headers=VARY)
+    return render(request, "job.html", context, status_code=status_code, headers=VARY)
+
+
+async def favourite(request: Request) -> Response:
+    story_id = parse_id(request.path_params["story_id"])
+    form = await parse_form(request, await read_body(request))
+    marked = form.get("favourite") == "1"
+    if not await services_of(request).store.set_favourite(story_id, marked):
+        raise NotFound("There is no story with that number.")
+    if is_htmx(request):
+        context = {"story": {"id": story_id, "favourite": marked},
+                   "back": str(form.get("next") or "")}
+        return render(request, "_favourite.html", context, headers=VARY)
+    back = local_path(str(form.get("next") or ""), f"/stories/{story_id}")
+    return RedirectResponse(back, status_code=303)
+
+
+async def delete(request: Request) -> Response:
+    story_id = parse_id(request.path_params["story_id"])
+    await parse_form(request, await read_body(request))
+    services = services_of(request)
+    story = await services.store.get_story(story_id)
+    if story is None or not await services.store.delete_story(story_id):
+        raise NotFound("There is no story with that number.")
+    if is_htmx(request):
+        return render(request, "_deleted.html", {"story": story}, headers=VARY)
+    return RedirectResponse("/stories", status_code=303)
+
+
+async def set_preferences(request: Request) -> Response:
+    """Remember the theme and text size (app.js does the same without a round trip)."""
+    form = await parse_form(request, await read_body(request))
+    current = preferences(request)
+    response = RedirectResponse(local_path(str(form.get("next") or ""), "/"), status_code=303)
+    theme = form.get("theme")
+    if theme in THEMES:
+        response.set_cookie("theme", str(theme), max_age=PREFERENCE_MAX_AGE_S, samesite="lax")
+    step = {"smaller": -1, "larger": 1}.get(str(form.get("text_size")))
+    if step:
+        size = min(max(int(str(current["text_size"])) + step, TEXT_SIZES[0]), TEXT_SIZES[-1])
+        response.set_cookie("text_size", str(size), max_age=PREFERENCE_MAX_AGE_S, samesite="lax")
+    return response
+
+
+def page_routes() -> list[Route]:
+    return [
+        Route("/", home, methods=["GET"]),
+        Route("/preferences", set_preferences, methods=["POST"]),
+        Route("/stories/jobs/{job_id}/retry", retry, methods=["POST"]),
+        Route("/stories/{story_id}/favourite", favourite, methods=["POST"]),
+        Route("/stories/{story_id}/delete", delete, methods=["POST"]),
+    ]

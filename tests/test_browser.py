@@ -1,0 +1,260 @@
+"""The household UI in a real browser: Debian's headless Chromium driven by Playwright.
+
+The app runs under uvicorn on a free loopback port (its own database, the demo
+storyteller with a short delay). Each flow is walked at a tablet and a phone size, with
+JavaScript on and off; screenshots go to test-artifacts/. Accessibility is checked by
+injecting the vendored axe-core into each page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import uvicorn
+
+from app.config import Settings
+from app.main import create_app
+from tests.conftest import TEMPLATE_DB, _admin, with_database
+from tests.fake_llm import free_port
+
+CHROMIUM = Path("/usr/bin/chromium")
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+VIEWPORTS = {"tablet": {"width": 820, "height": 1180}, "phone": {"width": 390, "height": 844}}
+STORY_WAIT_MS = 15_000
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)",
+    ),
+]
+
+
+def admin(pg_url: str, statement: str) -> None:
+    """Run one statement on the server, from a thread of its own (Playwright's sync API
+    keeps an event loop running in the test's thread)."""
+    worker = threading.Thread(target=asyncio.run, args=(_admin(pg_url, statement),))
+    worker.start()
+    worker.join()
+
+
+@dataclass
+class LiveApp:
+    url: str
+    server: uvicorn.Server
+    thread: threading.Thread = field(repr=False)
+
+
+@pytest.fixture(scope="module")
+def live_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApp]:
+    """The app over real HTTP on 127.0.0.1, in a thread with its own event loop."""
+    name = f"browser_{int(time.time() * 1000)}"
+    admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+    settings = Settings(
+        database_url=with_database(pg_url, name),
+        data_dir=tmp_path_factory.mktemp("browser-data"),
+        storyteller="demo",
+        demo_delay_s=1.5,
+        shutdown_grace_s=2,
+        allow_open=True,
+    )
+    port = free_port()
+    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
+                            log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
+        time.sleep(0.05)
+    yield LiveApp(f"http://127.0.0.1:{port}", server, thread)
+    server.should_exit = True
+    thread.join(timeout=15)
+    admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Watched:
+    """A page whose console errors, failed loads and off-site requests are collected."""
+
+    def __init__(self, context, base_url: str) -> None:
+        self.page = context.new_page()
+        self.problems: list[str] = []
+        host = urlsplit(base_url).netloc
+        self.page.on("console", lambda m: m.type == "error" and self.problems.append(m.text))
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("requestfailed", lambda r: r.failure == "net::ERR_ABORTED"  # navigated on
+                     or self.problems.append(f"failed: {r.url} {r.failure}"))
+        self.page.on("request", lambda r: urlsplit(r.url).netloc in (host, "")
+                     or self.problems.append(f"off-site request: {r.url}"))
+
+    def shot(self, name: str) -> None:
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        assert not overflows(self.page), f"{name} is wider than the screen"
+
+
+def overflows(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+
+
+def request_story(page) -> str:
+    """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
+    before = page.locator("#jobs .job-card").count()
+    page.get_by_role("button", name="Write the story").click()
+    page.wait_for_function(f"document.querySelectorAll('#jobs .job-card').length > {before}")
+    return page.locator("#jobs .job-card").first.get_attribute("id").removeprefix("job-")
+
+
+@pytest.fixture
+def new_context(browser):
+    """Browser contexts for one test, closed however it ends (so the app can stop)."""
+    opened = []
+
+    def open_context(viewport: str, **options):
+        opened.append(browser.new_context(viewport=VIEWPORTS[viewport], **options))
+        return opened[-1]
+
+    yield open_context
+    for context in opened:
+        context.close()
+    
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_a_story_from_one_tap_to_reading_with_javascript(new_context, live_app, viewport):
+    context = new_context(viewport)
+    watched = Watched(context, live_app.url)
+    page = watched.page
+    page.goto(live_app.url + "/")
+    page.evaluate("window.__sameDocument = true")  # gone if anything reloads the page
+    page.locator("a.chip", has_text="a trip to the moon").click()
+    assert page.locator("#prompt").input_value() == "a trip to the moon"
+    page.fill("#child_name", "Mia")
+    page.fill("#age", "5")
+    watched.shot(f"{viewport}-js-home")
+    job_id = request_story(page)
+    assert page.locator("#prompt").input_value() == ""  # a fresh form, ready for the next
+    assert page.locator("#child_name").input_value() == "Mia"
+    page.locator(f"#job-{job_id}.status-completed").wait_for(timeout=STORY_WAIT_MS)
+    assert page.evaluate("window.__sameDocument") is True
+    assert page.url == live_app.url + "/"
+    watched.shot(f"{viewport}-js-home-done")
+
+    page.goto(f"{live_app.url}/stories/jobs/{job_id}")
+    watched.shot(f"{viewport}-js-job")
+    page.get_by_role("link", name="Read the story").click()
+    page.wait_for_url(re.compile(r"/stories/\d+$"))
+    assert "Mia" in page.locator("h1").inner_text()
+    assert page.locator("[data-read-aloud]").is_visible() == page.evaluate(
+        "'speechSynthesis' in window"
+    )
+    assert page.locator("html").get_attribute("data-theme") == "dark"
+    watched.shot(f"{viewport}-js-story")
+    page.get_by_role("button", name="Light theme").click()
+    page.get_by_role("button", name="Larger text").click()
+    assert page.locator("html").get_attribute("data-theme") == "light"
+    assert page.locator("html").get_attribute("data-text-size") == "4"
+    page.get_by_role("button", name="Favourite").click()
+    page.locator("button.favourite[aria-pressed='true']").wait_for()
+    watched.shot(f"{viewport}-js-story-light")
+    page.reload()
+    assert page.locator("html").get_attribute("data-theme") == "light"  # remembered
+
+    page.goto(live_app.url + "/stories")
+    watched.shot(f"{viewport}-js-library")
+    page.fill("#q", "Mia")
+    page.locator("#library-results .shelf-item").first.wait_for()
+    assert watched.problems == []
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_a_story_from_one_tap_to_reading_without_javascript(new_context, live_app, viewport):
+    context = new_context(viewport, java_script_enabled=False)
+    watched = Watched(context, live_app.url)
+    page = watched.page
+    page.goto(live_app.url + "/")
+    page.locator("a.chip", has_text="a whale who sings lullabies").click()
+    page.wait_for_url(re.compile(r"idea="))
+    assert page.locator("#prompt").input_value() == "a whale who sings lullabies"
+    page.fill("#child_name", "Theo")
+    page.get_by_role("button", name="Write the story").click()
+    page.wait_for_url(re.compile(r"/stories/jobs/\d+$"))
+    watched.shot(f"{viewport}-nojs-job")
+    # The page refreshes itself every 3 s until the story is there.
+    page.get_by_role("link", name="Read the story").wait_for(timeout=STORY_WAIT_MS)
+    watched.shot(f"{viewport}-nojs-job-done")
+    page.get_by_role("link", name="Read the story").click()
+    page.wait_for_url(re.compile(r"/stories/\d+$"))
+    story_url = page.url
+    assert "Theo" in page.locator("h1").inner_text()
+    assert not page.locator("[data-read-aloud]").is_visible()  # needs the script
+    watched.shot(f"{viewport}-nojs-story")
+    page.get_by_role("button", name="Light theme").click()  # a plain form post
+    page.wait_for_url(story_url)
+    assert page.locator("html").get_attribute("data-theme") == "light"
+
+    page.goto(live_app.url + "/stories")
+    item = page.locator(".shelf-item", has=page.locator(f"a[href='{urlsplit(story_url).path}']"))
+    item.locator("summary").click()
+    watched.shot(f"{viewport}-nojs-library-confirm")
+    item.get_by_role("button", name="Yes, delete it").click()
+    page.wait_for_url(live_app.url + "/stories")
+    assert page.locator(f"a[href='{urlsplit(story_url).path}']").count() == 0
+    assert watched.problems == []
+
+
+def test_pages_have_no_serious_accessibility_violations(new_context, live_app):
+    context = new_context("tablet", bypass_csp=True)  # lets axe be injected
+    watched = Watched(context, live_app.url)
+    page = watched.page
+    page.goto(live_app.url + "/")
+    page.get_by_role("button", name="Write the story").click()  # the prompt is required
+    page.fill("#prompt", "a sleepy owl")
+    job_id = request_story(page)
+    page.locator(f"#job-{job_id}.status-completed").wait_for(timeout=STORY_WAIT_MS)
+    story_path = page.get_by_role("link", name="Read the story").first.get_attribute("href")
+
+    found = {}
+    for theme in ("dark", "light"):
+        context.add_cookies([{"name": "theme", "value": theme, "url": live_app.url}])
+        for path in ("/", f"/stories/jobs/{job_id}", story_path, "/stories"):
+            page.goto(live_app.url + path)
+            page.add_script_tag(path=str(AXE))
+            violations = page.evaluate(
+                """async () => (await axe.run(document, {resultTypes: ["violations"]}))
+                    .violations.filter(v => ["serious", "critical"].includes(v.impact))
+                    .map(v => v.id + ": " + v.nodes.map(n => n.target.join(" ")).join(", "))"""
+            )
+            if violations:
+                found[f"{theme} {path}"] = violations
+            for width in (320, 1366):  # the narrowest phone, a landscape tablet
+                page.set_viewport_size({"width": width, "height": 800})
+                if overflows(page):
+                    found[f"{theme} {path} at {width}px"] = ["wider than the screen"]
+            page.set_viewport_size(VIEWPORTS["tablet"])
+    assert found == {}
+    assert watched.problems == []

@@ -1,0 +1,317 @@
+"""The household UI over HTTP: the pages, the status card, the no-JS paths, the library."""
+
+from __future__ import annotations
+
+import re
+
+import anyio
+import httpx
+import pytest
+
+from tests.conftest import ACCEPT_JSON, serve, wait_for_job
+
+pytestmark = pytest.mark.anyio
+
+HX = {"HX-Request": "true"}
+POLLING = ('hx-trigger="every 3s"', 'hx-swap="outerHTML"', "hx-get=")
+KEY = re.compile(r'name="idempotency_key" value="([^"]+)"')
+
+
+def card_tag(html: str) -> str:
+    """The status card's opening tag, where the polling attributes live."""
+    match = re.search(r"<article[^>]*>", html)
+    assert match, html
+    return match.group(0)
+
+
+def polls(html: str) -> bool:
+    tag = card_tag(html)
+    present = [attribute in tag for attribute in POLLING]
+    assert all(present) or not any(present), tag  # all three, or none
+    return all(present)
+
+
+def form_key(html: str) -> str:
+    match = KEY.search(html)
+    assert match, "the form has no hidden idempotency_key"
+    return match.group(1)
+
+
+async def submit(
+    client: httpx.AsyncClient, *, key: str | None = None, htmx: bool = False, **fields: str
+) -> httpx.Response:
+    """Post the story form as a browser would, with the key the home page minted."""
+    if key is None:
+        key = form_key((await client.get("/")).text)
+    data = {"prompt": "a brave little dragon", "child_name": "", "age": "", "length": "medium"}
+    return await client.post(
+        "/stories/generate", data={**data, **fields, "idempotency_key": key},
+        headers=HX if htmx else {},
+    )
+
+
+def job_id_of(response: httpx.Response) -> int:
+    if response.status_code == 303:
+        return int(response.headers["location"].rsplit("/", 1)[1])
+    match = re.search(r'id="job-(\d+)"', response.text)
+    assert match, response.text
+    return int(match.group(1))
+
+
+async def finished_story(client: httpx.AsyncClient, **fields: str) -> int:
+    response = await submit(client, **fields)
+    job = await wait_for_job(client, job_id_of(response))
+    assert job["status"] == "completed", job
+    return job["story_id"]
+
+
+async def test_home_has_the_form_with_a_fresh_hidden_key_each_render(client):
+    first = await client.get("/")
+    second = await client.get("/")
+    assert first.status_code == 200
+    assert 'hx-post="/stories/generate"' in first.text
+    assert 'method="post" action="/stories/generate"' in first.text
+    for name in ("prompt", "child_name", "age", "length"):
+        assert f'name="{name}"' in first.text
+    assert form_key(first.text) != form_key(second.text)
+    assert first.headers["cache-control"] == "no-store"
+    assert "<script>" not in first.text  # only <script src=...>: a strict CSP can follow
+    assert 'data-idea="a brave little dragon"' in first.text
+
+
+async def test_form_post_without_htmx_redirects_to_the_job_page(client):
+    response = await submit(client)
+    assert response.status_code == 303
+    assert re.fullmatch(r"/stories/jobs/\d+", response.headers["location"])
+    page = await client.get(response.headers["location"])
+    assert page.status_code == 200
+    assert 'class="card job-card' in page.text
+
+
+async def test_htmx_post_answers_the_card_and_a_fresh_form_out_of_band(client):
+    key = form_key((await client.get("/")).text)
+    response = await submit(client, key=key, htmx=True, child_name="Mia", age="5")
+    assert response.status_code == 202
+    assert 'class="card job-card' in response.text
+    assert 'hx-swap-oob="true"' in response.text
+    assert form_key(response.text) != key
+    assert 'value="Mia"' in response.text  # remembered for the next story
+    assert "HX-Request" in response.headers["vary"]
+
+
+async def test_double_submit_makes_one_job(client, db):
+    key = form_key((await client.get("/")).text)
+    first, second = await submit(client, key=key), await submit(client, key=key)
+    assert first.headers["location"] == second.headers["location"]
+    with_htmx = await submit(client, key=key, htmx=True)
+    assert job_id_of(with_htmx) == job_id_of(first)
+    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 1
+
+
+async def test_card_polls_while_unfinished_and_stops_once_finished(client, fake_llm):
+    fake_llm.hold()
+    job_id = job_id_of(await submit(client))
+    await anyio.to_thread.run_sync(fake_llm.wait_for_call, job_id)
+    card = await client.get(f"/stories/jobs/{job_id}", headers=HX)
+    assert card.status_code == 200
+    assert card.text.lstrip().startswith("<article")  # the fragment, not a page
+    assert polls(card.text)
+    assert f'hx-get="/stories/jobs/{job_id}"' in card_tag(card.text)
+    assert "<progress" in card.text
+    assert "HX-Request" in card.headers["vary"]
+
+    fake_llm.release()
+    await wait_for_job(client, job_id)
+    card = await client.get(f"/stories/jobs/{job_id}", headers=HX)
+    assert not polls(card.text)
+    assert "Read the story" in card.text
+    assert f"The Story of Job {job_id}" in card.text
+
+
+async def test_pending_card_shows_its_place_in_line(client, fake_llm):
+    fake_llm.hold()
+    running = job_id_of(await submit(client))
+    await anyio.to_thread.run_sync(fake_llm.wait_for_call, running)
+    waiting = job_id_of(await submit(client, prompt="a trip to the moon"))
+    card = await client.get(f"/stories/jobs/{waiting}", headers=HX)
+    assert "number 1 in line" in card.text
+    home = await client.get("/")
+    assert home.text.count('hx-trigger="every 3s"') == 2  # each card polls on its own
+    fake_llm.release()
+
+
+async def test_job_page_refreshes_itself_without_javascript_until_done(client, fake_llm):
+    fake_llm.hold()
+    job_id = job_id_of(await submit(client))
+    page = await client.get(f"/stories/jobs/{job_id}")
+    assert '<noscript><meta http-equiv="refresh" content="3"></noscript>' in page.text
+    fake_llm.release()
+    job = await wait_for_job(client, job_id)
+    page = await client.get(f"/stories/jobs/{job_id}")
+    assert 'http-equiv="refresh"' not in page.text
+    assert f'href="/stories/{job["story_id"]}"' in page.text
+
+
+async def test_field_errors_are_shown_beside_the_field_with_the_input_kept(client, db):
+    response = await submit(client, prompt="   ", child_name="Mia", age="13", length="long")
+    assert response.status_code == 422
+    assert 'id="prompt-error"' in response.text
+    assert 'value="Mia"' in response.text
+    response = await submit(client, prompt="a kind moon", child_name="Mia", age="13")
+    assert response.status_code == 422
+    assert re.search(r'id="age-error">age must be', response.text)
+    assert 'value="13"' in response.text
+    assert "a kind moon</textarea>" in response.text
+    htmx = await submit(client, htmx=True, prompt="a kind moon", age="0")
+    assert htmx.status_code == 422
+    assert htmx.headers["hx-retarget"] == "#story-form"
+    assert htmx.text.lstrip().startswith("<form")
+    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+
+
+async def test_a_full_queue_is_a_friendly_sentence_and_writes_nothing(make_app, fake_llm, db):
+    async with serve(make_app(queue_max=1)) as client:
+        fake_llm.hold()
+        running = job_id_of(await submit(client))
+        await anyio.to_thread.run_sync(fake_llm.wait_for_call, running)
+        await submit(client)  # waits in the queue: it is full now
+        refused = await submit(client, prompt="a garden that grows at night")
+        assert refused.status_code == 429
+        assert "please try again shortly" in refused.text
+        assert "a garden that grows at night</textarea>" in refused.text
+        htmx = await submit(client, htmx=True)
+        assert htmx.status_code == 429 and 'role="alert"' in htmx.text
+        assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 2
+        fake_llm.release()
+
+
+async def test_form_defaults_come_from_the_last_story(client):
+    await submit(client, child_name="Mia", age="5", length="long")
+    home = (await client.get("/")).text
+    assert 'id="child_name" name="child_name" maxlength="40" autocomplete="off" value="Mia"' in home
+    assert 'value="5"' in home
+    assert 'value="long" checked' in home
+    assert "a brave little dragon</textarea>" not in home  # tonight's idea starts empty
+
+
+async def test_an_idea_link_fills_the_prompt_without_javascript(client):
+    home = await client.get("/", params={"idea": "a trip to the moon"})
+    assert "a trip to the moon</textarea>" in home.text
+    unknown = await client.get("/", params={"idea": "<b>anything</b>"})
+    assert "&lt;b&gt;" not in unknown.text.split("<textarea", 1)[1].split("</textarea>")[0]
+
+
+async def test_story_text_with_a_script_tag_is_shown_as_text(client):
+    story_id = await finished_story(client, prompt="<script>alert('boo')</script> a kind owl")
+    page = await client.get(f"/stories/{story_id}")
+    assert page.status_code == 200
+    assert "&lt;script&gt;alert(" in page.text
+    assert "<script>alert" not in page.text
+    assert 'class="story-text"' in page.text
+
+
+async def test_failed_job_offers_try_again_which_makes_one_new_job(client, fake_llm, db):
+    fake_llm.mode = "500"
+    failed = job_id_of(await submit(client, child_name="Theo", age="4"))
+    assert (await wait_for_job(client, failed))["status"] == "failed"
+    card = await client.get(f"/stories/jobs/{failed}", headers=HX)
+    assert "Try again" in card.text
+    assert f'action="/stories/jobs/{failed}/retry"' in card.text
+    assert not polls(card.text)
+
+    fake_llm.mode = "ok"
+    first = await client.post(f"/stories/jobs/{failed}/retry")
+    again = await client.post(f"/stories/jobs/{failed}/retry", headers=HX)  # a double tap
+    assert first.status_code == 303
+    retried = job_id_of(first)
+    assert retried != failed and job_id_of(again) == retried
+    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 2
+    row = await db.fetch_one("SELECT prompt, child_name, age FROM story_jobs WHERE id = :id",
+                             {"id": retried})
+    assert (row["prompt"], row["child_name"], row["age"]) == ("a brave little dragon", "Theo", 4)
+    assert (await wait_for_job(client, retried))["status"] == "completed"
+    assert fake_llm.calls_for(failed) == 1 and fake_llm.calls_for(retried) == 1
+
+
+async def test_library_lists_newest_first_and_searches_title_or_child(client):
+    first = await finished_story(client, child_name="Mia")
+    second = await finished_story(client, child_name="Theo")
+    page = await client.get("/stories")
+    assert page.status_code == 200
+    html = page.text
+    assert html.index(f'href="/stories/{second}"') < html.index(f'href="/stories/{first}"')
+    assert "for Mia" in page.text and "<time datetime=" in page.text
+    by_child = await client.get("/stories", params={"q": "theo"})
+    assert f'href="/stories/{second}"' in by_child.text
+    assert f'href="/stories/{first}"' not in by_child.text
+    by_title = await client.get("/stories", params={"q": f"Job {first}"}, headers=HX)
+    assert by_title.text.lstrip().startswith("<ul")  # the list alone, for htmx
+    assert f'href="/stories/{first}"' in by_title.text
+    none = await client.get("/stories", params={"q": "100%_"})
+    assert "No stories match" in none.text
+    listing = (await client.get("/stories", headers=ACCEPT_JSON)).json()
+    assert [s["story_id"] for s in listing["stories"]] == [second, first]
+
+
+async def test_deleting_a_story_removes_it_everywhere(client):
+    kept = await finished_story(client)
+    gone = await finished_story(client)
+    response = await client.post(f"/stories/{gone}/delete")
+    assert response.status_code == 303 and response.headers["location"] == "/stories"
+    assert (await client.get(f"/stories/{gone}")).status_code == 404
+    assert (await client.get(f"/stories/{gone}", headers=ACCEPT_JSON)).status_code == 404
+    assert f'href="/stories/{gone}"' not in (await client.get("/stories")).text
+    listing = (await client.get("/stories", headers=ACCEPT_JSON)).json()
+    assert [s["story_id"] for s in listing["stories"]] == [kept]
+    assert (await client.post(f"/stories/{gone}/delete")).status_code == 404
+    with_htmx = await client.post(f"/stories/{kept}/delete", headers=HX)
+    assert with_htmx.status_code == 200 and "was deleted" in with_htmx.text
+
+
+async def test_library_offers_delete_behind_a_confirmation(client):
+    story_id = await finished_story(client)
+    page = (await client.get("/stories")).text
+    assert '<details class="confirm">' in page
+    assert f'action="/stories/{story_id}/delete"' in page
+    assert "for good?" in page
+
+
+async def test_favourites_are_marked_with_one_tap_and_listed_first(client):
+    older = await finished_story(client)
+    newer = await finished_story(client)
+    response = await client.post(
+        f"/stories/{older}/favourite", data={"favourite": "1", "next": "/stories"}
+    )
+    assert response.status_code == 303 and response.headers["location"] == "/stories"
+    page = (await client.get("/stories")).text
+    assert page.index(f'href="/stories/{older}"') < page.index(f'href="/stories/{newer}"')
+    toggle = await client.post(f"/stories/{older}/favourite", data={"favourite": "0"}, headers=HX)
+    assert 'aria-pressed="false"' in toggle.text
+    page = (await client.get("/stories")).text
+    assert page.index(f'href="/stories/{newer}"') < page.index(f'href="/stories/{older}"')
+    offsite = await client.post(f"/stories/{older}/favourite", data={"next": "//evil.example"})
+    assert offsite.headers["location"] == f"/stories/{older}"
+
+
+async def test_reading_preferences_are_remembered(client):
+    story_id = await finished_story(client)
+    page = await client.get(f"/stories/{story_id}")
+    assert 'data-theme="dark"' in page.text  # bedtime is the default
+    assert "data-read-aloud hidden" in page.text  # shown by app.js only where supported
+    response = await client.post(
+        "/preferences", data={"theme": "light", "text_size": "larger",
+                              "next": f"/stories/{story_id}"},
+    )
+    assert response.status_code == 303
+    assert response.headers["location"] == f"/stories/{story_id}"
+    client.cookies.update({"theme": response.cookies["theme"],
+                           "text_size": response.cookies["text_size"]})
+    page = await client.get(f"/stories/{story_id}")
+    assert 'data-theme="light"' in page.text and 'data-text-size="4"' in page.text
+
+
+async def test_demo_mode_is_said_plainly(make_app):
+    async with serve(make_app(storyteller="demo", demo_delay_s=0)) as client:
+        assert "Demo storyteller" in (await client.get("/")).text
+    async with serve(make_app()) as client:
+        assert "Demo storyteller" not in (await client.get("/")).text

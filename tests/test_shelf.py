@@ -1,0 +1,69 @@
+"""The story shelf in the job store: favourites, soft delete, library search."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.jobs import JobStore
+from app.storytellers import Story, StoryRequest
+
+pytestmark = pytest.mark.anyio
+
+
+async def shelve(store: JobStore, key: str, title: str, child_name: str | None = None) -> int:
+    """A completed job and its story, as the worker leaves them."""
+    job = await store.create(key, key, StoryRequest(prompt="a kind moon", child_name=child_name))
+    assert job is not None
+    await store.db.execute(
+        "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
+        " claimed_by = gen_random_uuid() WHERE id = :id", {"id": job.id},
+    )
+    story_id = await store.insert_story(job.id, Story(title=title, body="Once.", model="m"))
+    assert await store.complete(job.id, story_id)
+    return story_id
+
+
+async def test_migration_adds_the_shelf_columns(db):
+    columns = {
+        row["column_name"]: row["is_nullable"]
+        for row in await db.fetch_all(
+            "SELECT column_name, is_nullable FROM information_schema.columns"
+            " WHERE table_name = 'stories'"
+        )
+    }
+    assert columns["favourite"] == "NO" and columns["deleted_at"] == "YES"
+
+
+async def test_a_deleted_story_is_gone_but_its_job_still_points_at_it(db):
+    store = JobStore(db)
+    story_id = await shelve(store, "k1", "The Moon")
+    assert await store.delete_story(story_id) is True
+    assert await store.delete_story(story_id) is False  # already off the shelf
+    assert await store.get_story(story_id) is None
+    assert await store.story_title(story_id) is None
+    assert await store.set_favourite(story_id, True) is False
+    assert await store.list_stories() == [] and await store.search_library() == []
+    job = await store.get_by_key("k1")
+    assert job is not None and job.story_id == story_id and job.status == "completed"
+
+
+async def test_search_is_literal_and_matches_title_or_child(db):
+    store = JobStore(db)
+    percent = await shelve(store, "k1", "100% Sleepy", child_name="Ada")
+    other = await shelve(store, "k2", "The Owl", child_name="Theo")
+    assert [s.id for s in await store.search_library("100%")] == [percent]
+    assert [s.id for s in await store.search_library("%")] == [percent]
+    assert [s.id for s in await store.search_library("_")] == []
+    assert [s.id for s in await store.search_library("THEO")] == [other]
+    assert [s.id for s in await store.search_library()] == [other, percent]
+    await store.set_favourite(percent, True)
+    assert [s.id for s in await store.search_library()] == [percent, other]
+    assert [s.id for s in await store.list_stories()] == [other, percent]  # the JSON order
+
+
+async def test_the_last_request_gives_the_form_its_defaults(db):
+    store = JobStore(db)
+    assert await store.last_request() is None
+    await store.create("k1", "h1", StoryRequest(prompt="a", child_name="Mia", age=5, length="long"))
+    last = await store.last_request()
+    assert last == StoryRequest(prompt="a", child_name="Mia", age=5, length="long")
