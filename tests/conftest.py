@@ -155,12 +155,24 @@ async def database_outage(url: str) -> AsyncIterator[None]:
         await admin.close()
 
 
+OWN_ORIGIN = "http://testserver"
+
+
 @contextlib.asynccontextmanager
-async def serve(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    """Run the app's lifespan and talk to it in-process, as a loopback client."""
+async def serve(
+    app: Starlette, *, from_own_pages: bool = False
+) -> AsyncIterator[httpx.AsyncClient]:
+    """Run the app's lifespan and talk to it in-process, as a loopback client.
+
+    `from_own_pages`: every request carries the app's own `Origin`, as a browser does on
+    the app's pages; otherwise requests carry no provenance at all, as curl does.
+    """
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
-        async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        headers = {"Origin": OWN_ORIGIN} if from_own_pages else {}
+        async with httpx.AsyncClient(
+            transport=transport, base_url=OWN_ORIGIN, headers=headers
+        ) as client:
             yield client
 
 

@@ -12,6 +12,13 @@ from tests.conftest import ACCEPT_JSON, serve, wait_for_job
 
 pytestmark = pytest.mark.anyio
 
+
+@pytest.fixture
+async def client(make_app):
+    """A browser on the app's own pages: its form posts carry the app's Origin."""
+    async with serve(make_app(), from_own_pages=True) as http:
+        yield http
+
 HX = {"HX-Request": "true"}
 POLLING = ('hx-trigger="every 3s"', 'hx-swap="outerHTML"', "hx-get=")
 KEY = re.compile(r'name="idempotency_key" value="([^"]+)"')
@@ -170,7 +177,7 @@ async def test_field_errors_are_shown_beside_the_field_with_the_input_kept(clien
 
 
 async def test_a_full_queue_is_a_friendly_sentence_and_writes_nothing(make_app, fake_llm, db):
-    async with serve(make_app(queue_max=1)) as client:
+    async with serve(make_app(queue_max=1), from_own_pages=True) as client:
         fake_llm.hold()
         running = job_id_of(await submit(client))
         await anyio.to_thread.run_sync(fake_llm.wait_for_call, running)
@@ -311,7 +318,7 @@ async def test_reading_preferences_are_remembered(client):
 
 
 async def test_demo_mode_is_said_plainly(make_app):
-    async with serve(make_app(storyteller="demo", demo_delay_s=0)) as client:
+    async with serve(make_app(storyteller="demo", demo_delay_s=0), from_own_pages=True) as client:
         assert "Demo storyteller" in (await client.get("/")).text
-    async with serve(make_app()) as client:
+    async with serve(make_app(), from_own_pages=True) as client:
         assert "Demo storyteller" not in (await client.get("/")).text
