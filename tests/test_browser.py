@@ -13,35 +13,22 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-import uvicorn
 
 from app.config import Settings
-from app.main import create_app
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
 from tests.conftest import TEMPLATE_DB, _admin, with_database
-from tests.fake_llm import free_port
 
-CHROMIUM = Path("/usr/bin/chromium")
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 VIEWPORTS = {"tablet": {"width": 820, "height": 1180}, "phone": {"width": 390, "height": 844}}
 STORY_WAIT_MS = 15_000
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(
-        not CHROMIUM.exists(),
-        reason="needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)",
-    ),
-]
+pytestmark = needs_chromium
 
 
 def admin(pg_url: str, statement: str) -> None:
@@ -55,13 +42,11 @@ def admin(pg_url: str, statement: str) -> None:
 @dataclass
 class LiveApp:
     url: str
-    server: uvicorn.Server
-    thread: threading.Thread = field(repr=False)
 
 
 @pytest.fixture(scope="module")
 def live_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApp]:
-    """The app over real HTTP on 127.0.0.1, in a thread with its own event loop."""
+    """The app over real HTTP on 127.0.0.1, with a database of its own."""
     name = f"browser_{int(time.time() * 1000)}"
     admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
     settings = Settings(
@@ -72,19 +57,8 @@ def live_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         shutdown_grace_s=2,
         allow_open=True,
     )
-    port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
-                            log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the app did not start"
-        time.sleep(0.05)
-    yield LiveApp(f"http://127.0.0.1:{port}", server, thread)
-    server.should_exit = True
-    thread.join(timeout=15)
+    with served_over_http(settings) as url:
+        yield LiveApp(url)
     admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 

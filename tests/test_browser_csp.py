@@ -2,64 +2,28 @@
 story with htmx, read it, sign out, with no console errors and no CSP violations.
 
 Runs the Debian chromium at /usr/bin/chromium through Playwright (never a downloaded
-browser); skipped where it is absent.
+browser); see tests/browser.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import time
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-import uvicorn
 
 from app.config import Settings
-from app.main import create_app
-from tests.fake_llm import free_port
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 PASSWORD = "moonbeam"
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium"),
-]
-
-
-@contextlib.contextmanager
-def running(settings: Settings) -> Iterator[str]:
-    """The app served over real HTTP by uvicorn, in a thread with its own event loop."""
-    port = free_port()
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port,
-                            log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the app did not start")
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=20)
+pytestmark = needs_chromium
 
 
 def test_household_path_works_under_the_csp(settings: Settings) -> None:
     playwright = pytest.importorskip("playwright.sync_api")
     app_settings = replace(settings, household_password=PASSWORD, allow_open=False)
     problems: list[str] = []
-    with running(app_settings) as base_url, playwright.sync_playwright() as pw:
+    with served_over_http(app_settings) as base_url, playwright.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
