@@ -10,11 +10,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from databases import Database
 
 from app.check import check_invariants
 from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url, migrate
 from app.jobs import JobStore
+
+T = TypeVar("T")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,32 +48,36 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-async def run_migrations(settings: Settings) -> int:
+async def with_database(
+    settings: Settings, command: str, work: Callable[[Database], Awaitable[T]]
+) -> T | None:
+    """Run `work` on a connected pool; None (and one line on stderr) if the database is down."""
     db = connect_pool(database_url(settings))
     try:
         await db.connect()
-        applied = await migrate(db)
+        return await work(db)
     except DATABASE_UNAVAILABLE as error:
-        print(f"migrate: the database is unreachable: {error}", file=sys.stderr)
-        return 1
+        print(f"{command}: the database is unreachable: {error}", file=sys.stderr)
+        return None
     finally:
         if db.is_connected:
             await db.disconnect()
+
+
+async def run_migrations(settings: Settings) -> int:
+    applied = await with_database(settings, "migrate", migrate)
+    if applied is None:
+        return 1
     print(f"migrate: {len(applied)} applied" + (f" ({', '.join(applied)})" if applied else ""))
     return 0
 
 
 async def run_check(settings: Settings) -> int:
-    db = connect_pool(database_url(settings))
-    try:
-        await db.connect()
-        report = await check_invariants(JobStore(db), settings)
-    except DATABASE_UNAVAILABLE as error:
-        print(f"check: the database is unreachable: {error}", file=sys.stderr)
+    report = await with_database(
+        settings, "check", lambda db: check_invariants(JobStore(db), settings)
+    )
+    if report is None:
         return 2
-    finally:
-        if db.is_connected:
-            await db.disconnect()
     print(report.format())
     return 1 if report.broken else 0
 
