@@ -54,7 +54,7 @@ async def main(jobs: int) -> None:
         url = embedded_postgres_url(Path(tmp) / "pg", stop_at_exit=True)
         settings = Settings(database_url=url, data_dir=Path(tmp), storyteller="openai",
                             openai_api_key="bench", openai_base_url=fake.url,
-                            story_model="fake", allow_open=True, queue_max=8,
+                            story_model="fake", queue_max=8,
                             daily_story_limit=100_000)
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1",
