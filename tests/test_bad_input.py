@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ EXAMPLES = 200
 PROPERTY = settings(
     max_examples=EXAMPLES,
     deadline=None,
+    derandomize=bool(os.environ.get("CI")),  # CI replays the same examples; locally they vary
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
