@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import warnings
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 from databases import Database
@@ -45,7 +46,7 @@ def database_url(settings: Settings) -> str:
     return embedded_postgres_url(settings.data_dir / "postgres")
 
 
-def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
+def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
     """Start (or reuse) a pgserver PostgreSQL in `pgdata`; it keeps its data across runs.
 
     The server outlives this process unless `stop_at_exit`, so a restart finds it running.
@@ -56,19 +57,18 @@ def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
         import pgserver
 
         pgdata.mkdir(parents=True, exist_ok=True)
-        server = pgserver.get_server(
+        return pgserver.get_server(
             pgdata.resolve(), cleanup_mode="stop" if stop_at_exit else None
         )
-    return server.get_uri()
+
+
+def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
+    return embedded_server(pgdata, stop_at_exit=stop_at_exit).get_uri()
 
 
 def stop_embedded_postgres(pgdata: Path) -> None:
     """Stop the embedded server in `pgdata` (tests and benchmarks clean up after themselves)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pgserver
-
-        pgserver.get_server(pgdata.resolve(), cleanup_mode="stop").cleanup()
+    embedded_server(pgdata, stop_at_exit=True).cleanup()
 
 
 def connect_pool(url: str) -> Database:

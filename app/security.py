@@ -48,6 +48,7 @@ from app.web import (
     error_body,
     error_response,
     is_htmx,
+    local_path,
     parse_form,
     read_body,
     render,
@@ -445,16 +446,9 @@ def _guard(request: Request) -> Guard:
     return request.app.state.guard
 
 
-def _next_path(raw: str | None) -> str:
-    """Where to go after signing in: a path on this site only, never another host."""
-    if not raw or not raw.startswith("/") or raw.startswith(("//", "/\\")):
-        return "/"
-    return raw
-
-
 async def login_page(request: Request) -> Response:
     guard = _guard(request)
-    next_path = _next_path(request.query_params.get("next"))
+    next_path = local_path(request.query_params.get("next") or "", "/")
     if guard.mode != "password" or guard.session(request) is not None:
         return RedirectResponse(next_path, status_code=303)
     return render(request, "login.html", {"next": next_path, "page_title": "Sign in"})
@@ -465,7 +459,7 @@ async def login(request: Request) -> Response:
     if guard.mode != "password":
         return RedirectResponse("/", status_code=303)
     form = await parse_form(request, await read_body(request))
-    next_path = _next_path(str(form.get("next") or ""))
+    next_path = local_path(str(form.get("next") or ""), "/")
     address = request.client.host if request.client else "unknown"
     context: dict[str, object] = {"next": next_path, "page_title": "Sign in"}
     wait_s = guard.limiter.retry_after_s(address)

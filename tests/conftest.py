@@ -208,6 +208,19 @@ async def post_story(
     )
 
 
+async def one_running_then_waiting(
+    client: httpx.AsyncClient, fake_llm: FakeLLM, *prompts: str
+) -> tuple[int, list[int]]:
+    """Hold the fake LLM, post the first prompt and wait until its call is in flight (the
+    worker is busy), then post the rest, which wait in the queue. Their job ids."""
+    fake_llm.hold()
+    first, *rest = prompts
+    running = (await post_story(client, {"prompt": first})).json()["job_id"]
+    await asyncio.to_thread(fake_llm.wait_for_call, running)
+    waiting = [(await post_story(client, {"prompt": p})).json()["job_id"] for p in rest]
+    return running, waiting
+
+
 async def wait_for_job(
     client: httpx.AsyncClient, job_id: int, statuses: tuple[str, ...] = ("completed", "failed"),
     timeout_s: float = 15.0,

@@ -100,7 +100,8 @@ def request_story(page) -> str:
     """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
     before = page.locator("#jobs .job-card").count()
     page.get_by_role("button", name="Write the story").click()
-    page.wait_for_function(f"document.querySelectorAll('#jobs .job-card').length > {before}")
+    # A locator wait, not wait_for_function: that one evaluates a string, which the CSP forbids.
+    page.locator("#jobs .job-card").nth(before).wait_for(state="attached")
     return page.locator("#jobs .job-card").first.get_attribute("id").removeprefix("job-")
 
 

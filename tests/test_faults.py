@@ -9,7 +9,6 @@ import shutil
 import signal
 import time
 import uuid
-import warnings
 from pathlib import Path
 
 import asyncpg
@@ -17,6 +16,7 @@ import httpx
 import pytest
 
 from app.check import check_invariants
+from app.db import embedded_server
 from app.jobs import JobStore
 from tests.chaos import AppProcess, submit
 from tests.conftest import ACCEPT_JSON, post_story, postgres_dir, serve, wait_for_job
@@ -98,13 +98,9 @@ async def test_after_sigterm_new_connections_are_refused_and_nothing_is_written(
 @pytest.fixture
 def own_postgres():
     """A PostgreSQL server of this test's own, so it can be stopped and started."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import pgserver
-        from pgserver._commands import pg_ctl
-
     data_dir = postgres_dir()
-    server = pgserver.get_server(data_dir, cleanup_mode="stop")
+    server = embedded_server(data_dir, stop_at_exit=True)
+    from pgserver._commands import pg_ctl  # loaded (quietly) by embedded_server already
 
     def stop() -> None:
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from app.queue import JobQueue, QueueFull
-from tests.conftest import post_story, serve, wait_for_job
+from tests.conftest import one_running_then_waiting, post_story, serve, wait_for_job
 
 pytestmark = pytest.mark.anyio
 
@@ -16,12 +16,9 @@ pytestmark = pytest.mark.anyio
 async def test_a_full_queue_refuses_and_writes_nothing_then_the_same_key_succeeds(
     make_app, fake_llm, db
 ):
-    fake_llm.hold()
     async with serve(make_app(queue_max=2)) as client:
-        running = (await post_story(client, {"prompt": "one"})).json()["job_id"]
-        await asyncio.to_thread(fake_llm.wait_for_call, running)
-        waiting = [(await post_story(client, {"prompt": p})).json()["job_id"]
-                   for p in ("two", "three")]
+        running, waiting = await one_running_then_waiting(
+            client, fake_llm, "one", "two", "three")
 
         refused = await post_story(client, {"prompt": "four"}, key="fourth")
         assert refused.status_code == 429

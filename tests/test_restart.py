@@ -11,7 +11,7 @@ import pytest
 
 from app.jobs import JobStore, Status
 from app.storytellers import StoryRequest
-from tests.conftest import post_story, serve, wait_for_job
+from tests.conftest import one_running_then_waiting, post_story, serve, wait_for_job
 
 pytestmark = pytest.mark.anyio
 
@@ -30,12 +30,9 @@ async def running_job_of_a_dead_process(db, *, heartbeat_age_s: float) -> int:
 
 
 async def test_waiting_jobs_survive_a_restart_and_run_in_order(make_app, fake_llm, db):
-    fake_llm.hold()
     async with serve(make_app(shutdown_grace_s=0.5)) as client:
-        running = (await post_story(client, {"prompt": "one"})).json()["job_id"]
-        await asyncio.to_thread(fake_llm.wait_for_call, running)
-        waiting = [(await post_story(client, {"prompt": p})).json()["job_id"]
-                   for p in ("two", "three")]
+        running, waiting = await one_running_then_waiting(
+            client, fake_llm, "one", "two", "three")
     # Shut down past the grace period: the running job is failed, the waiting ones kept.
     job = await JobStore(db).get(running)
     assert (job.status, job.error_text) == (Status.FAILED, "interrupted")
@@ -100,13 +97,9 @@ async def test_an_old_pending_job_nobody_holds_expires_at_start_up(make_app, fak
 
 async def test_a_live_worker_job_is_never_swept_however_long_it_waited(make_app, fake_llm, db):
     # Jobs wait in the queue longer than the threshold; sweeps run all the while.
-    fake_llm.hold()
     async with serve(make_app(sweeper_threshold_min=0.02, sweeper_interval_s=1,
                               queue_max=3)) as client:
-        first = (await post_story(client, {"prompt": "one"})).json()["job_id"]
-        await asyncio.to_thread(fake_llm.wait_for_call, first)
-        waiting = [(await post_story(client, {"prompt": p})).json()["job_id"]
-                   for p in ("two", "three")]
+        first, waiting = await one_running_then_waiting(client, fake_llm, "one", "two", "three")
         app_sweeper = client._transport.app.state.services.sweeper
         await asyncio.sleep(1.5)  # past the 1.2 s threshold
         result = await app_sweeper.sweep()
