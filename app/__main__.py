@@ -1,6 +1,7 @@
 """The command line.
 
     python -m app            # serve (the same as `python -m app serve`), on $PORT
+    python -m app worker     # run jobs and the sweeper, serve no HTTP (a Procfile worker:)
     python -m app migrate    # apply pending migrations (the Procfile's release step)
     python -m app check      # report broken invariants; exit status 1 if any
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -26,7 +28,7 @@ T = TypeVar("T")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app", description="Bedtime Stories")
     parser.add_argument(
-        "command", nargs="?", default="serve", choices=["serve", "migrate", "check"]
+        "command", nargs="?", default="serve", choices=["serve", "worker", "migrate", "check"]
     )
     args = parser.parse_args(argv)
     try:
@@ -38,13 +40,40 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(run_migrations(settings))
     if args.command == "check":
         return asyncio.run(run_check(settings))
+    if args.command == "worker":
+        return asyncio.run(run_worker(settings))
     return serve(settings)
+
+
+# uvicorn's own wait for open connections at shutdown; the running jobs then get
+# SHUTDOWN_GRACE_S (25 s), so the whole stop stays inside a PaaS's 30 s.
+GRACEFUL_SHUTDOWN_S = 3
 
 
 def serve(settings: Settings) -> int:
     import uvicorn
 
-    uvicorn.run("app.main:app", host="0.0.0.0", port=settings.port, proxy_headers=True)
+    uvicorn.run("app.main:app", host="0.0.0.0", port=settings.port, proxy_headers=True,
+                timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
+    return 0
+
+
+async def run_worker(settings: Settings) -> int:
+    """Jobs and the sweeper with no HTTP server, until SIGTERM or SIGINT."""
+    from app.logs import log, setup_logging
+    from app.runtime import running_services
+
+    setup_logging()
+    received: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(
+            signum, lambda name=signum.name: received.done() or received.set_result(name))
+    try:
+        async with running_services(settings):
+            log("shutdown_requested", signal=await received)
+    except DATABASE_UNAVAILABLE as error:
+        print(f"worker: the database is unreachable: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

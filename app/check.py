@@ -3,9 +3,8 @@
     report = await check_invariants(store, settings)
     print(report.format()); sys.exit(1 if report.broken else 0)
 
-Orphaned stories are reported but are not a broken invariant: they are what the design
-leaves behind when the sweeper beats a worker that was still finishing (the story is
-kept because it was paid for).
+Every finding is a defect: a story its job cannot reach was paid for and is not where
+the family looks; a job expired while a worker was alive should have run.
 """
 
 from __future__ import annotations
@@ -55,11 +54,13 @@ async def check_invariants(store: JobStore, settings: Settings) -> Report:
     return Report([
         Finding("completed jobs without a story", await store.ids("check_completed_without_story"),
                 True),
-        Finding("orphaned stories (job not completed)", await store.ids("check_orphaned_stories"),
-                False),
+        Finding("stories not reachable from their job",
+                await store.ids("check_unreachable_stories"), True),
         Finding("running jobs with a dead heartbeat",
                 await store.ids("check_dead_running", stale_s=stale_s), True),
-        Finding("pending jobs no queue holds",
-                await store.ids("check_stranded_pending", stale_s=stale_s,
-                                threshold_s=threshold_s), True),
+        Finding("pending jobs with no live worker",
+                await store.ids("check_stranded_pending", threshold_s=threshold_s,
+                                interval_s=settings.sweeper_interval_s), True),
+        Finding("jobs expired while a worker was alive",
+                await store.ids("check_expired_while_alive", threshold_s=threshold_s), True),
     ])

@@ -22,6 +22,8 @@ T = TypeVar("T")
 
 STORYTELLERS = ("openai", "demo")
 DEFAULT_STORY_MODEL = "gpt-4o-mini"
+# A heartbeat is judged stale only after this many intervals went by without one.
+HEARTBEAT_STALE_MIN_BEATS = 3
 
 
 class ConfigError(Exception):
@@ -38,6 +40,7 @@ class Settings:
     storyteller: str = "demo"
     llm_timeout_s: float = 180.0
     queue_max: int = 8
+    worker_concurrency: int = 1
     sweeper_interval_s: float = 300.0
     sweeper_threshold_min: float = 8.0
     heartbeat_interval_s: float = 5.0
@@ -74,6 +77,18 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
     if storyteller == "openai" and not api_key:
         raise ConfigError("STORYTELLER=openai needs OPENAI_API_KEY to be set")
 
+    heartbeat_interval_s = read(
+        "HEARTBEAT_INTERVAL_S", _number(minimum=0.1, maximum=600), 5.0
+    )
+    heartbeat_stale_s = read("HEARTBEAT_STALE_S", _number(minimum=1, maximum=3600), 60.0)
+    if heartbeat_stale_s < HEARTBEAT_STALE_MIN_BEATS * heartbeat_interval_s:
+        # Fewer missed beats than this and a live but busy process would be judged dead.
+        raise ConfigError(
+            f"HEARTBEAT_STALE_S must be at least {HEARTBEAT_STALE_MIN_BEATS}x "
+            f"HEARTBEAT_INTERVAL_S ({HEARTBEAT_STALE_MIN_BEATS * heartbeat_interval_s:g}), "
+            f"got {heartbeat_stale_s:g}"
+        )
+
     return Settings(
         database_url=read("DATABASE_URL", _database_url, None),
         openai_api_key=api_key,
@@ -82,12 +97,13 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         storyteller=storyteller,
         llm_timeout_s=read("LLM_TIMEOUT_S", _number(minimum=1, maximum=3600), 180.0),
         queue_max=read("QUEUE_MAX", _whole(minimum=1, maximum=10_000), 8),
+        worker_concurrency=read("WORKER_CONCURRENCY", _whole(minimum=0, maximum=64), 1),
         sweeper_interval_s=read("SWEEPER_INTERVAL_S", _number(minimum=1, maximum=86_400), 300.0),
         sweeper_threshold_min=read(
             "SWEEPER_THRESHOLD_MIN", _number(minimum=0.1, maximum=10_080), 8.0
         ),
-        heartbeat_interval_s=read("HEARTBEAT_INTERVAL_S", _number(minimum=0.1, maximum=600), 5.0),
-        heartbeat_stale_s=read("HEARTBEAT_STALE_S", _number(minimum=1, maximum=3600), 60.0),
+        heartbeat_interval_s=heartbeat_interval_s,
+        heartbeat_stale_s=heartbeat_stale_s,
         household_password=read("HOUSEHOLD_PASSWORD", _text, None),
         api_token=read("API_TOKEN", _text, None),
         port=read("PORT", _whole(minimum=1, maximum=65_535), 8000),

@@ -2,6 +2,7 @@
 
     url = database_url(settings)        # DATABASE_URL, or the embedded server's
     db = connect_pool(url)              # a `databases.Database`, not yet connected
+    listener = await connect_one(url)   # one asyncpg connection of its own, for LISTEN
     await migrate(db)                   # applies sql/migrations/NNN_*.sql once each
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from databases import Database
+from databases import Database, DatabaseURL
 
 from app.config import Settings
 from app.logs import log
@@ -77,6 +78,22 @@ def connect_pool(url: str) -> Database:
         url,
         min_size=0,  # no background reconnect loop logging tracebacks through an outage
         max_size=POOL_MAX_SIZE,
+        timeout=CONNECT_TIMEOUT_S,
+        command_timeout=STATEMENT_TIMEOUT_S,
+    )
+
+
+async def connect_one(url: str) -> asyncpg.Connection:
+    """A plain asyncpg connection outside the pool (for LISTEN), with the pool's settings."""
+    parsed = DatabaseURL(url)
+    ssl = parsed.options.get("ssl")
+    return await asyncpg.connect(
+        host=parsed.hostname,
+        port=parsed.port,
+        user=parsed.username,
+        password=parsed.password,
+        database=parsed.database,
+        ssl={"true": True, "false": False}.get(ssl.lower(), ssl.lower()) if ssl else None,
         timeout=CONNECT_TIMEOUT_S,
         command_timeout=STATEMENT_TIMEOUT_S,
     )

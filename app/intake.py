@@ -6,8 +6,10 @@
     submission.job, submission.replayed
 
 A replay is answered before any capacity or limit check, so retrying a request can never
-be refused. A new job reserves its place in the queue and counts against the day's
-limit before anything is written, so a refusal writes nothing and the key stays unused.
+be refused. A new job is checked against the queue bound (pending rows in the whole
+database) and the day's limit under the intake lock before anything is written, so a
+refusal writes nothing and the key stays unused. The same transaction notifies every
+process's idle workers, so one claims the job the moment it commits.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from databases import Database
 from app.errors import BadRequest, Busy, Invalid, Unavailable
 from app.jobs import Job, JobStore
 from app.moderation import Moderator
-from app.queue import JobQueue, QueueFull, Slot
+from app.queue import Wakeup
 from app.storytellers import LENGTHS, StoryRequest
 
 PROMPT_MAX_CHARS = 500
@@ -122,15 +124,17 @@ class Intake:
         self,
         db: Database,
         store: JobStore,
-        queue: JobQueue,
+        wakeup: Wakeup,
         *,
+        queue_max: int,
         daily_story_limit: int,
         timezone: tzinfo,
         moderator: Moderator | None = None,
     ) -> None:
         self.db = db
         self.store = store
-        self.queue = queue
+        self.wakeup = wakeup
+        self.queue_max = queue_max
         self.daily_story_limit = daily_story_limit
         self.timezone = timezone
         self.moderator = moderator
@@ -149,20 +153,20 @@ class Intake:
             )
         if self.moderator is not None:  # before the lock: a network call must not hold it
             await self.moderator.check_request(request)
-        with contextlib.ExitStack() as slot_guard:
-            async with self.db.transaction():
-                # One intake at a time: 50 racing copies of a request see one job.
-                await self.store.lock_intake()
-                existing = await self.store.get_by_key(key)
-                if existing is not None:
-                    return self._replay(existing, digest)
-                slot = slot_guard.enter_context(self._reserve())
-                await self._check_daily_limit()
-                job = await self.store.create(key, digest, request)
-                if job is None:  # only a writer that skipped the lock can get here
-                    raise Unavailable("Please try again.", retry_after_s=1)
-            # After the commit, so the worker can see the row it is handed.
-            slot.fill(job.id)
+        async with self.db.transaction():
+            # One intake at a time, in every process: 50 racing copies of a request see
+            # one job, and the queue bound and the daily count see one picture.
+            await self.store.lock_intake()
+            existing = await self.store.get_by_key(key)
+            if existing is not None:
+                return self._replay(existing, digest)
+            await self._check_queue_bound()
+            await self._check_daily_limit()
+            job = await self.store.create(key, digest, request)
+            if job is None:  # only a writer that skipped the lock can get here
+                raise Unavailable("Please try again.", retry_after_s=1)
+            await self.store.notify_created(job.id)  # delivered when this commits
+        self.wakeup.poke()  # this process's own idle workers need not wait for the NOTIFY
         return Submission(job=job, replayed=False)
 
     def stories_left_today(self, used: int) -> int:
@@ -179,15 +183,13 @@ class Intake:
             )
         return Submission(job=existing, replayed=True)
 
-    def _reserve(self) -> Slot:
-        try:
-            return self.queue.reserve()
-        except QueueFull:
+    async def _check_queue_bound(self) -> None:
+        if await self.store.count_pending() >= self.queue_max:
             raise Busy(
                 "The storyteller has a queue of stories to write; please try again shortly.",
                 code="queue_full",
                 retry_after_s=QUEUE_FULL_RETRY_AFTER_S,
-            ) from None
+            )
 
     async def _check_daily_limit(self) -> None:
         midnight = self._midnight()

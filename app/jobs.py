@@ -2,7 +2,7 @@
 
     store = JobStore(db)
     job = await store.create(key, request_hash, request)    # None: the key exists
-    if await store.claim(job_id, boot_id): ...               # False: the guard lost
+    job = await store.claim_next(boot_id)                    # None: nothing to run
 
 Every status change is a guarded UPDATE from sql/queries.sql. A lost guard is not an
 error: it means another writer (the sweeper, another worker) moved the job first, so it
@@ -51,6 +51,7 @@ class Job:
     created_at: datetime
     started_at: datetime | None
     completed_at: datetime | None
+    position: int | None = None  # place in line while pending (1 = next), when asked for
 
     @classmethod
     def from_row(cls, row: Any) -> Job:
@@ -70,6 +71,7 @@ class Job:
             created_at=row["created_at"],
             started_at=row["started_at"],
             completed_at=row["completed_at"],
+            position=row["position"] if "position" in row._mapping else None,
         )
 
 
@@ -122,9 +124,14 @@ class JobStore:
     async def count_since(self, since: datetime) -> int:
         return await self.db.fetch_val(self._sql["count_jobs_since"], {"since": since})
 
-    async def pending_ids(self) -> list[int]:
-        rows = await self.db.fetch_all(self._sql["pending_job_ids"])
-        return [row["id"] for row in rows]
+    async def count_pending(self) -> int:
+        """Jobs waiting to be claimed, in every process sharing the database."""
+        return await self.db.fetch_val(self._sql["count_pending"])
+
+    async def live_workers(self, stale_s: float) -> tuple[int, int]:
+        """(processes, job slots) of the processes that run jobs and are alive now."""
+        row = await self.db.fetch_one(self._sql["live_workers"], {"stale_s": stale_s})
+        return row["processes"], row["slots"]
 
     async def recent(self, *, recent_s: float = 600, limit: int = 20) -> list[Job]:
         rows = await self.db.fetch_all(
@@ -222,9 +229,13 @@ class JobStore:
         )
         return Job.from_row(row) if row else None
 
-    async def claim(self, job_id: int, boot_id: uuid.UUID) -> Job | None:
-        """pending -> running; the claimed job, or None when the guard lost."""
-        row = await self._guarded("claim_job", "claim", job_id=job_id, boot_id=boot_id)
+    async def notify_created(self, job_id: int) -> None:
+        """Inside the intake transaction: wake idle workers everywhere once it commits."""
+        await self.db.fetch_val(self._sql["notify_job_created"], {"job_id": str(job_id)})
+
+    async def claim_next(self, boot_id: uuid.UUID) -> Job | None:
+        """pending -> running for the oldest waiting job; None when there is none to take."""
+        row = await self.db.fetch_one(self._sql["claim_next_job"], {"boot_id": boot_id})
         return Job.from_row(row) if row else None
 
     async def beat(self, job_id: int, boot_id: uuid.UUID) -> bool:
@@ -258,24 +269,47 @@ class JobStore:
         row = await self._guarded("fail_job", "fail", job_id=job_id, error_text=error_text)
         return row is not None
 
-    async def sweep_dead_running(self, stale_s: float) -> list[int]:
-        """running -> failed ('interrupted') for every job whose heartbeat stopped."""
+    async def sweep_dead_running(self, stale_s: float) -> tuple[list[int], list[int]]:
+        """For every running job whose heartbeat stopped: running -> completed when its
+        story is stored, else running -> failed ('interrupted'). (recovered, interrupted)"""
         rows = await self.db.fetch_all(self._sql["sweep_dead_running"], {"stale_s": stale_s})
-        return [row["id"] for row in rows]
+        recovered = [row["id"] for row in rows if row["status"] == Status.COMPLETED]
+        interrupted = [row["id"] for row in rows if row["status"] == Status.FAILED]
+        return sorted(recovered), sorted(interrupted)
 
-    async def sweep_expired_pending(self, threshold_s: float, held_ids: list[int]) -> list[int]:
-        """pending -> failed ('expired') for old jobs that no live queue holds."""
+    async def sweep_expired_pending(self, threshold_s: float) -> list[int]:
+        """pending -> failed ('expired') for jobs that waited past the threshold while no
+        worker was alive to run them."""
         rows = await self.db.fetch_all(
-            self._sql["sweep_expired_pending"],
-            {"threshold_s": threshold_s, "held_ids": held_ids},
+            self._sql["sweep_expired_pending"], {"threshold_s": threshold_s}
         )
-        return [row["id"] for row in rows]
+        return sorted(row["id"] for row in rows)
 
     async def seconds_until_next_stale(self, stale_s: float, boot_id: uuid.UUID) -> float | None:
         """When another process's running job will look dead, if there is one."""
         return await self.db.fetch_val(
             self._sql["seconds_until_next_stale"], {"stale_s": stale_s, "boot_id": boot_id}
         )
+
+    # -- the processes sharing the database --------------------------------------------
+
+    async def register_process(
+        self, boot_id: uuid.UUID, *, host: str, pid: int, concurrency: int
+    ) -> None:
+        await self.db.fetch_val(
+            self._sql["register_process"],
+            {"boot_id": boot_id, "host": host, "pid": pid, "concurrency": concurrency},
+        )
+
+    async def beat_process(self, boot_id: uuid.UUID) -> bool:
+        """False when the row is gone (pruned while this process could not beat)."""
+        return await self.db.fetch_val(self._sql["beat_process"], {"boot_id": boot_id}) is not None
+
+    async def stop_process(self, boot_id: uuid.UUID) -> None:
+        await self.db.fetch_val(self._sql["stop_process"], {"boot_id": boot_id})
+
+    async def prune_processes(self) -> int:
+        return len(await self.db.fetch_all(self._sql["prune_processes"]))
 
     async def _guarded(self, query: str, transition: str, **params: object) -> Any:
         """Run a guarded UPDATE; its row, or None (logged once) when the guard lost."""

@@ -3,36 +3,34 @@
     app = create_app()                              # what uvicorn serves (the Procfile)
     app = create_app(settings, storyteller=fake)    # what tests build, as many as they like
 
-Start-up: connect, migrate, sweep once, restore the pending jobs, start the worker and
-the sweeper, then serve. Shutdown: refuse new jobs, let the running one finish within
-the grace period, stop, close the pool.
+Start-up: connect, migrate, sweep once, register this process, start the worker (it
+claims jobs from the table, woken by LISTEN) and the sweeper, then serve. Shutdown:
+refuse new jobs, stop claiming, let the running ones finish within the grace period,
+leave the waiting ones to any other process, close the pool.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import logging
 import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 
-import openai
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 
 from app.config import ConfigError, Settings, load_settings
-from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url
+from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError
 from app.logs import log, setup_logging
-from app.moderation import MODERATION_TIMEOUT_S, ModeratedStoryteller, Moderator
 from app.routes import routes
+from app.runtime import running_services
 from app.security import Guard, SecurityMiddleware, load_secret_key, login_routes
 from app.services import Services
-from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
+from app.storytellers import Storyteller
 from app.web import (
     handle_app_error,
     handle_database_down,
@@ -40,37 +38,6 @@ from app.web import (
     handle_unexpected,
     make_templates,
 )
-
-
-def make_storyteller(settings: Settings) -> Storyteller:
-    if settings.storyteller == "openai":
-        client = openai.AsyncOpenAI(
-            api_key=settings.openai_api_key,
-            base_url=settings.openai_base_url,
-            max_retries=0,  # one request per job, ever: a retry is a second bill
-            timeout=settings.llm_timeout_s,
-        )
-        return OpenAIStoryteller(client, model=settings.story_model)
-    return DemoStoryteller(delay_s=settings.demo_delay_s)
-
-
-def make_moderator(settings: Settings) -> Moderator | None:
-    """MODERATION=on screens through the provider's endpoint; the demo storyteller has none."""
-    if not settings.moderation:
-        return None
-    if settings.storyteller != "openai":
-        # Demo stories are assembled offline from fixed, gentle templates, and there is no
-        # provider to ask: nothing to screen, and no key to screen with.
-        log("moderation_skipped", level=logging.WARNING, storyteller=settings.storyteller,
-            reason="no moderation endpoint without a provider")
-        return None
-    client = openai.AsyncOpenAI(
-        api_key=settings.openai_api_key,
-        base_url=settings.openai_base_url,
-        max_retries=0,  # the moderator decides about retries itself
-        timeout=MODERATION_TIMEOUT_S,
-    )
-    return Moderator(client)
 
 
 def create_app(
@@ -82,27 +49,14 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
-        db = connect_pool(url)
-        await db.connect()
-        chosen_storyteller = storyteller or make_storyteller(settings)
-        moderator = make_moderator(settings)
-        if moderator is not None:
-            chosen_storyteller = ModeratedStoryteller(chosen_storyteller, moderator)
-        services = Services.build(settings, db, chosen_storyteller, moderator)
-        guard.log_mode()
-        app.state.services = services
-        try:
-            await services.start()
+        async with running_services(settings, storyteller) as services:
+            guard.log_mode()
+            app.state.services = services
             restore_sigterm = _close_intake_on_sigterm(services)
             try:
                 yield
             finally:
                 restore_sigterm()
-                await services.stop()
-        finally:
-            await chosen_storyteller.aclose()
-            await db.disconnect()
 
     guard = Guard(
         settings, secret_key=load_secret_key(settings) if settings.household_password else None

@@ -1,106 +1,97 @@
-"""JobQueue: the bounded, in-memory FIFO of job ids between the intake and the worker.
+"""The wake-up signal: all a process keeps in memory about the queue.
 
-    with queue.reserve() as slot:       # QueueFull when QUEUE_MAX jobs already wait
-        job = await store.create(...)   # nothing written if reserve() refused
-        slot.fill(job.id)               # an unfilled slot is given back on exit
-    job_id = await queue.get()          # the worker, one job at a time
+    wakeup = Wakeup(connect, recheck_s=2.0)
+    task = asyncio.create_task(wakeup.listen())    # LISTEN on its own connection
+    wakeup.clear(); job = await store.claim_next(boot_id)
+    if job is None: await wakeup.wait()            # a NOTIFY, a poke, or the timer
 
-Capacity is taken before the INSERT so a refused request writes nothing. The job the
-worker is running does not count; the one it has taken but not yet claimed is still
-"held", so the sweeper never expires it.
+The queue itself is the `story_jobs` table: a job waits as a `pending` row and any
+process's worker claims it from there. The intake sends `pg_notify` in the transaction
+that creates a job, so an idle worker in any process wakes the moment it commits. A lost
+notification or a dropped LISTEN connection only delays a job until the next re-check.
+
+LISTEN needs a connection of its own: the pool resets a connection when it is released,
+which would end the LISTEN. This one is reconnected whenever it drops.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import deque
-from collections.abc import Iterable
-from types import TracebackType
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+
+from app.logs import log
+
+CHANNEL = "story_jobs"
+# A listening connection that has been quiet this long is asked whether it is still there
+# (a half-open TCP connection would otherwise wait silently forever).
+LISTEN_PROBE_S = 30.0
+LISTEN_PROBE_TIMEOUT_S = 5.0
+RECONNECT_MAX_DELAY_S = 5.0
 
 
-class QueueFull(Exception):
-    pass
-
-
-class JobQueue:
-    def __init__(self, max_waiting: int) -> None:
-        self.max_waiting = max_waiting
-        self._waiting: deque[int] = deque()
-        self._reserved = 0
-        self._in_hand: int | None = None
-        self._wakeup = asyncio.Event()
-
-    @property
-    def depth(self) -> int:
-        """Jobs waiting (or about to), not counting the one being run."""
-        return len(self._waiting) + self._reserved
-
-    def held_ids(self) -> list[int]:
-        held = list(self._waiting)
-        if self._in_hand is not None:
-            held.append(self._in_hand)
-        return held
-
-    def position(self, job_id: int) -> int | None:
-        """1 for the next job to run, None when the job is not waiting here."""
-        try:
-            return self._waiting.index(job_id) + 1
-        except ValueError:
-            return None
-
-    def reserve(self) -> Slot:
-        if self.depth >= self.max_waiting:
-            raise QueueFull
-        self._reserved += 1
-        return Slot(self)
-
-    def restore(self, job_ids: Iterable[int]) -> None:
-        """Put back jobs that survived a restart, beyond the bound: they were accepted."""
-        for job_id in job_ids:
-            if job_id not in self._waiting:
-                self._append(job_id)
-
-    async def get(self) -> int:
-        """The oldest waiting job id; it stays held until done() is called."""
-        while not self._waiting:
-            self._wakeup.clear()
-            await self._wakeup.wait()
-        self._in_hand = self._waiting.popleft()
-        return self._in_hand
-
-    def done(self) -> None:
-        self._in_hand = None
-
-    def _append(self, job_id: int) -> None:
-        self._waiting.append(job_id)
-        self._wakeup.set()
-
-
-class Slot:
-    """One reserved place in the queue, filled with a job id or given back."""
-
-    def __init__(self, queue: JobQueue) -> None:
-        self._queue: JobQueue | None = queue
-
-    def fill(self, job_id: int) -> None:
-        queue = self._release()
-        queue._append(job_id)
-
-    def _release(self) -> JobQueue:
-        if self._queue is None:
-            raise RuntimeError("slot already used")
-        queue, self._queue = self._queue, None
-        queue._reserved -= 1
-        return queue
-
-    def __enter__(self) -> Slot:
-        return self
-
-    def __exit__(
+class Wakeup:
+    def __init__(
         self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
+        connect: Callable[[], Awaitable[asyncpg.Connection]] | None,
+        *,
+        recheck_s: float,
     ) -> None:
-        if self._queue is not None:
-            self._release()
+        self._connect = connect
+        self.recheck_s = recheck_s
+        self.listening = False
+        self._event = asyncio.Event()
+
+    def poke(self) -> None:
+        """A job may be waiting: wake every idle worker of this process."""
+        self._event.set()
+
+    def clear(self) -> None:
+        """Call before looking for a job, so a job committed after the look wakes us again."""
+        self._event.clear()
+
+    async def wait(self) -> None:
+        """Until poked or notified, or at most `recheck_s`."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._event.wait(), self.recheck_s)
+
+    async def listen(self) -> None:
+        """LISTEN for new jobs for as long as the task lives, reconnecting as needed."""
+        if self._connect is None:
+            return
+        delay_s = 0.5
+        while True:
+            try:
+                connection = await self._connect()
+            except Exception as error:  # the database is down or refusing: the timer covers
+                log("listen_failed", level=logging.WARNING, retry_in_s=delay_s,
+                    error=repr(error))
+                await asyncio.sleep(delay_s)
+                delay_s = min(delay_s * 2, RECONNECT_MAX_DELAY_S)
+                continue
+            delay_s = 0.5
+            try:
+                await self._listen_on(connection)
+            except Exception as error:
+                log("listen_lost", level=logging.WARNING, error=repr(error))
+            finally:
+                self.listening = False
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(connection.close(), LISTEN_PROBE_TIMEOUT_S)
+            await asyncio.sleep(0.1)
+
+    async def _listen_on(self, connection: asyncpg.Connection) -> None:
+        closed = asyncio.Event()
+        connection.add_termination_listener(lambda _connection: closed.set())
+        await connection.add_listener(CHANNEL, lambda *_notification: self.poke())
+        self.listening = True
+        self.poke()  # whatever was committed while nobody listened
+        while not closed.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(closed.wait(), LISTEN_PROBE_S)
+            if not closed.is_set():
+                await connection.fetchval("SELECT 1", timeout=LISTEN_PROBE_TIMEOUT_S)
+        log("listen_lost", level=logging.WARNING, error="connection closed")

@@ -11,7 +11,7 @@ from starlette.staticfiles import StaticFiles
 
 from app.errors import AppError, Invalid, NotFound
 from app.intake import FIELDS, parse_idempotency_key, parse_story_request
-from app.jobs import Job, StoredStory
+from app.jobs import Job, Status, StoredStory
 from app.pages import home_context, page_routes
 from app.web import (
     STATIC_DIR,
@@ -32,7 +32,7 @@ LIBRARY_SEARCH_MAX_CHARS = 100
 
 
 def job_json(job: Job) -> dict[str, object]:
-    return {
+    body: dict[str, object] = {
         "job_id": job.id,
         "status": job.status.value,
         "story_id": job.story_id,
@@ -41,6 +41,9 @@ def job_json(job: Job) -> dict[str, object]:
         "started_at": iso_time(job.started_at),
         "completed_at": iso_time(job.completed_at),
     }
+    if job.status == Status.PENDING:
+        body["position"] = job.position
+    return body
 
 
 def story_json(story: StoredStory) -> dict[str, object]:
@@ -175,8 +178,10 @@ async def library(request: Request) -> Response:
 
 async def healthz(request: Request) -> Response:
     services = services_of(request)
+    queue_depth: int | None = None
     try:
-        await asyncio.wait_for(services.db.fetch_val("SELECT 1"), HEALTH_DB_TIMEOUT_S)
+        # One statement answers both: the database is up, and how many jobs wait in it.
+        queue_depth = await asyncio.wait_for(services.store.count_pending(), HEALTH_DB_TIMEOUT_S)
         database = "ok"
     except Exception:
         database = "down"
@@ -184,7 +189,7 @@ async def healthz(request: Request) -> Response:
         "status": "ok" if database == "ok" else "unavailable",
         "database": database,
         "worker": services.worker_state(),
-        "queue_depth": services.queue.depth,
+        "queue_depth": queue_depth,
     }
     return JSONResponse(body, status_code=200 if database == "ok" else 503)
 

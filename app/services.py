@@ -1,8 +1,11 @@
 """Services: the long-lived parts of one running app, built and owned by the lifespan.
 
-    services = Services.build(settings, db, storyteller)
-    await services.start()      # migrate, sweep once, restore pending jobs, start tasks
-    await services.stop()       # refuse new jobs, let the running one finish, stop tasks
+    services = Services.build(settings, db, storyteller, database_url=url)
+    await services.start()      # migrate, sweep once, register, start the tasks
+    await services.stop()       # refuse new jobs, let the running ones finish, stop tasks
+
+A process keeps no job of its own: jobs wait as rows, so any process sharing the
+database may run them, and a stopped process leaves its waiting jobs to the others.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ from dataclasses import dataclass, field
 from databases import Database
 
 from app.config import Settings
-from app.db import DATABASE_UNAVAILABLE, migrate
+from app.db import DATABASE_UNAVAILABLE, connect_one, migrate
 from app.intake import Intake
 from app.jobs import Job, JobStore, Status
+from app.liveness import ProcessLiveness
 from app.logs import log
 from app.moderation import Moderator
-from app.queue import JobQueue
+from app.queue import Wakeup
 from app.storytellers import Storyteller
 from app.sweeper import Sweeper, SweepResult
 from app.worker import Worker
@@ -31,6 +35,8 @@ from app.worker import Worker
 STARTUP_DATABASE_WAIT_S = 30.0
 # Before any story has finished, expect one to take about this long.
 DEFAULT_EXPECTED_S = 90.0
+# An idle worker looks for a job this often even when no notification came.
+IDLE_RECHECK_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -55,10 +61,11 @@ class Services:
     settings: Settings
     db: Database
     store: JobStore
-    queue: JobQueue
+    wakeup: Wakeup
     intake: Intake
     worker: Worker
     sweeper: Sweeper
+    liveness: ProcessLiveness
     storyteller: Storyteller
     boot_id: uuid.UUID
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -70,56 +77,78 @@ class Services:
         db: Database,
         storyteller: Storyteller,
         moderator: Moderator | None = None,
+        *,
+        database_url: str | None = None,
     ) -> Services:
+        """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone)."""
         boot_id = uuid.uuid4()
         store = JobStore(db)
-        queue = JobQueue(settings.queue_max)
+        connect = (lambda: connect_one(database_url)) if database_url else None
+        wakeup = Wakeup(connect, recheck_s=IDLE_RECHECK_S)
         return cls(
             settings=settings,
             db=db,
             store=store,
-            queue=queue,
+            wakeup=wakeup,
             intake=Intake(
                 db,
                 store,
-                queue,
+                wakeup,
+                queue_max=settings.queue_max,
                 daily_story_limit=settings.daily_story_limit,
                 timezone=settings.tz,
                 moderator=moderator,
             ),
             worker=Worker(
                 store,
-                queue,
+                wakeup,
                 storyteller,
                 boot_id=boot_id,
+                concurrency=settings.worker_concurrency,
                 llm_timeout_s=settings.llm_timeout_s,
                 heartbeat_interval_s=settings.heartbeat_interval_s,
             ),
             sweeper=Sweeper(
                 store,
-                queue,
                 boot_id=boot_id,
                 interval_s=settings.sweeper_interval_s,
                 threshold_min=settings.sweeper_threshold_min,
                 heartbeat_stale_s=settings.heartbeat_stale_s,
             ),
+            liveness=ProcessLiveness(
+                store,
+                boot_id,
+                concurrency=settings.worker_concurrency,
+                interval_s=settings.heartbeat_interval_s,
+            ),
             storyteller=storyteller,
             boot_id=boot_id,
         )
 
+    @property
+    def runs_jobs(self) -> bool:
+        return self.settings.worker_concurrency > 0
+
     async def start(self) -> None:
+        # The first sweep judges the past before this process counts as a live worker: a
+        # job that waited past the threshold while nothing could run it is not run now.
         first_sweep = await self._reconcile()
-        pending = await self.store.pending_ids()
-        self.queue.restore(pending)
+        await self.liveness.register()
         self.tasks = [
-            asyncio.create_task(self.worker.run(), name="worker"),
+            asyncio.create_task(self.liveness.run(), name="liveness"),
             asyncio.create_task(self.sweeper.run(first_sweep), name="sweeper"),
         ]
+        if self.runs_jobs:
+            self.tasks += [
+                asyncio.create_task(self.wakeup.listen(), name="listen"),
+                asyncio.create_task(self.worker.run(), name="worker"),
+            ]
         log(
             "started",
             boot_id=self.boot_id,
             storyteller=self.storyteller.name,
-            restored_jobs=len(pending),
+            worker_concurrency=self.settings.worker_concurrency,
+            waiting_jobs=await self.store.count_pending(),
             queue_max=self.settings.queue_max,
             daily_story_limit=self.settings.daily_story_limit,
             moderation="on" if self.intake.moderator else "off",
@@ -146,12 +175,13 @@ class Services:
                 delay_s = min(delay_s * 2, 5.0)
 
     async def stop(self) -> None:
-        """Stop taking jobs; give the running one the grace period; leave the rest pending."""
+        """Stop claiming at once; give running jobs the grace period; leave the waiting
+        ones pending for any other process (or this app's next start)."""
         self.intake.closed = True
         self.worker.stop_taking_jobs()
-        running = self.worker.current_job_id
         if self.worker.busy:
-            log("shutdown_waiting", job_id=running, grace_s=self.settings.shutdown_grace_s)
+            log("shutdown_waiting", job_ids=",".join(map(str, sorted(self.worker.current_job_ids))),
+                grace_s=self.settings.shutdown_grace_s)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.worker.wait_idle(), self.settings.shutdown_grace_s)
         for task in self.tasks:
@@ -159,9 +189,17 @@ class Services:
         for task in self.tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        log("stopped", waiting_jobs=len(self.queue.held_ids()))
+        await self.liveness.stop()
+        try:
+            waiting: int | str = await self.store.count_pending()
+        except Exception:
+            waiting = "unknown"
+        log("stopped", waiting_jobs=waiting)
 
     def worker_state(self) -> str:
+        """'running', 'stopped', or 'off' in a process that only serves."""
+        if not self.runs_jobs:
+            return "off"
         worker_task = next((t for t in self.tasks if t.get_name() == "worker"), None)
         if worker_task is None or worker_task.done():
             return "stopped"
@@ -172,12 +210,14 @@ class Services:
         if job.status == Status.RUNNING:
             expected = await self.store.median_duration_s() or DEFAULT_EXPECTED_S
         started = job.started_at or job.created_at
+        if job.status == Status.PENDING and job.position is None:
+            job = await self.store.get(job.id) or job  # with its place in line
         title = None
         if job.story_id is not None:
             title = await self.store.story_title(job.story_id)
         return JobCard(
             job=job,
-            position=self.queue.position(job.id) if job.status == Status.PENDING else None,
+            position=job.position if job.status == Status.PENDING else None,
             elapsed_s=max(time.time() - started.timestamp(), 0.0),
             expected_s=max(expected, 1.0),
             title=title,

@@ -1,12 +1,15 @@
-"""The sweeper: ends jobs nobody will finish, so no one polls forever.
+"""The sweeper: ends jobs nobody will finish, so no one polls forever. Every process runs
+one; their writes are guarded, so several sweeping at once change each job once.
 
-    sweeper = Sweeper(store, queue, boot_id=boot_id, interval_s=300, ...)
+    sweeper = Sweeper(store, boot_id=boot_id, interval_s=300, ...)
     await sweeper.sweep()               # once, at start-up
     task = asyncio.create_task(sweeper.run())
 
-It fails running jobs whose heartbeat stopped ('interrupted') and pending jobs older than
-the threshold that no live queue holds ('expired'). Its safety rests on the guards in
-the UPDATEs, not on the thresholds: a job that moved on in the meantime is left alone.
+A running job whose heartbeat stopped belonged to a process that died: it completes with
+its story when that was already stored (paid for, so never lost), else it fails
+'interrupted'. A pending job fails 'expired' only when it waited past the threshold while
+no worker was alive anywhere to run it. Safety rests on the guards in the UPDATEs, not
+on the thresholds: a job that moved on in the meantime is left alone.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from dataclasses import dataclass, field
 
 from app.jobs import JobStore
 from app.logs import log
-from app.queue import JobQueue
 
 # Never re-check sooner than this, however close the next stale heartbeat is.
 MIN_RECHECK_S = 1.0
@@ -26,6 +28,7 @@ MIN_RECHECK_S = 1.0
 
 @dataclass
 class SweepResult:
+    recovered: list[int] = field(default_factory=list)
     interrupted: list[int] = field(default_factory=list)
     expired: list[int] = field(default_factory=list)
     next_stale_in_s: float | None = None
@@ -35,7 +38,6 @@ class Sweeper:
     def __init__(
         self,
         store: JobStore,
-        queue: JobQueue,
         *,
         boot_id: uuid.UUID,
         interval_s: float,
@@ -43,7 +45,6 @@ class Sweeper:
         heartbeat_stale_s: float,
     ) -> None:
         self.store = store
-        self.queue = queue
         self.boot_id = boot_id
         self.interval_s = interval_s
         self.threshold_min = threshold_min
@@ -51,14 +52,18 @@ class Sweeper:
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
-        result.interrupted = await self.store.sweep_dead_running(self.heartbeat_stale_s)
-        result.expired = await self.store.sweep_expired_pending(
-            self.threshold_min * 60, self.queue.held_ids()
+        result.recovered, result.interrupted = await self.store.sweep_dead_running(
+            self.heartbeat_stale_s
         )
-        # A dead process's job whose heartbeat is not stale yet: look again when it is.
+        result.expired = await self.store.sweep_expired_pending(self.threshold_min * 60)
+        # Another process's running job whose heartbeat is not stale yet: if that process
+        # dies, look again exactly when the heartbeat goes stale.
         result.next_stale_in_s = await self.store.seconds_until_next_stale(
             self.heartbeat_stale_s, self.boot_id
         )
+        await self.store.prune_processes()
+        for job_id in result.recovered:
+            log("job_recovered", level=logging.WARNING, job_id=job_id, status="completed")
         for job_id in result.interrupted:
             log("job_swept", level=logging.WARNING, job_id=job_id, error="interrupted")
         for job_id in result.expired:
@@ -66,7 +71,7 @@ class Sweeper:
         return result
 
     async def run(self, last: SweepResult | None = None) -> None:
-        """Sweep every interval, or sooner when a heartbeat is about to go stale."""
+        """Sweep every interval, and sooner whenever a heartbeat may go stale."""
         while True:
             await asyncio.sleep(self._delay_after(last))
             try:
@@ -76,7 +81,11 @@ class Sweeper:
                 last = None
 
     def _delay_after(self, last: SweepResult | None) -> float:
-        if last is None or last.next_stale_in_s is None:
-            return self.interval_s
+        if last is None:
+            return min(self.interval_s, self.heartbeat_stale_s)
+        if last.next_stale_in_s is None:
+            # Nothing runs elsewhere now; a job claimed from now on cannot look dead before
+            # a full stale period has passed, so a dead process is noticed within two.
+            return min(self.interval_s, self.heartbeat_stale_s)
         # +0.5 s so the heartbeat is past the threshold when we look.
         return min(self.interval_s, max(last.next_stale_in_s + 0.5, MIN_RECHECK_S))

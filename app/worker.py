@@ -1,10 +1,15 @@
-"""The worker: one job at a time, claim -> write -> store -> complete.
+"""The worker: up to `concurrency` jobs at a time, each claim -> write -> store -> complete.
 
-    worker = Worker(store, queue, storyteller, boot_id=boot_id, llm_timeout_s=180)
+    worker = Worker(store, wakeup, storyteller, boot_id=boot_id, concurrency=1,
+                    llm_timeout_s=180)
     task = asyncio.create_task(worker.run())
 
-The storyteller is called only after this worker won the claim (pending -> running), and
-never again for that job: whatever goes wrong afterwards fails the job instead.
+Each slot claims the oldest pending job from the table (any process may have accepted
+it), so nothing in this process decides which jobs exist. The storyteller is called only
+after this worker won the claim (pending -> running), and never again for that job:
+whatever goes wrong afterwards fails the job instead. The finished story is stored
+before the job is completed, and the job's heartbeat beats until it is, so a crash in
+between leaves a stored story that recovery attaches to its job.
 """
 
 from __future__ import annotations
@@ -15,85 +20,108 @@ import logging
 import uuid
 
 from app.db import DATABASE_UNAVAILABLE
-from app.jobs import JobStore
+from app.jobs import Job, JobStore
 from app.logs import log
-from app.queue import JobQueue
+from app.queue import Wakeup
 from app.storytellers import Story, StoryRequest, Storyteller, StorytellerError
 
 # Storing a story that was paid for is retried through a database outage this long.
 STORE_RETRY_S = 300.0
 STORE_RETRY_MAX_DELAY_S = 5.0
+# After a failed claim (the database is down), wait at least this long before the next.
+CLAIM_RETRY_S = 1.0
 
 
 class Worker:
     def __init__(
         self,
         store: JobStore,
-        queue: JobQueue,
+        wakeup: Wakeup,
         storyteller: Storyteller,
         *,
         boot_id: uuid.UUID,
         llm_timeout_s: float,
+        concurrency: int = 1,
         heartbeat_interval_s: float = 5.0,
     ) -> None:
         self.store = store
-        self.queue = queue
+        self.wakeup = wakeup
         self.storyteller = storyteller
         self.boot_id = boot_id
         self.llm_timeout_s = llm_timeout_s
+        self.concurrency = concurrency
         self.heartbeat_interval_s = heartbeat_interval_s
-        self.current_job_id: int | None = None
+        self.current_job_ids: set[int] = set()
         self._stopping = False
         self._idle = asyncio.Event()
         self._idle.set()
 
     async def run(self) -> None:
-        while not self._stopping:
-            job_id = await self.queue.get()
-            self._idle.clear()
-            try:
-                await self.process(job_id)
-            except Exception as error:  # never let one job stop the worker
-                log("worker_error", level=logging.ERROR, job_id=job_id, error=repr(error))
-            finally:
-                self.queue.done()
-                self._idle.set()
+        """Run the slots until stop_taking_jobs(); a slot finishes its job first."""
+        async with asyncio.TaskGroup() as slots:
+            for number in range(self.concurrency):
+                slots.create_task(self._slot(), name=f"worker-slot-{number}")
 
     def stop_taking_jobs(self) -> None:
-        """Finish the job in hand, then take no more."""
+        """Claim nothing more; the jobs in hand carry on."""
         self._stopping = True
+        self.wakeup.poke()  # idle slots see the flag now, not at the next re-check
 
     @property
     def busy(self) -> bool:
-        return not self._idle.is_set()
+        return bool(self.current_job_ids)
 
     async def wait_idle(self) -> None:
         await self._idle.wait()
 
-    async def process(self, job_id: int) -> None:
+    async def _slot(self) -> None:
+        while not self._stopping:
+            self.wakeup.clear()  # before the claim: a job committed after it wakes us again
+            job = await self._claim()
+            if job is None:
+                if not self._stopping:
+                    await self.wakeup.wait()
+                continue
+            self.current_job_ids.add(job.id)
+            self._idle.clear()
+            try:
+                await self.process(job)
+            except Exception as error:  # never let one job stop the worker
+                log("worker_error", level=logging.ERROR, job_id=job.id, error=repr(error))
+            finally:
+                self.current_job_ids.discard(job.id)
+                if not self.current_job_ids:
+                    self._idle.set()
+
+    async def _claim(self) -> Job | None:
+        if self._stopping:
+            return None
         try:
-            job = await self.store.claim(job_id, self.boot_id)
-        except Exception as error:  # the job stays pending; the sweeper or a restart decides
-            log("claim_failed", level=logging.ERROR, job_id=job_id, error=repr(error))
-            return
-        if job is None:
-            return  # someone else moved it; the store logged the lost guard
-        self.current_job_id = job_id
+            return await self.store.claim_next(self.boot_id)
+        except Exception as error:  # the job stays pending, for this or any process
+            log("claim_failed", level=logging.WARNING, error=repr(error))
+            await asyncio.sleep(CLAIM_RETRY_S)
+            return None
+
+    async def process(self, job: Job) -> None:
+        """Write a job this worker has claimed: one storyteller call, then store it."""
+        heartbeat = asyncio.create_task(self._beat(job.id))
         try:
-            log("job_started", job_id=job_id)
-            story = await self._write(job_id, job.request)
+            log("job_started", job_id=job.id)
+            story = await self._write(job.id, job.request)
             if story is not None:
-                await self._store(job_id, story)
+                await self._store(job.id, story)
         except asyncio.CancelledError:
             # Shut down past the grace period: the story will not come, say so now.
-            await self._fail(job_id, "interrupted", "cancelled at shutdown")
+            await self._fail(job.id, "interrupted", "cancelled at shutdown")
             raise
         finally:
-            self.current_job_id = None
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
 
     async def _write(self, job_id: int, request: StoryRequest) -> Story | None:
         """Call the storyteller once; None (and the job failed) when it does not deliver."""
-        heartbeat = asyncio.create_task(self._beat(job_id))
         try:
             return await asyncio.wait_for(
                 self.storyteller.write(request, job_id=job_id), self.llm_timeout_s
@@ -104,14 +132,10 @@ class Worker:
             await self._fail(job_id, str(error), repr(error.__context__ or error))
         except Exception as error:
             await self._fail(job_id, "something went wrong while writing", repr(error))
-        finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
         return None
 
     async def _store(self, job_id: int, story: Story) -> None:
-        """Insert the story and complete the job, retrying through a database outage."""
+        """Insert the story, then complete the job, retrying through a database outage."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STORE_RETRY_S
         delay = 0.2
@@ -139,6 +163,7 @@ class Worker:
             log("fail_not_recorded", level=logging.ERROR, job_id=job_id, error=repr(error))
 
     async def _beat(self, job_id: int) -> None:
+        """Until the job is completed or failed: it is alive, so no sweep may end it."""
         while True:
             await asyncio.sleep(self.heartbeat_interval_s)
             try:

@@ -15,8 +15,15 @@ ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING *
 
 -- name: get_job
--- One job by id.
-SELECT * FROM story_jobs WHERE id = :job_id
+-- One job by id; while pending, also its place in line (1 = next to be claimed).
+SELECT j.*,
+       CASE WHEN j.status = 'pending' THEN
+           (SELECT count(*) FROM story_jobs ahead
+             WHERE ahead.status = 'pending'
+               AND (ahead.created_at, ahead.id) <= (j.created_at, j.id))
+       END AS position
+  FROM story_jobs j
+ WHERE j.id = :job_id
 
 -- name: get_job_by_key
 -- The job an idempotency key made, if any.
@@ -26,11 +33,26 @@ SELECT * FROM story_jobs WHERE idempotency_key = :idempotency_key
 -- Jobs created since a moment (the household's midnight), for the daily limit.
 SELECT count(*) FROM story_jobs WHERE created_at >= :since
 
--- name: claim_job
--- pending -> running: the worker takes the job it was handed, stamping its boot id.
+-- name: count_pending
+-- Jobs waiting in the whole database (every process's), for QUEUE_MAX and /healthz.
+SELECT count(*) FROM story_jobs WHERE status = 'pending'
+
+-- name: notify_job_created
+-- Inside the intake transaction: wakes an idle worker in any process when it commits.
+SELECT pg_notify('story_jobs', :job_id)::text
+
+-- name: claim_next_job
+-- pending -> running: an idle worker takes the oldest waiting job, stamping its boot id.
+-- SKIP LOCKED lets workers in any number of processes claim side by side; the outer
+-- status guard makes a claim that lost a race a no-op (no row back: nothing to run).
 UPDATE story_jobs
    SET status = 'running', started_at = now(), heartbeat_at = now(), claimed_by = :boot_id
- WHERE id = :job_id AND status = 'pending'
+ WHERE id = (SELECT id FROM story_jobs
+              WHERE status = 'pending'
+              ORDER BY created_at, id
+              FOR UPDATE SKIP LOCKED
+              LIMIT 1)
+   AND status = 'pending'
 RETURNING *
 
 -- name: beat_heartbeat
@@ -41,8 +63,14 @@ UPDATE story_jobs
 RETURNING id
 
 -- name: insert_story
--- Stores a written story, once per job: a retry returns the id of the first insert.
-WITH inserted AS (
+-- Stores a written story, once per job: a retry returns the id of the first insert. It
+-- beats the job's heartbeat in the same statement, taking the job's row lock first, so a
+-- sweep can never judge the job dead between the story landing and the job completing.
+WITH beat AS (
+    UPDATE story_jobs SET heartbeat_at = now()
+     WHERE id = :job_id AND status = 'running'
+    RETURNING id
+), inserted AS (
     INSERT INTO stories (job_id, title, body, model, prompt_tokens, completion_tokens)
     VALUES (:job_id, :title, :body, :model, :prompt_tokens, :completion_tokens)
     ON CONFLICT (job_id) DO NOTHING
@@ -62,25 +90,40 @@ RETURNING id
 
 -- name: fail_job
 -- running -> failed, with a short reason for the family (the full error goes to the log).
+-- Never once its story is stored: that job is completed (by its worker, or by recovery).
 UPDATE story_jobs
    SET status = 'failed', error_text = :error_text, completed_at = now()
  WHERE id = :job_id AND status = 'running'
+   AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
 RETURNING id
 
 -- name: sweep_dead_running
--- running -> failed ('interrupted'): the worker's heartbeat stopped, so its process died.
+-- running -> completed, or running -> failed ('interrupted'): the job's heartbeat stopped,
+-- so its process died. A story it had already stored was paid for: the job completes
+-- with it. Otherwise the story never came and the job fails.
 UPDATE story_jobs
-   SET status = 'failed', error_text = 'interrupted', completed_at = now()
- WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => :stale_s)
-RETURNING id
+   SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
+       story_id = stored.id,
+       error_text = CASE WHEN stored.id IS NULL THEN 'interrupted' END,
+       completed_at = now()
+  FROM story_jobs dead
+  LEFT JOIN stories stored ON stored.job_id = dead.id
+ WHERE story_jobs.id = dead.id
+   AND story_jobs.status = 'running'
+   AND story_jobs.heartbeat_at < now() - make_interval(secs => :stale_s)
+RETURNING story_jobs.id, story_jobs.status
 
 -- name: sweep_expired_pending
--- pending -> failed ('expired'): waited too long and no live queue holds it.
+-- pending -> failed ('expired'): waited past the threshold while no worker was alive to
+-- run it (no process that runs jobs has beaten within the threshold). With a live
+-- worker, a queue of any depth drains instead.
 UPDATE story_jobs
    SET status = 'failed', error_text = 'expired', completed_at = now()
  WHERE status = 'pending'
    AND created_at < now() - make_interval(secs => :threshold_s)
-   AND NOT (id = ANY(:held_ids))
+   AND NOT EXISTS (SELECT 1 FROM workers
+                    WHERE concurrency > 0
+                      AND heartbeat_at >= now() - make_interval(secs => :threshold_s))
 RETURNING id
 
 -- name: seconds_until_next_stale
@@ -89,16 +132,50 @@ SELECT extract(epoch FROM min(heartbeat_at) + make_interval(secs => :stale_s) - 
   FROM story_jobs
  WHERE status = 'running' AND claimed_by IS DISTINCT FROM :boot_id
 
--- name: pending_job_ids
--- Jobs still waiting, oldest first: re-enqueued at start-up.
-SELECT id FROM story_jobs WHERE status = 'pending' ORDER BY created_at, id
+-- name: register_process
+-- A process starts: it is alive from now on (and runs `concurrency` jobs at once).
+INSERT INTO workers (boot_id, host, pid, concurrency)
+VALUES (:boot_id, :host, :pid, :concurrency)
+ON CONFLICT (boot_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+RETURNING boot_id
+
+-- name: beat_process
+-- A process is still alive. No row back: it was pruned as dead, so it registers again.
+UPDATE workers SET heartbeat_at = now()
+ WHERE boot_id = :boot_id AND stopped_at IS NULL
+RETURNING boot_id
+
+-- name: stop_process
+-- A process shut down cleanly: its last sign of life is now.
+UPDATE workers SET heartbeat_at = now(), stopped_at = now()
+ WHERE boot_id = :boot_id
+RETURNING boot_id
+
+-- name: prune_processes
+-- Forget processes silent for a week (longer than any expiry threshold).
+DELETE FROM workers WHERE heartbeat_at < now() - interval '7 days'
+RETURNING boot_id
+
+-- name: live_workers
+-- Processes that run jobs and beat within the stale limit, with their capacity.
+SELECT count(*) AS processes, coalesce(sum(concurrency), 0)::int AS slots
+  FROM workers
+ WHERE concurrency > 0 AND stopped_at IS NULL
+   AND heartbeat_at >= now() - make_interval(secs => :stale_s)
 
 -- name: recent_jobs
--- Unfinished jobs and those finished in the last few minutes, newest first.
-SELECT * FROM story_jobs
- WHERE status IN ('pending', 'running')
-    OR completed_at > now() - make_interval(secs => :recent_s)
- ORDER BY id DESC
+-- Unfinished jobs and those finished in the last few minutes, newest first; while
+-- pending, each with its place in line.
+SELECT j.*,
+       CASE WHEN j.status = 'pending' THEN
+           (SELECT count(*) FROM story_jobs ahead
+             WHERE ahead.status = 'pending'
+               AND (ahead.created_at, ahead.id) <= (j.created_at, j.id))
+       END AS position
+  FROM story_jobs j
+ WHERE j.status IN ('pending', 'running')
+    OR j.completed_at > now() - make_interval(secs => :recent_s)
+ ORDER BY j.id DESC
  LIMIT :limit
 
 -- name: get_story
@@ -162,8 +239,9 @@ SELECT j.id FROM story_jobs j LEFT JOIN stories s ON s.id = j.story_id
  WHERE j.status = 'completed' AND s.id IS NULL
  ORDER BY j.id
 
--- name: check_orphaned_stories
--- Stories whose job did not complete with them: written, paid for, then the sweeper won.
+-- name: check_unreachable_stories
+-- Invariant: every story is reachable from its job (the job completed with it). A story
+-- whose job did not was paid for and is not where the family looks for it.
 SELECT s.id FROM stories s JOIN story_jobs j ON j.id = s.job_id
  WHERE j.status <> 'completed' OR j.story_id IS DISTINCT FROM s.id
  ORDER BY s.id
@@ -175,11 +253,23 @@ SELECT id FROM story_jobs
  ORDER BY id
 
 -- name: check_stranded_pending
--- Invariant: an old pending job is held by a live queue, i.e. some worker is alive and busy.
+-- Invariant: a job waiting past the threshold with no worker alive has been expired
+-- (allowing one sweep interval for the sweeper to get there).
 SELECT id FROM story_jobs
  WHERE status = 'pending'
-   AND created_at < now() - make_interval(secs => :threshold_s)
-   AND NOT EXISTS (SELECT 1 FROM story_jobs busy
-                    WHERE busy.status = 'running'
-                      AND busy.heartbeat_at >= now() - make_interval(secs => :stale_s))
+   AND created_at < now() - make_interval(secs => :threshold_s) - make_interval(secs => :interval_s)
+   AND NOT EXISTS (SELECT 1 FROM workers
+                    WHERE concurrency > 0
+                      AND heartbeat_at >= now() - make_interval(secs => :threshold_s))
  ORDER BY id
+
+-- name: check_expired_while_alive
+-- Invariant: no job was expired while a worker was alive to run it (a process that runs
+-- jobs had started before, and beat within the threshold of, the moment it expired).
+SELECT j.id FROM story_jobs j
+ WHERE j.status = 'failed' AND j.error_text = 'expired'
+   AND EXISTS (SELECT 1 FROM workers w
+                WHERE w.concurrency > 0
+                  AND w.started_at <= j.completed_at
+                  AND w.heartbeat_at >= j.completed_at - make_interval(secs => :threshold_s))
+ ORDER BY j.id

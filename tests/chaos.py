@@ -3,19 +3,24 @@ on the same database, and check that nothing was lost and nothing was paid for t
 
     python -m tests.chaos --runs 30 --seed 1      # what `make chaos` runs
 
-Each run starts `uvicorn app.main:app` as a subprocess against its own fresh database and
-the fake OpenAI-compatible server, submits a few jobs, kills the process at one moment:
+Each run starts `uvicorn app.main:app` as one or two subprocesses against its own fresh
+database and the fake OpenAI-compatible server, submits a few jobs (through every
+process), and kills a process at one moment:
 
-- before_claim        the worker's claim is in flight (held back by a row lock we hold)
+- before_claim        a job is committed but its claim cannot happen (we hold its row)
 - during_call         the LLM request is in flight
 - after_story_insert  the story is stored, the completion is in flight (held by a row lock)
 - while_waiting       jobs wait in the queue behind a running one
 - random              at a seeded random time while jobs come and go
+- two_during_call     two processes each writing a job; one of them (seeded) is killed
+- two_random          two processes; a seeded one is killed at a seeded random time
 
-then restarts the app and waits for every job to finish. A run passes when every job is
-terminal within 2 minutes of the restart, no job was called twice, every completed job has
-exactly one story, the jobs that never reached the LLM ran after the restart, a job killed
-mid-call ended `interrupted`, and `python -m app check` finds no broken invariant.
+With one process, the app is restarted; with two, the survivor alone must finish. A run
+passes when every job is terminal within 2 minutes, no job was called twice, every
+completed job has exactly one story and every story is reachable from its job, the jobs
+that never reached the LLM ran, a job killed mid-call ended `interrupted` (or `completed`
+when its story was already stored), nothing expired, and `python -m app check` (which
+also looks for jobs expired while a worker was alive) finds no broken invariant.
 """
 
 from __future__ import annotations
@@ -38,7 +43,8 @@ import httpx
 from tests.fake_llm import FakeLLM, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-MOMENTS = ("before_claim", "during_call", "after_story_insert", "while_waiting", "random")
+MOMENTS = ("before_claim", "during_call", "after_story_insert", "while_waiting", "random",
+           "two_during_call", "two_random")
 TERMINAL_WITHIN_S = 120
 HEARTBEAT_STALE_S = 2
 
@@ -53,6 +59,7 @@ class RunResult:
     max_calls: int = 0
     orphans: int = 0
     lost: int = 0
+    expired: int = 0
     restart_to_terminal_s: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -102,6 +109,11 @@ class AppProcess:
                     raise RuntimeError(f"the app did not start; see {self.log_path}")
                 await asyncio.sleep(0.05)
 
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
     def kill9(self) -> None:
         assert self.process is not None
         self.process.kill()
@@ -130,9 +142,9 @@ async def wait_until_blocked(
         await asyncio.sleep(0.01)
 
 
-async def submit(client: httpx.AsyncClient, n: int, run: int) -> list[int]:
+async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0) -> list[int]:
     ids = []
-    for i in range(n):
+    for i in range(start, start + n):
         response = await client.post(
             "/stories/generate", json={"prompt": f"chaos run {run} story {i}"},
             headers={"Idempotency-Key": uuid.uuid4().hex},
@@ -143,71 +155,126 @@ async def submit(client: httpx.AsyncClient, n: int, run: int) -> list[int]:
     return ids
 
 
+async def wait_until_waiting(conn: asyncpg.Connection, pid: int, timeout_s: float = 10) -> None:
+    """Until the backend `pid` waits on a lock."""
+    deadline = time.monotonic() + timeout_s
+    while await conn.fetchval(
+        "SELECT wait_event_type IS DISTINCT FROM 'Lock' FROM pg_stat_activity WHERE pid = $1",
+        pid,
+    ):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"backend {pid} did not wait on a lock")
+        await asyncio.sleep(0.01)
+
+
+async def lock_row(database_url: str, job_id: int) -> tuple[asyncpg.Connection, object]:
+    conn = await asyncpg.connect(database_url)
+    transaction = conn.transaction()
+    await transaction.start()
+    await conn.execute("SELECT id FROM story_jobs WHERE id = $1 FOR NO KEY UPDATE", job_id)
+    return conn, transaction
+
+
 async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
                    log_dir: Path) -> RunResult:
     rng = random.Random(seed)
     result = RunResult(seed=seed, moment=moment)
     fake.reset()
     fake.hold()
-    app = AppProcess(database_url, fake.url, log_dir / f"chaos-{seed}-{moment}.log")
+    two = moment.startswith("two_")
+    apps = [AppProcess(database_url, fake.url, log_dir / f"chaos-{seed}-{moment}-{n}.log")
+            for n in range(2 if two else 1)]
+    victim = apps[rng.randrange(len(apps))]
     conn = await asyncpg.connect(database_url)
-    lock: asyncpg.transaction.Transaction | None = None
-    lock_conn: asyncpg.Connection | None = None
+    held: list[tuple[asyncpg.Connection, object]] = []
+    story_at_kill: set[int] = set()
     try:
-        await app.start()
-        async with httpx.AsyncClient(base_url=app.url, timeout=10) as client:
-            job_ids = await submit(client, rng.randint(2, 5), seed)
-            first, second = job_ids[0], job_ids[1]
-            if moment == "random":
-                fake.delay_s = rng.uniform(0.02, 0.3)
+        for app in apps:
+            await app.start()
+        job_ids: list[int] = []
+        for app in apps:
+            async with httpx.AsyncClient(base_url=app.url, timeout=10) as client:
+                job_ids += await submit(client, rng.randint(2, 4), seed, start=len(job_ids))
+        first, second = job_ids[0], job_ids[1]
+        if moment in ("random", "two_random"):
+            fake.delay_s = rng.uniform(0.02, 0.3)
+            fake.release()
+            await asyncio.sleep(rng.uniform(0.0, 1.2))
+        elif moment == "two_during_call":
+            # Each process is writing one job: the two oldest.
+            await asyncio.to_thread(fake.wait_for_call, first)
+            await asyncio.to_thread(fake.wait_for_call, second)
+            await asyncio.sleep(rng.uniform(0.0, 0.5))
+        else:
+            await asyncio.to_thread(fake.wait_for_call, first)
+            if moment == "before_claim":
+                # The next job is committed, but no claim can take it while we hold its
+                # row; the first completes and the worker finds nothing it may claim.
+                held.append(await lock_row(database_url, second))
                 fake.release()
-                await asyncio.sleep(rng.uniform(0.0, 1.2))
-            else:
-                await asyncio.to_thread(fake.wait_for_call, first)
-                if moment in ("before_claim", "after_story_insert"):
-                    target = second if moment == "before_claim" else first
-                    lock_conn = await asyncpg.connect(database_url)
-                    lock = lock_conn.transaction()
-                    await lock.start()
-                    await lock_conn.execute(
-                        "SELECT id FROM story_jobs WHERE id = $1 FOR NO KEY UPDATE", target)
-                    fake.release()
-                    fragment = "claimed_by = $" if moment == "before_claim" else \
-                        "status = 'completed'"
-                    await wait_until_blocked(conn, fragment)
-                elif moment == "during_call":
-                    await asyncio.sleep(rng.uniform(0.0, 0.5))
-        app.kill9()
+                while await conn.fetchval(
+                        "SELECT status FROM story_jobs WHERE id = $1", first) != "completed":
+                    await asyncio.sleep(0.01)
+            elif moment == "after_story_insert":
+                # Hold the row, let the story's insert queue behind us, queue a second
+                # holder behind the insert, then let the insert through: the story is
+                # committed and the completion waits behind the second holder.
+                held.append(await lock_row(database_url, first))
+                fake.release()
+                await wait_until_blocked(conn, "WITH beat AS")
+                second_conn = await asyncpg.connect(database_url)
+                second_tx = second_conn.transaction()
+                await second_tx.start()
+                locking = asyncio.create_task(second_conn.execute(
+                    "SELECT id FROM story_jobs WHERE id = $1 FOR NO KEY UPDATE", first))
+                await wait_until_waiting(conn, second_conn.get_server_pid())
+                first_conn, first_tx = held.pop()
+                await first_tx.commit()
+                await first_conn.close()
+                await locking
+                held.append((second_conn, second_tx))
+                await wait_until_blocked(conn, "status = 'completed'")
+            elif moment == "during_call":
+                await asyncio.sleep(rng.uniform(0.0, 0.5))
+        victim.kill9()
         result.kills += 1
-        if lock is not None:
-            # The dead app's blocked statement is still queued in its server backend;
-            # end those backends so the crash lands before it, as the moment intends.
+        # The dead app's statements may still be queued in its server backends; end
+        # them so the crash lands before they run, as the moment intends.
+        survivors = [a for a in apps if a is not victim]
+        if not survivors:
             await conn.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                 " WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                " AND pid <> $1", lock_conn.get_server_pid())
-            await lock.rollback()
-            await lock_conn.close()
-            lock = None
+                " AND NOT (pid = ANY($1::int[]))", [c.get_server_pid() for c, _ in held])
+        for held_conn, transaction in held:
+            await transaction.rollback()
+            await held_conn.close()
+        held.clear()
         # The process is dead: the rows are as it left them.
         at_kill = {row["id"]: row["status"] for row in await conn.fetch(
             "SELECT id, status FROM story_jobs")}
+        victims_jobs = {row["id"] for row in await conn.fetch(
+            "SELECT j.id FROM story_jobs j JOIN workers w ON w.boot_id = j.claimed_by"
+            " WHERE j.status = 'running' AND w.pid = $1", victim.pid)}
+        story_at_kill = {row["job_id"] for row in await conn.fetch("SELECT job_id FROM stories")}
 
         fake.delay_s = 0.0
         fake.release()
         restarted = time.monotonic()
-        await app.start()
+        if not survivors:
+            await victim.start()
         while True:
             unfinished = await conn.fetchval(
                 "SELECT count(*) FROM story_jobs WHERE status IN ('pending', 'running')")
             if unfinished == 0:
                 break
             if time.monotonic() - restarted > TERMINAL_WITHIN_S:
-                result.problems.append(f"{unfinished} jobs not terminal after restart")
+                result.problems.append(f"{unfinished} jobs not terminal after the kill")
                 break
             await asyncio.sleep(0.05)
         result.restart_to_terminal_s = time.monotonic() - restarted
-        app.stop()
+        for app in apps:
+            app.stop()
 
         rows = await conn.fetch("SELECT id, status, error_text FROM story_jobs ORDER BY id")
         by_id = {row["id"]: row for row in rows}
@@ -217,11 +284,16 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
         result.max_calls = max(fake.calls.values(), default=0)
         result.orphans = await conn.fetchval(
             "SELECT count(*) FROM stories s JOIN story_jobs j ON j.id = s.job_id"
-            " WHERE j.status <> 'completed'")
+            " WHERE j.status <> 'completed' OR j.story_id IS DISTINCT FROM s.id")
+        result.expired = sum(1 for row in rows if row["error_text"] == "expired")
         if result.lost:
             result.problems.append(f"{result.lost} jobs lost")
         if result.max_calls > 1:
             result.problems.append(f"a job was called {result.max_calls} times")
+        if result.orphans:
+            result.problems.append(f"{result.orphans} stories not reachable from their job")
+        if result.expired:
+            result.problems.append(f"{result.expired} jobs expired while a worker was alive")
         wrong = await conn.fetchval(
             "SELECT count(*) FROM story_jobs j WHERE j.status = 'completed' AND"
             " (SELECT count(*) FROM stories s WHERE s.job_id = j.id) <> 1")
@@ -231,44 +303,54 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
             row = by_id.get(job_id)
             if row is None:
                 continue
+            ended = (row["status"], row["error_text"])
             if at_kill.get(job_id) == "pending" and row["status"] != "completed":
                 result.problems.append(f"waiting job {job_id} ended {row['status']}")
-            if at_kill.get(job_id) == "running" and (row["status"], row["error_text"]) != (
-                    "failed", "interrupted"):
-                result.problems.append(f"job {job_id} killed mid-run ended {row['status']}")
+            if job_id in victims_jobs:
+                expected = ("completed", None) if job_id in story_at_kill else \
+                    ("failed", "interrupted")
+                if ended != expected:
+                    result.problems.append(f"job {job_id} killed mid-run ended {ended}")
+            elif at_kill.get(job_id) == "running" and row["status"] != "completed":
+                result.problems.append(f"job {job_id} of a live process ended {ended}")
+        if moment == "after_story_insert" and by_id[first]["status"] != "completed":
+            result.problems.append(f"job {first}, its story stored, did not complete")
         check = subprocess.run(
-            [sys.executable, "-m", "app", "check"], cwd=ROOT, env=app.env,
+            [sys.executable, "-m", "app", "check"], cwd=ROOT, env=apps[0].env,
             capture_output=True, text=True, timeout=60)
         if check.returncode != 0:
             result.problems.append("invariant check failed:\n" + check.stdout + check.stderr)
     except Exception as error:  # a harness failure is a failed run, with its reason
         result.problems.append(f"harness error: {error!r}")
     finally:
-        if lock is not None:
-            await lock.rollback()
-            await lock_conn.close()
+        for held_conn, transaction in held:
+            await transaction.rollback()
+            await held_conn.close()
         fake.release()
-        app.stop()
+        for app in apps:
+            app.stop()
         await conn.close()
     return result
 
 
 def format_table(results: list[RunResult]) -> str:
     header = f"{'seed':>5} {'moment':<19} {'kills':>5} {'jobs':>4} {'terminal':>8} " \
-             f"{'max calls/job':>13} {'orphaned stories':>16} {'lost jobs':>9} " \
-             f"{'restart->done s':>15}  result"
+             f"{'max calls/job':>13} {'unreachable stories':>19} {'lost jobs':>9} " \
+             f"{'expired':>7} {'kill->done s':>12}  result"
     lines = [header, "-" * len(header)]
     for r in results:
         lines.append(
             f"{r.seed:>5} {r.moment:<19} {r.kills:>5} {r.jobs:>4} {r.terminal:>8} "
-            f"{r.max_calls:>13} {r.orphans:>16} {r.lost:>9} {r.restart_to_terminal_s:>15.1f}  "
+            f"{r.max_calls:>13} {r.orphans:>19} {r.lost:>9} {r.expired:>7} "
+            f"{r.restart_to_terminal_s:>12.1f}  "
             + ("ok" if r.passed else "FAIL: " + "; ".join(r.problems)))
     lines.append("-" * len(header))
     lines.append(
         f"{'total':>5} {len(results):<3} runs{'':<11} {sum(r.kills for r in results):>5} "
         f"{sum(r.jobs for r in results):>4} {sum(r.terminal for r in results):>8} "
         f"{max((r.max_calls for r in results), default=0):>13} "
-        f"{sum(r.orphans for r in results):>16} {sum(r.lost for r in results):>9}")
+        f"{sum(r.orphans for r in results):>19} {sum(r.lost for r in results):>9} "
+        f"{sum(r.expired for r in results):>7}")
     return "\n".join(lines)
 
 

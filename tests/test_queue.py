@@ -1,14 +1,24 @@
-"""The queue: QUEUE_MAX waiting jobs (plus the running one), a 429 that writes nothing,
-and one job at a time, oldest first."""
+"""The queue is the table: QUEUE_MAX waiting jobs in the whole database (plus the running
+ones), a 429 that writes nothing, one job at a time per slot, oldest first, and idle
+workers woken by NOTIFY from whichever process accepted the job."""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
+import asyncpg
 import pytest
 
-from app.queue import JobQueue, QueueFull
-from tests.conftest import one_running_then_waiting, post_story, serve, wait_for_job
+from app.jobs import JobStore
+from app.storytellers import StoryRequest
+from tests.conftest import (
+    ACCEPT_JSON,
+    one_running_then_waiting,
+    post_story,
+    serve,
+    wait_for_job,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -53,23 +63,90 @@ async def test_a_replay_is_answered_even_when_the_queue_is_full(make_app, fake_l
         fake_llm.release()
 
 
-async def test_a_reserved_slot_counts_until_filled_or_given_back():
-    queue = JobQueue(max_waiting=1)
-    with queue.reserve() as slot:
-        with pytest.raises(QueueFull):
-            queue.reserve()
-        slot.fill(7)
-    assert queue.depth == 1 and queue.held_ids() == [7]
-    assert await queue.get() == 7
-    assert queue.depth == 0 and queue.held_ids() == [7]  # taken, not yet claimed: still held
-    queue.done()
-    with queue.reserve():
-        pass  # given back unfilled, e.g. when the INSERT failed
-    assert queue.depth == 0 and queue.held_ids() == []
+async def test_pending_jobs_report_their_place_in_line(make_app, fake_llm):
+    async with serve(make_app(queue_max=5)) as client:
+        running, waiting = await one_running_then_waiting(
+            client, fake_llm, "one", "two", "three")
+        positions = [(await client.get(f"/stories/jobs/{j}", headers=ACCEPT_JSON)).json()
+                     for j in [running, *waiting]]
+        assert "position" not in positions[0]  # running
+        assert [p["position"] for p in positions[1:]] == [1, 2]
+        card = (await client.get(f"/stories/jobs/{waiting[1]}")).text
+        assert "number 2 in line" in card
+        assert (await client.get("/healthz")).json()["queue_depth"] == 2
+        fake_llm.release()
 
 
-async def test_restored_jobs_go_beyond_the_bound_and_keep_their_order():
-    queue = JobQueue(max_waiting=1)
-    queue.restore([3, 1, 2, 3])
-    assert queue.held_ids() == [3, 1, 2] and queue.position(2) == 3
-    assert [await queue.get() for _ in range(3)] == [3, 1, 2]
+async def test_worker_concurrency_writes_that_many_at_once(make_app, fake_llm):
+    fake_llm.hold()
+    async with serve(make_app(worker_concurrency=3, queue_max=10)) as client:
+        job_ids = [(await post_story(client, {"prompt": f"story {i}"})).json()["job_id"]
+                   for i in range(5)]
+        for job_id in job_ids[:3]:
+            await asyncio.to_thread(fake_llm.wait_for_call, job_id)
+        statuses = [(await client.get(f"/stories/jobs/{j}", headers=ACCEPT_JSON)).json()
+                    ["status"] for j in job_ids]
+        assert statuses == ["running"] * 3 + ["pending"] * 2
+        fake_llm.release()
+        for job_id in job_ids:
+            assert (await wait_for_job(client, job_id))["status"] == "completed"
+    assert fake_llm.max_in_flight == 3
+    assert all(fake_llm.calls_for(j) == 1 for j in job_ids)
+
+
+async def test_a_serve_only_process_runs_no_jobs(make_app, fake_llm, db):
+    async with serve(make_app(worker_concurrency=0)) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        health = (await client.get("/healthz")).json()
+        await asyncio.sleep(0.5)
+        job = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
+    assert health["worker"] == "off" and health["queue_depth"] == 1
+    assert job["status"] == "pending" and job["position"] == 1
+    assert fake_llm.total_calls == 0
+
+
+async def test_a_job_accepted_by_another_process_wakes_an_idle_worker_at_once(
+    make_app, fake_llm, database_url
+):
+    async with serve(make_app(worker_concurrency=0)) as web, serve(make_app()) as worker_app:
+        services = worker_app._transport.app.state.services
+        await wait_for(lambda: services.wakeup.listening)
+        for attempt in range(3):
+            started = time.monotonic()
+            job_id = (await post_story(web, {"prompt": f"story {attempt}"})).json()["job_id"]
+            await asyncio.to_thread(fake_llm.wait_for_call, job_id)
+            # Well under the 2 s re-check: the NOTIFY woke it.
+            assert time.monotonic() - started < 0.5
+            if attempt == 0:
+                # The LISTEN connection drops: it is made again, and wake-ups go on.
+                await terminate_listeners(database_url)
+                await wait_for(lambda: not services.wakeup.listening)
+                await wait_for(lambda: services.wakeup.listening)
+        assert (await wait_for_job(web, job_id))["status"] == "completed"
+
+
+async def test_a_job_whose_notification_was_lost_still_runs(make_app, fake_llm, db):
+    async with serve(make_app()) as client:
+        # Committed with no NOTIFY, as when the accepting process died right after commit.
+        job = await JobStore(db).create("lost-ack", "h", StoryRequest(prompt="a lost ack"))
+        started = time.monotonic()
+        assert (await wait_for_job(client, job.id))["status"] == "completed"
+        assert time.monotonic() - started < 5  # the re-check timer found it
+    assert fake_llm.calls_for(job.id) == 1
+
+
+async def wait_for(condition, timeout_s: float = 10) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def terminate_listeners(database_url: str) -> None:
+    conn = await asyncpg.connect(database_url)
+    try:
+        await conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND query LIKE 'LISTEN%'")
+    finally:
+        await conn.close()

@@ -21,7 +21,7 @@ DEAD_BOOT = uuid.uuid4()
 async def running_job_of_a_dead_process(db, *, heartbeat_age_s: float) -> int:
     store = JobStore(db)
     job = await store.create(uuid.uuid4().hex, "h", StoryRequest(prompt="lost"))
-    assert await store.claim(job.id, DEAD_BOOT)
+    assert (await store.claim_next(DEAD_BOOT)).id == job.id
     await db.execute(
         "UPDATE story_jobs SET heartbeat_at = now() - make_interval(secs => :s) WHERE id = :id",
         {"s": float(heartbeat_age_s), "id": job.id},

@@ -8,15 +8,18 @@ pg_stat_activity, then the first commits. No sleeps decide an outcome.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
 
+from app.db import connect_pool
 from app.jobs import JobStore, Status
-from app.queue import JobQueue
+from app.queue import Wakeup
 from app.storytellers import Story, StoryRequest
 from app.worker import Worker
 
@@ -37,7 +40,8 @@ async def make_job(store: JobStore, status: Status = Status.PENDING) -> int:
     job = await store.create(uuid.uuid4().hex, "hash", REQUEST)
     assert job is not None and job.status == Status.PENDING
     if status in (Status.RUNNING, Status.COMPLETED, Status.FAILED):
-        assert await store.claim(job.id, BOOT)
+        claimed = await store.claim_next(BOOT)
+        assert claimed is not None and claimed.id == job.id, "an older job was still pending"
     if status == Status.COMPLETED:
         assert await store.complete(job.id, await store.insert_story(job.id, STORY))
     if status == Status.FAILED:
@@ -74,14 +78,22 @@ async def wait_until_blocked(db, fragment: str, timeout_s: float = 10) -> None:
         await asyncio.sleep(0.01)
 
 
-async def hold_and_run(database_url: str, sql: str, *args: object):
-    """Open a transaction on its own connection, run `sql` (taking the row lock) and
-    return (connection, rows); the caller commits to let the waiting statement through."""
-    conn = await asyncpg.connect(database_url)
-    transaction = conn.transaction()
-    await transaction.start()
-    rows = await conn.fetch(sql, *args)
-    return conn, transaction, rows
+@contextlib.asynccontextmanager
+async def holding(database_url: str) -> AsyncIterator[JobStore]:
+    """A job store on a connection of its own whose statements run in one open
+    transaction, so the row locks they take are held until the block ends (commit)."""
+    holder = connect_pool(database_url)
+    await holder.connect()
+    try:
+        transaction = await holder.transaction()
+        try:
+            yield JobStore(holder)
+        except BaseException:
+            await transaction.rollback()
+            raise
+        await transaction.commit()
+    finally:
+        await holder.disconnect()
 
 
 # -- create -----------------------------------------------------------------------------
@@ -104,37 +116,66 @@ async def test_create_with_an_existing_key_writes_nothing(store, db):
 # -- claim: pending -> running ----------------------------------------------------------
 
 
-async def test_claim_moves_pending_to_running_and_stamps_the_boot_id(store, db):
-    job_id = await make_job(store)
-    claimed = await store.claim(job_id, BOOT)
-    assert claimed is not None and claimed.status == Status.RUNNING
-    row = await db.fetch_one("SELECT * FROM story_jobs WHERE id = :id", {"id": job_id})
+async def test_claim_moves_the_oldest_pending_job_to_running_and_stamps_the_boot_id(store, db):
+    older, newer = await make_job(store), await make_job(store)
+    claimed = await store.claim_next(BOOT)
+    assert claimed is not None and claimed.id == older and claimed.status == Status.RUNNING
+    row = await db.fetch_one("SELECT * FROM story_jobs WHERE id = :id", {"id": older})
     assert row["claimed_by"] == BOOT and row["started_at"] and row["heartbeat_at"]
+    assert (await store.claim_next(OTHER_BOOT)).id == newer
+    assert await store.claim_next(BOOT) is None  # nothing left to claim
 
 
 @pytest.mark.parametrize("status", [Status.RUNNING, Status.COMPLETED, Status.FAILED])
-async def test_claim_of_a_job_that_left_pending_changes_nothing(store, status, caplog):
+async def test_claim_never_takes_a_job_that_left_pending(store, status):
     job_id = await make_job(store, status)
-    caplog.set_level(logging.WARNING, logger="bedtime")
-    assert await store.claim(job_id, OTHER_BOOT) is None
+    assert await store.claim_next(OTHER_BOOT) is None
     assert await status_of(store, job_id) == status
-    assert f"event=guard_lost job_id={job_id} transition=claim" in caplog.text
 
 
-async def test_two_claims_race_and_exactly_one_wins(store, db, database_url):
+async def test_claims_race_on_one_job_and_exactly_one_wins(store, db, database_url):
     job_id = await make_job(store)
-    conn, transaction, rows = await hold_and_run(
-        database_url,
-        "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
-        " claimed_by = $2 WHERE id = $1 AND status = 'pending' RETURNING id",
-        job_id, OTHER_BOOT,
-    )
-    assert len(rows) == 1
-    loser = asyncio.create_task(store.claim(job_id, BOOT))
-    await wait_until_blocked(db, "claimed_by = $")
-    await transaction.commit()
-    await conn.close()
-    assert await loser is None
+    async with holding(database_url) as first:
+        won = await first.claim_next(OTHER_BOOT)  # claimed, not yet committed: row locked
+        assert won is not None and won.id == job_id
+        # Three more workers look while the row is locked: each skips it, none waits.
+        losers = await asyncio.gather(*(store.claim_next(BOOT) for _ in range(3)))
+        assert losers == [None, None, None]
+    assert await store.claim_next(BOOT) is None  # committed: it is running, not pending
+    row = await db.fetch_one("SELECT status, claimed_by FROM story_jobs WHERE id = :id",
+                             {"id": job_id})
+    assert (row["status"], row["claimed_by"]) == ("running", OTHER_BOOT)
+
+
+async def test_a_claim_skips_a_locked_job_and_takes_the_next(store, database_url):
+    locked, free = await make_job(store), await make_job(store)
+    async with holding(database_url) as other:
+        assert (await other.claim_next(OTHER_BOOT)).id == locked
+        assert (await store.claim_next(BOOT)).id == free
+
+
+async def test_a_claim_rolled_back_leaves_the_job_for_the_next_worker(store, database_url):
+    job_id = await make_job(store)
+    with pytest.raises(RuntimeError):
+        async with holding(database_url) as other:
+            assert (await other.claim_next(OTHER_BOOT)).id == job_id
+            raise RuntimeError("the process died before its claim committed")
+    assert (await store.claim_next(BOOT)).id == job_id
+
+
+async def test_many_workers_claiming_at_once_run_each_job_once(store, database_url):
+    job_ids = [await make_job(store) for _ in range(5)]
+    pools = [connect_pool(database_url) for _ in range(8)]
+    for pool in pools:
+        await pool.connect()
+    try:
+        claimed = await asyncio.gather(*(JobStore(pool).claim_next(uuid.uuid4())
+                                         for pool in pools))
+    finally:
+        for pool in pools:
+            await pool.disconnect()
+    won = sorted(job.id for job in claimed if job is not None)
+    assert won == job_ids  # five claims won, three found nothing; no job twice
 
 
 # -- heartbeat --------------------------------------------------------------------------
@@ -180,8 +221,8 @@ async def test_complete_moves_running_to_completed_with_its_story(store):
 
 @pytest.mark.parametrize("status", [Status.PENDING, Status.COMPLETED, Status.FAILED])
 async def test_complete_of_a_job_not_running_changes_nothing(store, db, status, caplog):
-    job_id = await make_job(store, status)
     other = await make_job(store, Status.RUNNING)
+    job_id = await make_job(store, status)
     story_id = await store.insert_story(other, STORY)
     caplog.set_level(logging.WARNING, logger="bedtime")
     assert not await store.complete(job_id, story_id)
@@ -209,6 +250,14 @@ async def test_fail_of_a_job_not_running_changes_nothing(store, status, caplog):
     assert f"event=guard_lost job_id={job_id} transition=fail" in caplog.text
 
 
+async def test_fail_is_refused_once_the_story_is_stored(store, caplog):
+    job_id = await make_job(store, Status.RUNNING)
+    await store.insert_story(job_id, STORY)
+    caplog.set_level(logging.WARNING, logger="bedtime")
+    assert not await store.fail(job_id, "cancelled at shutdown")
+    assert await status_of(store, job_id) == Status.RUNNING  # for its worker or recovery
+
+
 # -- the sweeper's transitions ----------------------------------------------------------
 
 
@@ -216,38 +265,71 @@ async def test_sweeper_fails_running_jobs_whose_heartbeat_stopped(store, db):
     dead = await make_job(store, Status.RUNNING)
     alive = await make_job(store, Status.RUNNING)
     await age(db, dead, heartbeat_s=120)
-    assert await store.sweep_dead_running(60) == [dead]
+    assert await store.sweep_dead_running(60) == ([], [dead])
     job = await store.get(dead)
     assert (job.status, job.error_text) == (Status.FAILED, "interrupted")
     assert await status_of(store, alive) == Status.RUNNING
+
+
+async def test_sweeper_completes_a_dead_job_whose_story_was_stored(store, db):
+    dead = await make_job(store, Status.RUNNING)
+    story_id = await store.insert_story(dead, STORY)  # then the process died
+    await age(db, dead, heartbeat_s=120)
+    assert await store.sweep_dead_running(60) == ([dead], [])
+    job = await store.get(dead)
+    assert (job.status, job.story_id, job.error_text) == (Status.COMPLETED, story_id, None)
 
 
 @pytest.mark.parametrize("status", [Status.PENDING, Status.COMPLETED, Status.FAILED])
 async def test_sweeper_leaves_jobs_that_are_not_running_alone(store, db, status):
     job_id = await make_job(store, status)
     await age(db, job_id, heartbeat_s=3600, created_s=3600)
-    assert await store.sweep_dead_running(60) == []
+    assert await store.sweep_dead_running(60) == ([], [])
     assert await status_of(store, job_id) == status
 
 
-async def test_sweeper_expires_old_pending_jobs_no_queue_holds(store, db):
-    orphan = await make_job(store)
-    held = await make_job(store)
-    young = await make_job(store)
-    for job_id in (orphan, held):
-        await age(db, job_id, created_s=600)
-    assert await store.sweep_expired_pending(480, held_ids=[held]) == [orphan]
-    job = await store.get(orphan)
+async def worker_row(store: JobStore, db, *, concurrency: int = 1, silent_s: float = 0,
+                     stopped: bool = False) -> uuid.UUID:
+    """A process in the workers table whose last sign of life was `silent_s` ago."""
+    boot_id = uuid.uuid4()
+    await store.register_process(boot_id, host="h", pid=1, concurrency=concurrency)
+    if stopped:
+        await store.stop_process(boot_id)
+    await db.execute(
+        "UPDATE workers SET heartbeat_at = now() - make_interval(secs => :s),"
+        " started_at = now() - interval '1 day' WHERE boot_id = :b",
+        {"s": float(silent_s), "b": boot_id},
+    )
+    return boot_id
+
+
+async def test_sweeper_expires_old_pending_jobs_when_no_worker_was_alive(store, db):
+    old, young = await make_job(store), await make_job(store)
+    await age(db, old, created_s=600)
+    await worker_row(store, db, silent_s=3600)  # died an hour ago
+    await worker_row(store, db, concurrency=0)  # serves only: runs no jobs
+    assert await store.sweep_expired_pending(480) == [old]
+    job = await store.get(old)
     assert (job.status, job.error_text) == (Status.FAILED, "expired")
-    assert await status_of(store, held) == Status.PENDING
     assert await status_of(store, young) == Status.PENDING
+
+
+@pytest.mark.parametrize("worker", ["alive", "died_5_min_ago", "stopped_5_min_ago"])
+async def test_a_worker_alive_within_the_threshold_keeps_every_pending_job(store, db, worker):
+    job_ids = [await make_job(store) for _ in range(3)]
+    for job_id in job_ids:
+        await age(db, job_id, created_s=3600)  # waited an hour: a deep queue
+    await worker_row(store, db, silent_s=0 if worker == "alive" else 300,
+                     stopped=worker == "stopped_5_min_ago")
+    assert await store.sweep_expired_pending(480) == []
+    assert [await status_of(store, j) for j in job_ids] == [Status.PENDING] * 3
 
 
 @pytest.mark.parametrize("status", [Status.RUNNING, Status.COMPLETED, Status.FAILED])
 async def test_expiry_leaves_jobs_that_left_pending_alone(store, db, status):
     job_id = await make_job(store, status)
     await age(db, job_id, created_s=3600)
-    assert await store.sweep_expired_pending(480, held_ids=[]) == []
+    assert await store.sweep_expired_pending(480) == []
     assert await status_of(store, job_id) == status
 
 
@@ -264,51 +346,53 @@ async def test_the_database_refuses_a_row_that_lies_about_its_state(store, db):
         )
 
 
-# -- the two orderings of sweeper against worker -----------------------------------------
+# -- the orderings of sweeper against worker ---------------------------------------------
 
 
 async def test_sweeper_loses_to_completing_worker(store, db, database_url):
     job_id = await make_job(store, Status.RUNNING)
     story_id = await store.insert_story(job_id, STORY)
     await age(db, job_id, heartbeat_s=120)  # the sweeper would take it, were it first
-    conn, transaction, rows = await hold_and_run(
-        database_url,
-        "UPDATE story_jobs SET status = 'completed', story_id = $2, completed_at = now()"
-        " WHERE id = $1 AND status = 'running' RETURNING id",
-        job_id, story_id,
-    )
-    assert len(rows) == 1  # the worker's completion holds the row
-    sweep = asyncio.create_task(store.sweep_dead_running(60))
-    await wait_until_blocked(db, "error_text = 'interrupted'")
-    await transaction.commit()
-    await conn.close()
-    assert await sweep == []  # the loser updated zero rows
+    async with holding(database_url) as worker_side:
+        assert await worker_side.complete(job_id, story_id)  # holds the row until commit
+        sweep = asyncio.create_task(store.sweep_dead_running(60))
+        await wait_until_blocked(db, "LEFT JOIN stories stored")
+    assert await sweep == ([], [])  # the loser updated zero rows
     job = await store.get(job_id)
     assert (job.status, job.story_id, job.error_text) == (Status.COMPLETED, story_id, None)
 
 
-async def test_completing_worker_loses_to_sweeper_and_keeps_the_story(
+async def test_sweeper_loses_to_a_story_being_stored(store, db, database_url):
+    job_id = await make_job(store, Status.RUNNING)
+    await age(db, job_id, heartbeat_s=120)  # looks dead: the story arrives just in time
+    async with holding(database_url) as worker_side:
+        story_id = await worker_side.insert_story(job_id, STORY)  # beats, holds the row
+        sweep = asyncio.create_task(store.sweep_dead_running(60))
+        await wait_until_blocked(db, "LEFT JOIN stories stored")
+    assert await sweep == ([], [])  # the heartbeat it re-read is fresh: not dead
+    assert await store.complete(job_id, story_id)
+    job = await store.get(job_id)
+    assert (job.status, job.story_id) == (Status.COMPLETED, story_id)
+
+
+async def test_a_worker_cut_off_past_the_stale_limit_loses_its_job_but_keeps_the_story(
     store, db, database_url, caplog
 ):
+    # The worker's heartbeats could not reach the database for longer than the stale
+    # limit, so the sweeper judged it dead before any story was stored.
     job_id = await make_job(store, Status.RUNNING)
     await age(db, job_id, heartbeat_s=120)
-    conn, transaction, rows = await hold_and_run(
-        database_url,
-        "UPDATE story_jobs SET status = 'failed', error_text = 'interrupted',"
-        " completed_at = now() WHERE status = 'running'"
-        " AND heartbeat_at < now() - interval '60 seconds' RETURNING id",
-    )
-    assert [row["id"] for row in rows] == [job_id]  # the sweeper holds the row
     caplog.set_level(logging.INFO, logger="bedtime")
-    worker = Worker(store, JobQueue(1), storyteller=None, boot_id=BOOT, llm_timeout_s=5)
-    storing = asyncio.create_task(worker._store(job_id, STORY))
-    await wait_until_blocked(db, "status = 'completed'")
-    await transaction.commit()
-    await conn.close()
+    worker = Worker(store, Wakeup(None, recheck_s=1), storyteller=None, boot_id=BOOT,
+                    llm_timeout_s=5)
+    async with holding(database_url) as sweeper_side:
+        assert await sweeper_side.sweep_dead_running(60) == ([], [job_id])  # holds the row
+        storing = asyncio.create_task(worker._store(job_id, STORY))
+        await wait_until_blocked(db, "WITH beat AS")
     await storing
     job = await store.get(job_id)
     assert (job.status, job.error_text, job.story_id) == (Status.FAILED, "interrupted", None)
     kept = await db.fetch_one("SELECT id, title FROM stories WHERE job_id = :id", {"id": job_id})
-    assert kept["title"] == STORY.title  # paid for, so kept
+    assert kept["title"] == STORY.title  # paid for, so kept, and logged for a person
     assert f"event=guard_lost job_id={job_id} transition=complete" in caplog.text
     assert f"event=story_orphaned job_id={job_id} story_id={kept['id']}" in caplog.text

@@ -1,0 +1,78 @@
+"""What every process runs, web or worker-only: the pool, the storyteller, the services.
+
+    async with running_services(settings) as services:   # started; stopped on exit
+        ...                                               # serve HTTP, or just wait
+
+The web app's lifespan and `python -m app worker` share it, so both start and stop the
+same way: connect, migrate, sweep, register, run; then stop claiming, finish, disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import openai
+
+from app.config import Settings
+from app.db import connect_pool, database_url
+from app.logs import log
+from app.moderation import MODERATION_TIMEOUT_S, ModeratedStoryteller, Moderator
+from app.services import Services
+from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
+
+
+@contextlib.asynccontextmanager
+async def running_services(
+    settings: Settings, storyteller: Storyteller | None = None
+) -> AsyncIterator[Services]:
+    url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
+    db = connect_pool(url)
+    await db.connect()
+    chosen_storyteller = storyteller or make_storyteller(settings)
+    moderator = make_moderator(settings)
+    if moderator is not None:
+        chosen_storyteller = ModeratedStoryteller(chosen_storyteller, moderator)
+    services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url)
+    try:
+        await services.start()
+        try:
+            yield services
+        finally:
+            await services.stop()
+    finally:
+        await chosen_storyteller.aclose()
+        await db.disconnect()
+
+
+def make_storyteller(settings: Settings) -> Storyteller:
+    if settings.storyteller == "openai":
+        client = openai.AsyncOpenAI(
+            api_key=settings.openai_api_key,
+            base_url=settings.openai_base_url,
+            max_retries=0,  # one request per job, ever: a retry is a second bill
+            timeout=settings.llm_timeout_s,
+        )
+        return OpenAIStoryteller(client, model=settings.story_model)
+    return DemoStoryteller(delay_s=settings.demo_delay_s)
+
+
+def make_moderator(settings: Settings) -> Moderator | None:
+    """MODERATION=on screens through the provider's endpoint; the demo storyteller has none."""
+    if not settings.moderation:
+        return None
+    if settings.storyteller != "openai":
+        # Demo stories are assembled offline from fixed, gentle templates, and there is no
+        # provider to ask: nothing to screen, and no key to screen with.
+        log("moderation_skipped", level=logging.WARNING, storyteller=settings.storyteller,
+            reason="no moderation endpoint without a provider")
+        return None
+    client = openai.AsyncOpenAI(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        max_retries=0,  # the moderator decides about retries itself
+        timeout=MODERATION_TIMEOUT_S,
+    )
+    return Moderator(client)
