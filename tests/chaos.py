@@ -69,9 +69,15 @@ class RunResult:
 
 
 class AppProcess:
-    """The real app, as the Procfile runs it, on a free port."""
+    """The real app, as the Procfile runs it, on a free port.
 
-    def __init__(self, database_url: str, llm_url: str, log_path: Path) -> None:
+    `command`: another start command (argv, `{port}` filled in), e.g. the Procfile's own
+    line or `python -m app worker`; `serves_http=False` waits for the start-up log line
+    instead of /healthz.
+    """
+
+    def __init__(self, database_url: str, llm_url: str, log_path: Path, *,
+                 command: list[str] | None = None, serves_http: bool = True) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {
@@ -86,28 +92,40 @@ class AppProcess:
             "LLM_TIMEOUT_S": "60",
             "DAILY_STORY_LIMIT": "100000",
             "SHUTDOWN_GRACE_S": "2",
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
         }
+        self.command = command or [sys.executable, "-m", "uvicorn", "app.main:app",
+                                   "--host", "127.0.0.1", "--port", "{port}"]
+        self.serves_http = serves_http
         self.log_path = log_path
         self.process: subprocess.Popen[bytes] | None = None
 
-    async def start(self) -> None:
+    async def start(self, started_lines: int = 1) -> None:
+        """Start it and wait until it serves (or has logged `started_lines` starts)."""
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "app.main:app", "--host", "127.0.0.1",
-                 "--port", str(self.port)],
-                cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                [part.replace("{port}", str(self.port)) for part in self.command],
+                cwd=ROOT, env=self.env | {"PORT": str(self.port)},
+                stdout=log, stderr=subprocess.STDOUT,
             )
         deadline = time.monotonic() + 30
         async with httpx.AsyncClient() as client:
             while True:
-                try:
-                    if (await client.get(f"{self.url}/healthz", timeout=2)).status_code == 200:
-                        return
-                except httpx.TransportError:
-                    pass
+                if self.serves_http:
+                    try:
+                        if (await client.get(f"{self.url}/healthz", timeout=2)).status_code \
+                                == 200 and self.started_count() >= started_lines:
+                            return
+                    except httpx.TransportError:
+                        pass
+                elif self.started_count() >= started_lines:
+                    return
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"the app did not start; see {self.log_path}")
                 await asyncio.sleep(0.05)
+
+    def started_count(self) -> int:
+        return self.log_path.read_text(errors="replace").count("event=started ")
 
     @property
     def pid(self) -> int:

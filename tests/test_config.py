@@ -26,6 +26,20 @@ def test_defaults_pick_the_demo_storyteller_and_the_embedded_database():
     assert (settings.queue_max, settings.llm_timeout_s, settings.daily_story_limit) == (8, 180, 20)
     assert (settings.sweeper_interval_s, settings.sweeper_threshold_min) == (300, 8)
     assert settings.shutdown_grace_s == 25 and settings.port == 8000 and settings.timezone == "UTC"
+    assert settings.worker_concurrency == 1
+
+
+def test_worker_concurrency_zero_means_serve_only():
+    assert settings_from(WORKER_CONCURRENCY="0").worker_concurrency == 0
+    assert settings_from(WORKER_CONCURRENCY="4").worker_concurrency == 4
+
+
+@pytest.mark.parametrize(("interval", "stale"), [("5", "14"), ("20", "59"), ("1", "2.9")])
+def test_a_heartbeat_that_could_go_stale_while_alive_is_refused(interval, stale):
+    with pytest.raises(ConfigError, match="HEARTBEAT_STALE_S must be at least 3x"):
+        settings_from(HEARTBEAT_INTERVAL_S=interval, HEARTBEAT_STALE_S=stale)
+    assert settings_from(HEARTBEAT_INTERVAL_S=interval,
+                         HEARTBEAT_STALE_S=str(3 * float(interval))).heartbeat_stale_s > 0
 
 
 def test_an_api_key_selects_the_openai_storyteller():
@@ -50,6 +64,8 @@ def test_paas_database_urls_work_as_given(url, expected):
     [
         ("QUEUE_MAX", "0"),
         ("QUEUE_MAX", "many"),
+        ("WORKER_CONCURRENCY", "-1"),
+        ("WORKER_CONCURRENCY", "lots"),
         ("LLM_TIMEOUT_S", "-1"),
         ("LLM_TIMEOUT_S", "nan"),
         ("SWEEPER_INTERVAL_S", "-5"),
@@ -89,6 +105,7 @@ def test_a_dotenv_file_is_read(tmp_path):
         [sys.executable, "-m", "uvicorn", "app.main:app", "--port", "0"],
         [sys.executable, "-m", "app", "migrate"],
         [sys.executable, "-m", "app", "serve"],
+        [sys.executable, "-m", "app", "worker"],
     ],
 )
 def test_bad_config_stops_start_up_with_one_line(command, tmp_path):

@@ -18,7 +18,7 @@ import pytest
 from app.check import check_invariants
 from app.db import embedded_server
 from app.jobs import JobStore
-from tests.chaos import AppProcess, submit
+from tests.chaos import AppProcess, run_once, submit
 from tests.conftest import ACCEPT_JSON, post_story, postgres_dir, serve, wait_for_job
 from tests.test_transitions import holding, wait_until_blocked
 
@@ -151,6 +151,46 @@ async def test_a_database_outage_answers_503_and_the_story_is_stored_afterwards(
         assert job["status"] == "completed"  # stored once the database was back
         assert (await client.get("/healthz")).json()["database"] == "ok"
     assert fake_llm.calls_for(job_id) == 1
+
+
+async def test_jobs_waiting_through_a_database_outage_all_run_afterwards_once_each(
+    own_postgres, make_app, fake_llm
+):
+    url, stop_postgres, start_postgres = own_postgres
+    fake_llm.hold()
+    async with serve(make_app(database_url=url, heartbeat_stale_s=60,
+                              heartbeat_interval_s=0.5)) as client:
+        running = (await post_story(client, {"prompt": "one"})).json()["job_id"]
+        await asyncio.to_thread(fake_llm.wait_for_call, running)
+        waiting = [(await post_story(client, {"prompt": p})).json()["job_id"]
+                   for p in ("two", "three")]
+        await asyncio.to_thread(stop_postgres)
+        fake_llm.release()
+        await asyncio.sleep(4)  # claims fail, the LISTEN connection drops: rows are safe
+        await asyncio.to_thread(start_postgres)
+        jobs = [await wait_for_job(client, j, timeout_s=30) for j in [running, *waiting]]
+    assert [job["status"] for job in jobs] == ["completed"] * 3
+    assert [fake_llm.calls_for(j) for j in [running, *waiting]] == [1, 1, 1]
+
+
+async def test_a_process_killed_between_storing_the_story_and_completing_ends_completed(
+    database_url, fake_llm, tmp_path
+):
+    # The completion is held in the database (a row lock queued behind the story's insert),
+    # the process is killed there, and the restarted one recovers the job with its story.
+    result = await run_once(7, "after_story_insert", database_url, fake_llm, tmp_path)
+    assert result.passed, result.problems
+    conn = await asyncpg.connect(database_url)
+    try:
+        first = await conn.fetchrow(
+            "SELECT j.status, j.story_id, s.id AS stored FROM story_jobs j"
+            " JOIN stories s ON s.job_id = j.id ORDER BY j.id LIMIT 1")
+    finally:
+        await conn.close()
+    assert (first["status"], first["story_id"]) == ("completed", first["stored"])
+    assert max(fake_llm.calls.values()) == 1
+    log = "".join(path.read_text() for path in tmp_path.glob("chaos-7-*.log"))
+    assert "event=job_recovered" in log
 
 
 async def test_start_up_waits_for_a_database_that_is_still_starting(own_postgres, make_app):
