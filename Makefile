@@ -25,6 +25,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/job_overhead.py
+	$(BIN)/python bench/scale_out.py
 
 # The long crash campaign: kill -9 at seeded moments, restart, check every invariant.
 chaos: $(STAMP)

@@ -87,7 +87,8 @@ def create_app(
 
 
 def _close_intake_on_sigterm(services: Services) -> Callable[[], None]:
-    """At SIGTERM, refuse new jobs at once (503), before uvicorn starts its own shutdown."""
+    """At SIGTERM, refuse new jobs (503) and claim no more at once, before uvicorn starts
+    its own shutdown: waiting jobs stay pending for any other process."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = signal.getsignal(signal.SIGTERM)
@@ -95,6 +96,7 @@ def _close_intake_on_sigterm(services: Services) -> Callable[[], None]:
     def on_sigterm(signum: int, frame: object) -> None:
         if not services.intake.closed:
             services.intake.closed = True
+            services.worker.stop_claiming()
             log("shutdown_requested", signal="SIGTERM")
         if callable(previous):
             previous(signum, frame)

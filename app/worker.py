@@ -62,9 +62,13 @@ class Worker:
             for number in range(self.concurrency):
                 slots.create_task(self._slot(), name=f"worker-slot-{number}")
 
-    def stop_taking_jobs(self) -> None:
-        """Claim nothing more; the jobs in hand carry on."""
+    def stop_claiming(self) -> None:
+        """Claim nothing more (safe from a signal handler: it only sets a flag)."""
         self._stopping = True
+
+    def stop_taking_jobs(self) -> None:
+        """Claim nothing more and let idle slots end; the jobs in hand carry on."""
+        self.stop_claiming()
         self.wakeup.poke()  # idle slots see the flag now, not at the next re-check
 
     @property
