@@ -19,7 +19,6 @@ from app.jobs import JobStore
 class Finding:
     label: str
     ids: list[int]
-    is_error: bool
 
 
 @dataclass(frozen=True)
@@ -28,7 +27,7 @@ class Report:
 
     @property
     def broken(self) -> bool:
-        return any(finding.ids and finding.is_error for finding in self.findings)
+        return any(finding.ids for finding in self.findings)
 
     def count(self, label: str) -> int:
         return next(len(f.ids) for f in self.findings if f.label == label)
@@ -38,11 +37,9 @@ class Report:
         for finding in self.findings:
             ids = ", ".join(str(i) for i in finding.ids[:50])
             more = " …" if len(finding.ids) > 50 else ""
-            note = "" if finding.is_error else " (reported, not an error)"
             lines.append(
                 f"{finding.label:<40} {len(finding.ids):>5}"
                 + (f"  ids: {ids}{more}" if finding.ids else "")
-                + (note if finding.ids else "")
             )
         lines.append("invariants: BROKEN" if self.broken else "invariants: ok")
         return "\n".join(lines)
@@ -52,15 +49,15 @@ async def check_invariants(store: JobStore, settings: Settings) -> Report:
     stale_s = settings.heartbeat_stale_s
     threshold_s = settings.sweeper_threshold_min * 60
     return Report([
-        Finding("completed jobs without a story", await store.ids("check_completed_without_story"),
-                True),
+        Finding("completed jobs without a story",
+                await store.ids("check_completed_without_story")),
         Finding("stories not reachable from their job",
-                await store.ids("check_unreachable_stories"), True),
+                await store.ids("check_unreachable_stories")),
         Finding("running jobs with a dead heartbeat",
-                await store.ids("check_dead_running", stale_s=stale_s), True),
+                await store.ids("check_dead_running", stale_s=stale_s)),
         Finding("pending jobs with no live worker",
                 await store.ids("check_stranded_pending", threshold_s=threshold_s,
-                                interval_s=settings.sweeper_interval_s), True),
+                                interval_s=settings.sweeper_interval_s)),
         Finding("jobs expired while a worker was alive",
-                await store.ids("check_expired_while_alive", threshold_s=threshold_s), True),
+                await store.ids("check_expired_while_alive", threshold_s=threshold_s)),
     ])

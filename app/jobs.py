@@ -128,11 +128,6 @@ class JobStore:
         """Jobs waiting to be claimed, in every process sharing the database."""
         return await self.db.fetch_val(self._sql["count_pending"])
 
-    async def live_workers(self, stale_s: float) -> tuple[int, int]:
-        """(processes, job slots) of the processes that run jobs and are alive now."""
-        row = await self.db.fetch_one(self._sql["live_workers"], {"stale_s": stale_s})
-        return row["processes"], row["slots"]
-
     async def recent(self, *, recent_s: float = 600, limit: int = 20) -> list[Job]:
         rows = await self.db.fetch_all(
             self._sql["recent_jobs"], {"recent_s": float(recent_s), "limit": limit}

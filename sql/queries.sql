@@ -156,13 +156,6 @@ RETURNING boot_id
 DELETE FROM workers WHERE heartbeat_at < now() - interval '7 days'
 RETURNING boot_id
 
--- name: live_workers
--- Processes that run jobs and beat within the stale limit, with their capacity.
-SELECT count(*) AS processes, coalesce(sum(concurrency), 0)::int AS slots
-  FROM workers
- WHERE concurrency > 0 AND stopped_at IS NULL
-   AND heartbeat_at >= now() - make_interval(secs => :stale_s)
-
 -- name: recent_jobs
 -- Unfinished jobs and those finished in the last few minutes, newest first; while
 -- pending, each with its place in line.

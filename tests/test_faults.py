@@ -18,6 +18,7 @@ import pytest
 from app.check import check_invariants
 from app.db import embedded_server
 from app.jobs import JobStore
+from app.storytellers import StoryRequest
 from tests.chaos import AppProcess, run_once, submit
 from tests.conftest import ACCEPT_JSON, post_story, postgres_dir, serve, wait_for_job
 from tests.test_transitions import holding, wait_until_blocked
@@ -304,3 +305,29 @@ def test_check_command_reports_broken_invariants(database_url, tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert broken.returncode == 1
     assert f"ids: {dead}" in broken.stdout and "invariants: BROKEN" in broken.stdout
+
+
+async def test_check_reports_jobs_expired_while_a_worker_was_alive_or_left_stranded(
+    db, settings
+):
+    store = JobStore(db)
+    wrongly = await store.create("wrongly", "h", StoryRequest(prompt="expired while alive"))
+    stranded = await store.create("stranded", "h", StoryRequest(prompt="nobody expired it"))
+    await db.execute("UPDATE story_jobs SET created_at = now() - interval '2 hours'")
+    # The sweeper judged no worker alive: this job expires, correctly, and nothing is wrong.
+    assert await store.sweep_expired_pending(480) == [wrongly.id, stranded.id]
+    assert not (await check_invariants(store, settings)).broken
+    # Had a worker been alive then (started before, beating since), it was a defect.
+    await store.register_process(uuid.uuid4(), host="h", pid=1, concurrency=1)
+    await db.execute("UPDATE workers SET started_at = now() - interval '3 hours'")
+    await db.execute(
+        "UPDATE story_jobs SET status = 'pending', error_text = NULL, completed_at = NULL"
+        " WHERE id = :id", {"id": stranded.id})
+    await db.execute("UPDATE workers SET heartbeat_at = now() - interval '1 hour'")
+    report = await check_invariants(store, settings)
+    assert report.count("jobs expired while a worker was alive") == 0
+    assert report.count("pending jobs with no live worker") == 1  # the sweeper is behind
+    await db.execute("UPDATE workers SET heartbeat_at = now()")
+    report = await check_invariants(store, settings)
+    assert report.count("jobs expired while a worker was alive") == 1 and report.broken
+    assert report.count("pending jobs with no live worker") == 0
