@@ -19,7 +19,7 @@ from databases import Database
 
 from app.check import check_invariants
 from app.config import ConfigError, Settings, load_settings
-from app.db import DATABASE_UNAVAILABLE, connect_pool, database_url, migrate
+from app.db import DATABASE_UNAVAILABLE, database_url, migrate, pool_for
 from app.jobs import JobStore
 
 T = TypeVar("T")
@@ -81,7 +81,7 @@ async def with_database(
     settings: Settings, command: str, work: Callable[[Database], Awaitable[T]]
 ) -> T | None:
     """Run `work` on a connected pool; None (and one line on stderr) if the database is down."""
-    db = connect_pool(database_url(settings))
+    db = pool_for(settings, database_url(settings))
     try:
         await db.connect()
         return await work(db)

@@ -8,6 +8,7 @@ app never parses an environment variable.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import zoneinfo
 from collections.abc import Callable, Mapping
@@ -24,6 +25,13 @@ STORYTELLERS = ("openai", "demo")
 DEFAULT_STORY_MODEL = "gpt-4o-mini"
 # A heartbeat is judged stale only after this many intervals went by without one.
 HEARTBEAT_STALE_MIN_BEATS = 3
+# Set by the hosting platforms we document (Heroku, Render, Fly, Railway, Cloud Run): there,
+# the disk is thrown away at each restart, so the embedded database and a generated secret
+# key would lose every story and sign every tablet out.
+PLATFORM_MARKERS = ("DYNO", "RENDER", "FLY_APP_NAME", "RAILWAY_ENVIRONMENT", "K_SERVICE")
+# Each process's pool; with its LISTEN connection, 2 processes and a release command fit a
+# hobby plan's 20 connections: 2 x (8 + 1) + 1.
+DEFAULT_POOL_MAX = 8
 
 
 class ConfigError(Exception):
@@ -33,6 +41,8 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Settings:
     database_url: str | None = None  # None: the embedded PostgreSQL under data_dir
+    database_pool_max: int = DEFAULT_POOL_MAX
+    pgbouncer: bool = False  # behind PgBouncer in transaction mode: no statement cache, no LISTEN
     data_dir: Path = Path(".data")
     openai_api_key: str | None = None
     openai_base_url: str | None = None
@@ -89,8 +99,24 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
             f"got {heartbeat_stale_s:g}"
         )
 
+    database_url = read("DATABASE_URL", _database_url, None)
+    secret_key = read("SECRET_KEY", _text, None)
+    platform = next((name for name in PLATFORM_MARKERS if config(name, default=None)), None)
+    if platform and database_url is None:
+        raise ConfigError(f"DATABASE_URL must be set on a hosting platform ({platform} is set): "
+                          "add a PostgreSQL database; a local one would be lost at the restart")
+    if platform and secret_key is None:
+        raise ConfigError(f"SECRET_KEY must be set on a hosting platform ({platform} is set): "
+                          "a generated one is lost at each restart, signing everyone out")
+    if database_url is None and importlib.util.find_spec("pgserver") is None:
+        raise ConfigError("DATABASE_URL is not set and the embedded PostgreSQL is not installed: "
+                          "set DATABASE_URL, or install it (make run does)")
+
     return Settings(
-        database_url=read("DATABASE_URL", _database_url, None),
+        database_url=_without_pgbouncer_flag(database_url),
+        database_pool_max=read("DATABASE_POOL_MAX", _whole(minimum=1, maximum=1000),
+                               DEFAULT_POOL_MAX),
+        pgbouncer=read("DATABASE_PGBOUNCER", _flag, False) or _pgbouncer_flag(database_url),
         openai_api_key=api_key,
         openai_base_url=read("OPENAI_BASE_URL", _http_url, None),
         story_model=read("STORY_MODEL", _text, DEFAULT_STORY_MODEL),
@@ -108,7 +134,7 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         api_token=read("API_TOKEN", _text, None),
         port=read("PORT", _whole(minimum=1, maximum=65_535), 8000),
         shutdown_grace_s=read("SHUTDOWN_GRACE_S", _number(minimum=0, maximum=3600), 25.0),
-        secret_key=read("SECRET_KEY", _text, None),
+        secret_key=secret_key,
         allow_open=read("ALLOW_OPEN", _flag, False),
         daily_story_limit=read("DAILY_STORY_LIMIT", _whole(minimum=1, maximum=100_000), 20),
         timezone=read("TZ", _timezone, "UTC"),
@@ -202,3 +228,21 @@ def _database_url(name: str, raw: str) -> str:
             key = "ssl"  # asyncpg's spelling; it takes the same modes (require, verify-full, ...)
         query.append((key, value))
     return urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(query), ""))
+
+
+def _pgbouncer_flag(url: str | None) -> bool:
+    """`?pgbouncer=true` on DATABASE_URL, as some platforms and ORMs spell it."""
+    if url is None:
+        return False
+    return any(key == "pgbouncer" and value.lower() in ("1", "true", "yes", "on")
+               for key, value in parse_qsl(urlsplit(url).query))
+
+
+def _without_pgbouncer_flag(url: str | None) -> str | None:
+    """The URL minus `pgbouncer=`, which the driver would send on as a server setting."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if k != "pgbouncer"]
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))

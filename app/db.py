@@ -25,7 +25,7 @@ MIGRATION_FILE = re.compile(r"^(\d{3})_\w+\.sql$")
 MIGRATION_LOCK_KEY = 0x5707_1E5
 CONNECT_TIMEOUT_S = 5.0
 STATEMENT_TIMEOUT_S = 10.0
-POOL_MAX_SIZE = 10
+POOL_MAX_SIZE = 10  # tests and tools; a process sizes its pool with DATABASE_POOL_MAX
 
 # What "the database cannot serve this right now" looks like from asyncpg: answered with
 # 503 by the web layer, retried by the worker, never shown to a user as a traceback.
@@ -72,15 +72,23 @@ def stop_embedded_postgres(pgdata: Path) -> None:
     embedded_server(pgdata, stop_at_exit=True).cleanup()
 
 
-def connect_pool(url: str) -> Database:
+def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Database:
+    """`pgbouncer`: behind PgBouncer in transaction mode, where a prepared statement may
+    meet another server connection, so asyncpg's statement cache is off."""
     # `timeout` bounds each new connection, so an outage answers 503 instead of hanging.
     return Database(
         url,
         min_size=0,  # no background reconnect loop logging tracebacks through an outage
-        max_size=POOL_MAX_SIZE,
+        max_size=max_size,
         timeout=CONNECT_TIMEOUT_S,
         command_timeout=STATEMENT_TIMEOUT_S,
+        **({"statement_cache_size": 0} if pgbouncer else {}),
     )
+
+
+def pool_for(settings: Settings, url: str) -> Database:
+    """The pool a process uses, sized and configured by its settings."""
+    return connect_pool(url, max_size=settings.database_pool_max, pgbouncer=settings.pgbouncer)
 
 
 async def connect_one(url: str) -> asyncpg.Connection:
@@ -109,12 +117,16 @@ def migration_files() -> list[tuple[str, Path]]:
 
 
 async def migrate(db: Database) -> list[str]:
-    """Apply pending migrations in order; safe to run twice or from two processes at once."""
+    """Apply pending migrations in order; safe to run twice or from two processes at once.
+
+    All of it is one transaction under a transaction-scoped advisory lock, which also holds
+    behind PgBouncer in transaction mode (a session lock could be taken on one server
+    connection and released on another)."""
     applied_now: list[str] = []
     async with db.connection() as connection:
         raw = connection.raw_connection  # asyncpg: runs multi-statement files as they are
-        await raw.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK_KEY)
-        try:
+        async with raw.transaction():
+            await raw.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK_KEY)
             await raw.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
@@ -124,13 +136,9 @@ async def migrate(db: Database) -> list[str]:
             for version, path in migration_files():
                 if version in done:
                     continue
-                async with raw.transaction():
-                    await raw.execute(path.read_text())
-                    await raw.execute(
-                        "INSERT INTO schema_migrations (version) VALUES ($1)", version
-                    )
+                await raw.execute(path.read_text())
+                await raw.execute("INSERT INTO schema_migrations (version) VALUES ($1)", version)
                 applied_now.append(path.name)
-                log("migration_applied", file=path.name)
-        finally:
-            await raw.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK_KEY)
+    for name in applied_now:  # once committed
+        log("migration_applied", file=name)
     return applied_now

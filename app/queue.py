@@ -45,6 +45,10 @@ class Wakeup:
         self.listening = False
         self._event = asyncio.Event()
 
+    @property
+    def can_listen(self) -> bool:
+        return self._connect is not None
+
     def poke(self) -> None:
         """A job may be waiting: wake every idle worker of this process."""
         self._event.set()

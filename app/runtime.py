@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 import openai
 
 from app.config import Settings
-from app.db import connect_pool, database_url
+from app.db import database_url, pool_for
 from app.logs import log
 from app.moderation import MODERATION_TIMEOUT_S, ModeratedStoryteller, Moderator
 from app.services import Services
@@ -29,7 +29,7 @@ async def running_services(
     settings: Settings, storyteller: Storyteller | None = None
 ) -> AsyncIterator[Services]:
     url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
-    db = connect_pool(url)
+    db = pool_for(settings, url)
     await db.connect()
     chosen_storyteller = storyteller or make_storyteller(settings)
     moderator = make_moderator(settings)

@@ -83,7 +83,9 @@ class Services:
         """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone)."""
         boot_id = uuid.uuid4()
         store = JobStore(db)
-        connect = (lambda: connect_one(database_url)) if database_url else None
+        # PgBouncer in transaction mode delivers no notifications: the re-check timer alone.
+        listen = database_url is not None and not settings.pgbouncer
+        connect = (lambda: connect_one(database_url)) if listen else None
         wakeup = Wakeup(connect, recheck_s=IDLE_RECHECK_S)
         return cls(
             settings=settings,
@@ -148,6 +150,7 @@ class Services:
             boot_id=self.boot_id,
             storyteller=self.storyteller.name,
             worker_concurrency=self.settings.worker_concurrency,
+            wakeups="notify" if self.wakeup.can_listen else f"every {IDLE_RECHECK_S:g}s",
             waiting_jobs=await self.store.count_pending(),
             queue_max=self.settings.queue_max,
             daily_story_limit=self.settings.daily_story_limit,

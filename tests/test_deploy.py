@@ -1,0 +1,331 @@
+"""Deploying: the lock a platform installs, the pinned Python, the platform files, the
+fail-fast settings, and a rehearsal of a real deploy through a Procfile runner."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+import uvicorn
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from app.config import PLATFORM_MARKERS, ConfigError, load_settings
+from tests.conftest import with_database
+from tests.fake_llm import free_port
+from tests.test_procfile import procfile
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def pins(path: Path) -> dict[str, str]:
+    """{canonical name: version} from a requirements lock."""
+    found = {}
+    for line in path.read_text().splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s;]+)", line)
+        if match:
+            found[canonicalize_name(match.group(1))] = match.group(2)
+    return found
+
+
+# -- the lock ------------------------------------------------------------------------------
+
+
+def test_the_lock_pins_every_runtime_dependency_within_pyproject_range():
+    locked = pins(ROOT / "requirements.txt")
+    for spec in PYPROJECT["project"]["dependencies"]:
+        requirement = Requirement(spec)
+        name = canonicalize_name(requirement.name)
+        assert name in locked, f"{name} is in pyproject.toml but not in requirements.txt: make lock"
+        assert requirement.specifier.contains(locked[name], prereleases=True), (
+            f"requirements.txt pins {name}=={locked[name]}, outside {requirement.specifier}: "
+            "make lock")
+    assert "pgserver" not in locked  # development only: never on a platform
+
+
+def test_the_development_lock_adds_the_extras_at_the_same_versions():
+    runtime, development = pins(ROOT / "requirements.txt"), pins(ROOT / "requirements-dev.txt")
+    assert {name: development.get(name) for name in runtime} == runtime
+    for extra in ("embedded", "test"):
+        for spec in PYPROJECT["project"]["optional-dependencies"][extra]:
+            requirement = Requirement(spec)
+            name = canonicalize_name(requirement.name)
+            assert name in development, f"{name} ({extra}) missing from requirements-dev.txt"
+            assert requirement.specifier.contains(development[name], prereleases=True)
+
+
+def test_the_pinned_python_is_one_pyproject_allows_and_ci_runs():
+    version = (ROOT / ".python-version").read_text().strip()
+    assert re.fullmatch(r"3\.\d+", version)
+    requires = PYPROJECT["project"]["requires-python"]
+    assert Requirement(f"python{requires}").specifier.contains(f"{version}.0")
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" == version
+
+
+# -- fail fast on a platform -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("marker", PLATFORM_MARKERS)
+def test_on_a_platform_a_missing_database_url_or_secret_key_stops_start_up(marker):
+    platform = {marker: "1"}
+    with pytest.raises(ConfigError, match=f"^DATABASE_URL must be set .*{marker}"):
+        load_settings(platform, env_file="/nonexistent")
+    with pytest.raises(ConfigError, match=f"^SECRET_KEY must be set .*{marker}"):
+        load_settings(platform | {"DATABASE_URL": "postgres://u@h/db"}, env_file="/nonexistent")
+    settings = load_settings(platform | {"DATABASE_URL": "postgres://u@h/db", "SECRET_KEY": "s"},
+                             env_file="/nonexistent")
+    assert settings.database_url == "postgresql://u@h/db"
+
+
+def test_locally_nothing_is_required():
+    settings = load_settings({}, env_file="/nonexistent")
+    assert settings.database_url is None and settings.secret_key is None
+
+
+def test_the_web_line_on_a_platform_without_a_database_says_so_in_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE", "SECRET"))}
+    env |= {"DYNO": "web.1", "PYTHONPATH": str(ROOT), "PORT": str(free_port())}
+    command = procfile()["web"].replace("$PORT", env["PORT"]).split()
+    result = subprocess.run([sys.executable, "-m", *command], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=60)
+    output = (result.stdout + result.stderr).strip()
+    assert result.returncode != 0 and "Traceback" not in output
+    assert output.splitlines() == [output.splitlines()[-1]], output
+    assert "DATABASE_URL must be set on a hosting platform (DYNO is set)" in output
+
+
+@pytest.mark.parametrize(("query", "pgbouncer"), [
+    ("", False), ("?pgbouncer=true", True), ("?sslmode=require&pgbouncer=1", True),
+])
+def test_pgbouncer_is_asked_for_on_the_url_and_not_sent_to_the_server(query, pgbouncer):
+    settings = load_settings({"DATABASE_URL": f"postgres://u@h/db{query}"},
+                             env_file="/nonexistent")
+    assert settings.pgbouncer is pgbouncer
+    assert "pgbouncer" not in settings.database_url
+
+
+def test_the_pool_size_is_a_setting():
+    assert load_settings({}, env_file="/nonexistent").database_pool_max == 8
+    assert load_settings({"DATABASE_POOL_MAX": "3"}, env_file="/nonexistent").database_pool_max == 3
+    with pytest.raises(ConfigError, match="DATABASE_POOL_MAX"):
+        load_settings({"DATABASE_POOL_MAX": "0"}, env_file="/nonexistent")
+
+
+# -- the platform files ----------------------------------------------------------------------
+
+
+class RecordingEnviron(dict):
+    """An empty environment that remembers every variable the settings looked up."""
+
+    def __init__(self, **values: str) -> None:
+        super().__init__(values)
+        self.asked: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
+
+    def __getitem__(self, key: str) -> str:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        self.asked.add(key)
+        return super().get(key, default)
+
+
+def variables_the_app_reads(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """What the settings read, and what uvicorn (which starts the app) reads."""
+    environ = RecordingEnviron(DATABASE_URL="postgres://u@h/db", SECRET_KEY="s")
+    load_settings(environ, env_file="/nonexistent")
+    uvicorn_environ = RecordingEnviron()
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "environ", uvicorn_environ)
+        uvicorn.Config("app.main:app", proxy_headers=True)
+    return environ.asked | uvicorn_environ.asked
+
+
+def platform_file_variables() -> dict[str, set[str]]:
+    app_json = json.loads((ROOT / "app.json").read_text())
+    render = yaml.safe_load((ROOT / "render.yaml").read_text())
+    fly = tomllib.loads((ROOT / "fly.toml").read_text())
+    return {
+        "app.json": set(app_json["env"]),
+        "render.yaml": {var["key"] for service in render["services"]
+                        for var in service.get("envVars", [])},
+        "fly.toml": set(fly.get("env", {})),
+    }
+
+
+def test_the_platform_files_name_only_variables_the_app_reads(monkeypatch):
+    reads = variables_the_app_reads(monkeypatch)
+    assert {"DATABASE_URL", "SECRET_KEY", "WEB_CONCURRENCY", "FORWARDED_ALLOW_IPS"} <= reads
+    for name, variables in platform_file_variables().items():
+        assert variables, name
+        assert variables <= reads, f"{name} names {sorted(variables - reads)}, which nothing reads"
+
+
+def test_the_platform_files_run_what_the_procfile_runs():
+    lines = procfile()
+    render = yaml.safe_load((ROOT / "render.yaml").read_text())["services"][0]
+    assert render["startCommand"] == lines["web"]
+    assert render["preDeployCommand"] == lines["release"]
+    assert render["buildCommand"] == "pip install -r requirements.txt"
+    assert render["healthCheckPath"] == "/healthz"
+    assert {"key": "SECRET_KEY", "generateValue": True} in render["envVars"]
+    fly = tomllib.loads((ROOT / "fly.toml").read_text())
+    assert fly["deploy"]["release_command"] == lines["release"]
+    assert fly["kill_signal"] == "SIGTERM"
+    assert fly["kill_timeout"] > 25 + 3  # SHUTDOWN_GRACE_S's default, and uvicorn's wait
+    assert fly["http_service"]["internal_port"] == int(fly["env"]["PORT"])
+    assert fly["http_service"]["checks"][0]["path"] == "/healthz"
+    app_json = json.loads((ROOT / "app.json").read_text())
+    assert app_json["addons"][0]["plan"].startswith("heroku-postgresql")
+    assert app_json["env"]["SECRET_KEY"]["generator"] == "secret"
+    assert all(spec.get("description") for spec in app_json["env"].values())
+
+
+# -- the rehearsal -----------------------------------------------------------------------------
+
+
+def python_for_the_lock() -> str:
+    """The interpreter .python-version names (CI runs on it)."""
+    version = (ROOT / ".python-version").read_text().strip()
+    found = shutil.which(f"python{version}")
+    if found:
+        return found
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" == version
+    return sys.executable
+
+
+@pytest.fixture
+def deploy_database(pg_url: str) -> Iterator[str]:
+    """A fresh database for the deploy: on the PostgreSQL at 127.0.0.1:5432 when one
+    answers (as on a CI machine), else on the embedded server; PaaS-style URL."""
+    name = f"deploy_{uuid.uuid4().hex[:8]}"
+
+    async def admin(url: str, statement: str) -> None:
+        conn = await asyncpg.connect(url, timeout=3)
+        try:
+            await conn.execute(statement)
+        finally:
+            await conn.close()
+
+    server = "postgres://postgres@127.0.0.1:5432/postgres"
+    try:
+        asyncio.run(admin(server, f'CREATE DATABASE "{name}"'))
+        url = f"postgres://postgres@127.0.0.1:5432/{name}?sslmode=disable"
+    except (OSError, asyncpg.PostgresError):
+        server = with_database(pg_url, "postgres")
+        asyncio.run(admin(server, f'CREATE DATABASE "{name}"'))
+        url = with_database(pg_url, name).replace("postgresql://", "postgres://", 1)
+        url += ("&" if "?" in url else "?") + "sslmode=disable"
+    yield url
+    asyncio.run(admin(server, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.mark.slow
+def test_deploy_rehearsal_from_the_lock_alone_through_a_procfile_runner(
+    deploy_database, fake_llm, tmp_path
+):
+    # 1. Build: a fresh virtualenv with the pinned Python, from requirements.txt alone.
+    venv = tmp_path / "venv"
+    subprocess.run([python_for_the_lock(), "-m", "venv", str(venv)], check=True, timeout=120)
+    build = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+         "-r", "requirements.txt"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    no_pgserver = subprocess.run([str(venv / "bin" / "python"), "-c", "import pgserver"],
+                                 capture_output=True, timeout=60)
+    assert no_pgserver.returncode != 0  # development only
+
+    port = free_port()
+    env = {
+        "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "DYNO": "web.1",  # as on a platform: DATABASE_URL and SECRET_KEY are required
+        "DATABASE_URL": deploy_database,
+        "SECRET_KEY": "rehearsal-secret",
+        "HOUSEHOLD_PASSWORD": "goodnight",
+        "API_TOKEN": "rehearsal-token",
+        "OPENAI_API_KEY": "rehearsal",
+        "OPENAI_BASE_URL": fake_llm.url,
+        "FORWARDED_ALLOW_IPS": "*",
+        "WEB_CONCURRENCY": "2",
+        "PYTHONUNBUFFERED": "1",
+    }
+    honcho = str(Path(sys.executable).parent / "honcho")
+
+    # Without a database on a platform, the lock's app says so in one line.
+    refused = subprocess.run([str(venv / "bin" / "python"), "-m", "app", "migrate"], cwd=ROOT,
+                             env={k: v for k, v in env.items() if k != "DATABASE_URL"},
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().startswith("configuration error: DATABASE_URL must be set")
+
+    # 2. Release, then web, as the platform runs them: the Procfile's lines via honcho.
+    release = subprocess.run([honcho, "start", "release"], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert release.returncode == 0, release.stdout + release.stderr
+    assert "migrate: 3 applied" in release.stdout
+
+    log_path = tmp_path / "web.log"
+    with log_path.open("wb") as log:
+        web = subprocess.Popen([honcho, "start", "-p", str(port), "web"], cwd=ROOT, env=env,
+                               stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while log_path.read_text().count("event=started ") < 2:  # both processes
+            assert web.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
+        health = httpx.get(f"{base}/healthz", timeout=5).json()
+        assert (health["database"], health["worker"]) == ("ok", "running")
+
+        # 3. One story end to end, as the family's API client would ask for it.
+        auth = {"Authorization": "Bearer rehearsal-token"}
+        assert httpx.post(f"{base}/stories/generate", json={"prompt": "x"}, timeout=5,
+                          headers={"Idempotency-Key": "k"}).status_code == 401
+        created = httpx.post(f"{base}/stories/generate", timeout=5,
+                             json={"prompt": "a lighthouse keeper's cat", "length": "short"},
+                             headers={**auth, "Idempotency-Key": uuid.uuid4().hex})
+        assert created.status_code == 202, created.text
+        job_url = f"{base}{created.json()['poll_url']}"
+        while (job := httpx.get(job_url, headers={**auth, "Accept": "application/json"},
+                                timeout=5).json())["status"] not in ("completed", "failed"):
+            assert time.monotonic() < deadline + 30, job
+            time.sleep(0.1)
+        assert job["status"] == "completed", job
+        story = httpx.get(f"{base}/stories/{job['story_id']}", timeout=5,
+                          headers={**auth, "Accept": "application/json"}).json()
+        assert "lighthouse keeper" in story["body"]
+        assert fake_llm.calls_for(job["job_id"]) == 1
+
+        # 4. A clean SIGTERM, as at the next deploy.
+        web.send_signal(signal.SIGTERM)
+        web.wait(timeout=40)
+    finally:
+        if web.poll() is None:
+            web.kill()
+            web.wait()
+    log = log_path.read_text()
+    assert log.count("event=stopped") == 2, log
+    assert "Traceback" not in log, log
