@@ -9,13 +9,16 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
 
 import asyncpg
 import httpx
@@ -26,9 +29,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from app.config import PLATFORM_MARKERS, ConfigError, load_settings
-from tests.conftest import with_database
+from tests.conftest import post_story, serve, wait_for_job, with_database
 from tests.fake_llm import free_port
 from tests.test_procfile import procfile
+
+pytestmark = pytest.mark.anyio
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -329,3 +334,70 @@ def test_deploy_rehearsal_from_the_lock_alone_through_a_procfile_runner(
     log = log_path.read_text()
     assert log.count("event=stopped") == 2, log
     assert "Traceback" not in log, log
+
+
+# -- behind PgBouncer in transaction mode ------------------------------------------------------
+
+
+@pytest.fixture
+def pgbouncer(deploy_database: str) -> Iterator[str]:
+    """A real PgBouncer in transaction mode in front of the deploy database; its URL."""
+    binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+    assert os.path.exists(binary), "needs Debian's pgbouncer (.ci/run installs it)"
+    parts = urlsplit(deploy_database)
+    query = dict(parse_qsl(parts.query))
+    host = query.get("host") or parts.hostname
+    port = parts.port or 5432
+    database = parts.path.lstrip("/")
+    folder = Path(tempfile.mkdtemp(prefix="bedtime-pgbouncer-"))
+    folder.chmod(0o755)  # it drops root for the postgres user, who must read its files
+    (folder / "users.txt").write_text('"postgres" ""\n')
+    listen_port = free_port()
+    (folder / "pgbouncer.ini").write_text(
+        f"[databases]\n{database} = host={host} port={port} dbname={database}\n"
+        "[pgbouncer]\n"
+        f"listen_addr = 127.0.0.1\nlisten_port = {listen_port}\nunix_socket_dir =\n"
+        f"auth_type = trust\nauth_file = {folder / 'users.txt'}\n"
+        "pool_mode = transaction\ndefault_pool_size = 2\n"  # few server connections: shared
+        f"logfile = {folder / 'pgbouncer.log'}\n")
+    (folder / "pgbouncer.log").touch()
+    for path in folder.iterdir():
+        path.chmod(0o666 if path.suffix == ".log" else 0o644)
+    command = [binary, str(folder / "pgbouncer.ini")]
+    if os.geteuid() == 0:
+        command[1:1] = ["-u", "postgres"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", listen_port), timeout=1):
+                break
+        except OSError:
+            assert process.poll() is None, process.stdout.read().decode()
+            assert time.monotonic() < deadline, "pgbouncer did not start"
+            time.sleep(0.05)
+    try:
+        yield f"postgres://postgres@127.0.0.1:{listen_port}/{database}?pgbouncer=true"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        process.stdout.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_behind_pgbouncer_in_transaction_mode_every_story_is_written_once(
+    pgbouncer, fake_llm, make_app, monkeypatch
+):
+    settings = load_settings({"DATABASE_URL": pgbouncer}, env_file="/nonexistent")
+    assert settings.pgbouncer
+    app = make_app(database_url=settings.database_url, pgbouncer=True, queue_max=20)
+    async with serve(app) as client:
+        services = app.state.services
+        assert not services.wakeup.can_listen  # no notifications through PgBouncer
+        job_ids = [(await post_story(client, {"prompt": f"story {n}"})).json()["job_id"]
+                   for n in range(6)]
+        jobs = [await wait_for_job(client, job_id, timeout_s=30) for job_id in job_ids]
+        library = await client.get("/stories", headers={"Accept": "application/json"})
+    assert [job["status"] for job in jobs] == ["completed"] * 6
+    assert all(fake_llm.calls_for(job_id) == 1 for job_id in job_ids)
+    assert len(library.json()["stories"]) == 6
