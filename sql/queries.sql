@@ -159,11 +159,11 @@ RETURNING boot_id
 -- name: recent_jobs
 -- Unfinished jobs and those finished in the last few minutes, newest first; while
 -- pending, each with its place in line.
+-- (Every pending job is in the selection, so counting along it gives the place in line.)
 SELECT j.*,
        CASE WHEN j.status = 'pending' THEN
-           (SELECT count(*) FROM story_jobs ahead
-             WHERE ahead.status = 'pending'
-               AND (ahead.created_at, ahead.id) <= (j.created_at, j.id))
+           count(*) FILTER (WHERE j.status = 'pending')
+               OVER (ORDER BY j.created_at, j.id ROWS UNBOUNDED PRECEDING)
        END AS position
   FROM story_jobs j
  WHERE j.status IN ('pending', 'running')
