@@ -39,6 +39,13 @@ class Status(enum.StrEnum):
         return self in (Status.COMPLETED, Status.FAILED)
 
 
+class Screening(enum.StrEnum):
+    """Where a stored story's kid-safe screening stands (`stories.screening`; NULL: shown)."""
+
+    PENDING = "pending"  # not screened yet: hidden, screened again later
+    FLAGGED = "flagged"  # the provider flagged it: hidden for good, but kept
+
+
 @dataclass(frozen=True)
 class Job:
     id: int
@@ -85,6 +92,14 @@ class StoredStory:
     created_at: datetime
     request: StoryRequest
     favourite: bool = False
+
+
+@dataclass(frozen=True)
+class StoryToScreen:
+    id: int
+    job_id: int
+    title: str
+    body: str
 
 
 @dataclass(frozen=True)
@@ -168,8 +183,23 @@ class JobStore:
         return [_summary(row) for row in rows]
 
     async def story_title(self, story_id: int) -> str | None:
-        """The title of a story on the shelf; None once it has been deleted."""
+        """The title of a story on the shelf; None once it has been deleted (or while it
+        is hidden by its screening)."""
         return await self.db.fetch_val(self._sql["story_title"], {"story_id": story_id})
+
+    async def story_for_card(self, story_id: int) -> tuple[str, Screening | None] | None:
+        """A stored story's title and screening; None once it has been deleted."""
+        row = await self.db.fetch_one(self._sql["story_for_card"], {"story_id": story_id})
+        if row is None:
+            return None
+        screening = row["screening"]
+        return row["title"], Screening(screening) if screening is not None else None
+
+    async def stories_awaiting_screening(self, *, limit: int = 20) -> list[StoryToScreen]:
+        """Stories stored while they could not be screened, oldest first."""
+        rows = await self.db.fetch_all(self._sql["stories_awaiting_screening"], {"limit": limit})
+        return [StoryToScreen(id=row["id"], job_id=row["job_id"], title=row["title"],
+                              body=row["body"]) for row in rows]
 
     async def last_request(self) -> StoryRequest | None:
         """What the newest job asked for: the story form's defaults."""
@@ -240,8 +270,11 @@ class JobStore:
         )
         return row is not None
 
-    async def insert_story(self, job_id: int, story: Story) -> int:
-        """Store the story (idempotent: a retry gets the first insert's id)."""
+    async def insert_story(
+        self, job_id: int, story: Story, *, screening: Screening | None = None
+    ) -> int:
+        """Store the story (idempotent: a retry gets the first insert's id); hidden until
+        screened when `screening` is PENDING."""
         return await self.db.fetch_val(
             self._sql["insert_story"],
             {
@@ -251,8 +284,18 @@ class JobStore:
                 "model": story.model,
                 "prompt_tokens": story.prompt_tokens,
                 "completion_tokens": story.completion_tokens,
+                "screening": screening.value if screening is not None else None,
             },
         )
+
+    async def finish_screening(self, story_id: int, *, flagged: bool) -> bool:
+        """A pending story passed (shown from now on) or was flagged (hidden for good);
+        False when it was not waiting for a screening any more."""
+        row = await self.db.fetch_one(
+            self._sql["finish_screening"],
+            {"story_id": story_id, "screening": Screening.FLAGGED.value if flagged else None},
+        )
+        return row is not None
 
     async def complete(self, job_id: int, story_id: int) -> bool:
         """running -> completed."""

@@ -19,7 +19,7 @@ import openai
 from app.config import Settings
 from app.db import database_url, pool_for
 from app.logs import log
-from app.moderation import MODERATION_TIMEOUT_S, ModeratedStoryteller, Moderator
+from app.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.services import Services
 from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
 
@@ -33,8 +33,6 @@ async def running_services(
     await db.connect()
     chosen_storyteller = storyteller or make_storyteller(settings)
     moderator = make_moderator(settings)
-    if moderator is not None:
-        chosen_storyteller = ModeratedStoryteller(chosen_storyteller, moderator)
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url)
     try:
         await services.start()
@@ -44,6 +42,8 @@ async def running_services(
             await services.stop()
     finally:
         await chosen_storyteller.aclose()
+        if moderator is not None:
+            await moderator.aclose()
         await db.disconnect()
 
 

@@ -22,10 +22,10 @@ from databases import Database
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, connect_one, migrate
 from app.intake import Intake
-from app.jobs import Job, JobStore, Status
+from app.jobs import Job, JobStore, Screening, Status
 from app.liveness import ProcessLiveness
 from app.logs import log
-from app.moderation import Moderator
+from app.moderation import RESCREEN_INTERVAL_S, Moderator, StoryScreener
 from app.queue import Wakeup
 from app.storytellers import Storyteller
 from app.sweeper import Sweeper, SweepResult
@@ -47,7 +47,14 @@ class JobCard:
     position: int | None  # place in the queue while pending
     elapsed_s: float
     expected_s: float
-    title: str | None = None  # the story's, once completed (None if it was deleted since)
+    title: str | None = None  # the story's, once completed and shown (None: deleted, hidden)
+    screening: Screening | None = None  # the story's, while it is hidden (MODERATION=on)
+
+    @property
+    def polls(self) -> bool:
+        """Whether the card asks again: while the job is unfinished, and while its story
+        waits to be screened (it is shown, or said not to be, once that is done)."""
+        return not self.job.status.finished or self.screening == Screening.PENDING
 
     @property
     def progress_percent(self) -> int:
@@ -68,6 +75,7 @@ class Services:
     liveness: ProcessLiveness
     storyteller: Storyteller
     boot_id: uuid.UUID
+    screener: StoryScreener | None = None  # MODERATION=on
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -87,6 +95,11 @@ class Services:
         listen = database_url is not None and not settings.pgbouncer
         connect = (lambda: connect_one(database_url)) if listen else None
         wakeup = Wakeup(connect, recheck_s=IDLE_RECHECK_S)
+        screener = None
+        if moderator is not None:
+            screener = StoryScreener(
+                store, moderator, interval_s=min(RESCREEN_INTERVAL_S, settings.sweeper_interval_s)
+            )
         return cls(
             settings=settings,
             db=db,
@@ -109,6 +122,7 @@ class Services:
                 concurrency=settings.worker_concurrency,
                 llm_timeout_s=settings.llm_timeout_s,
                 heartbeat_interval_s=settings.heartbeat_interval_s,
+                screener=screener,
             ),
             sweeper=Sweeper(
                 store,
@@ -125,6 +139,7 @@ class Services:
             ),
             storyteller=storyteller,
             boot_id=boot_id,
+            screener=screener,
         )
 
     @property
@@ -140,6 +155,8 @@ class Services:
             asyncio.create_task(self.liveness.run(), name="liveness"),
             asyncio.create_task(self.sweeper.run(first_sweep), name="sweeper"),
         ]
+        if self.screener is not None:  # stories stored while they could not be screened
+            self.tasks.append(asyncio.create_task(self.screener.run(), name="rescreen"))
         if self.runs_jobs:
             self.tasks += [
                 asyncio.create_task(self.wakeup.listen(), name="listen"),
@@ -215,13 +232,18 @@ class Services:
         started = job.started_at or job.created_at
         if job.status == Status.PENDING and job.position is None:
             job = await self.store.get(job.id) or job  # with its place in line
-        title = None
+        title = screening = None
         if job.story_id is not None:
-            title = await self.store.story_title(job.story_id)
+            shelf = await self.store.story_for_card(job.story_id)
+            if shelf is not None:
+                title, screening = shelf
+                if screening is not None:
+                    title = None  # a hidden story's title is hidden too
         return JobCard(
             job=job,
             position=job.position if job.status == Status.PENDING else None,
             elapsed_s=max(time.time() - started.timestamp(), 0.0),
             expected_s=max(expected, 1.0),
             title=title,
+            screening=screening,
         )

@@ -2,25 +2,48 @@
 
     storyteller = OpenAIStoryteller(client, model="gpt-4o-mini")
     story = await storyteller.write(request, job_id=17)
+    story = clean_story(story)          # what the worker stores, whoever wrote it
 
 `OpenAIStoryteller` makes exactly one Chat Completions request per call (the client's
 own retries are off: a retry is a second bill). `DemoStoryteller` writes offline.
+A story the model cut off at its token limit is kept, up to its last full sentence.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import openai
 
+from app.logs import log
+
 LENGTHS = ("short", "medium", "long")
-# Roughly how many words each length asks for, and the token budget that fits it.
+# Roughly how many words each length asks for, and the token budget that fits it: about
+# 1.4 tokens a word of English prose, with room for a model that overshoots the count (or
+# writes in a language that takes more tokens a word), plus the title line. A story cut
+# off by the budget is kept up to its last full sentence, but it is better not cut at all.
 LENGTH_WORDS = {"short": 300, "medium": 600, "long": 1000}
-LENGTH_MAX_TOKENS = {"short": 700, "medium": 1300, "long": 2100}
+TOKENS_PER_WORD = 1.4
+BUDGET_HEADROOM = 1.5
+TITLE_TOKENS = 30
+LENGTH_MAX_TOKENS = {
+    length: math.ceil(words * TOKENS_PER_WORD * BUDGET_HEADROOM) + TITLE_TOKENS
+    for length, words in LENGTH_WORDS.items()
+}
+# A reasoning model's completion budget also pays for its hidden reasoning; without room
+# for it the whole budget can go on thinking and the story comes back empty. Only the
+# tokens used are billed, so the allowance costs nothing unless the model needs it.
+REASONING_ALLOWANCE_TOKENS = 8000
+TEMPERATURE = 0.8
+# Model names of OpenAI's reasoning models (o1, o3-mini, o4-mini, gpt-5, gpt-5-mini, ...):
+# they take `max_completion_tokens` and refuse any `temperature` but the default.
+_REASONING_MODEL = re.compile(r"^(o[1-9]|gpt-5)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -88,6 +111,63 @@ def _as_data(text: str) -> str:
 _DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name)\b[^>]*>", re.IGNORECASE)
 
 
+def is_reasoning_model(model: str) -> bool:
+    """Whether `model` names a reasoning model (a provider prefix such as `openai/` aside)."""
+    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
+
+
+def completion_limits(model: str, length: str) -> dict[str, int | float]:
+    """The token budget (and temperature) for one Chat Completions request."""
+    budget = LENGTH_MAX_TOKENS[length]
+    if is_reasoning_model(model):
+        return {"max_completion_tokens": budget + REASONING_ALLOWANCE_TOKENS}
+    return {"max_tokens": budget, "temperature": TEMPERATURE}
+
+
+# What PostgreSQL cannot store in text (NUL) or UTF-8 cannot encode (lone surrogates), and
+# the other control characters, which no story needs: all but newline and tab.
+_UNSTORABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_INT4_MAX = 2**31 - 1
+
+
+def clean_text(text: str) -> str:
+    """Text as it can be stored and shown: line breaks as `\\n`; NUL, the other control
+    characters but newline and tab, and lone surrogates removed."""
+    return _UNSTORABLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def clean_story(story: Story) -> Story:
+    """The story with every text cleaned (clean_text) and token counts that fit a column:
+    whatever a storyteller returns, the paid-for story can be stored."""
+    return replace(
+        story,
+        title=clean_text(story.title).strip() or "A Bedtime Story",
+        body=clean_text(story.body).strip(),
+        model=clean_text(story.model).strip() or "unknown",
+        prompt_tokens=_token_count(story.prompt_tokens),
+        completion_tokens=_token_count(story.completion_tokens),
+    )
+
+
+def _token_count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _INT4_MAX:
+        return value
+    return None
+
+
+# The end of a sentence: its mark(s), any closing quotes or brackets, then space or the end.
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
+
+
+def cut_to_last_sentence(text: str) -> str:
+    """A text cut off mid-sentence, ended at its last full sentence (or marked as cut off
+    with an ellipsis when it has no full sentence at all)."""
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    if not ends:
+        return text.rstrip() + "…"
+    return text[: ends[-1]].rstrip()
+
+
 def split_title(text: str) -> tuple[str, str]:
     """The first non-empty line is the title; the rest is the story."""
     lines = text.strip().splitlines()
@@ -113,9 +193,8 @@ class OpenAIStoryteller:
             completion = await self.client.chat.completions.create(
                 model=self.model,
                 messages=build_messages(request),  # type: ignore[arg-type]
-                max_tokens=LENGTH_MAX_TOKENS[request.length],
-                temperature=0.8,
                 extra_headers={"X-Story-Job-Id": str(job_id)},
+                **completion_limits(self.model, request.length),  # type: ignore[arg-type]
             )
         except openai.APITimeoutError:
             raise StorytellerError("the storyteller took too long") from None
@@ -134,11 +213,20 @@ class OpenAIStoryteller:
         refusal = getattr(choice.message, "refusal", None)
         if refusal or choice.finish_reason == "content_filter":
             raise StorytellerError("the storyteller declined to write this story")
-        text = (choice.message.content or "").strip()
+        cut_off = choice.finish_reason == "length"  # the token budget ran out
+        text = clean_text(choice.message.content or "").strip()
         if not text:
+            if cut_off:
+                raise StorytellerError("the storyteller ran out of room before the story began")
             raise StorytellerError("the storyteller sent an empty story")
         title, body = split_title(text)
         usage = completion.usage
+        if cut_off:
+            kept = cut_to_last_sentence(body)
+            log("story_truncated", level=logging.WARNING, job_id=job_id, model=self.model,
+                completion_tokens=usage.completion_tokens if usage else None,
+                kept_chars=len(kept), dropped_chars=len(body) - len(kept))
+            body = kept
         return Story(
             title=title,
             body=body,

@@ -7,9 +7,14 @@
 Each slot claims the oldest pending job from the table (any process may have accepted
 it), so nothing in this process decides which jobs exist. The storyteller is called only
 after this worker won the claim (pending -> running), and never again for that job:
-whatever goes wrong afterwards fails the job instead. The finished story is stored
+whatever goes wrong afterwards fails the job at once, with a short reason, except a
+database outage, which the worker waits out (or, past its patience, leaves to the
+sweeper). The finished story is cleaned (control characters, lone surrogates) and stored
 before the job is completed, and the job's heartbeat beats until it is, so a crash in
 between leaves a stored story that recovery attaches to its job.
+
+With a `screener` (MODERATION=on) the story is stored hidden and screened after its job
+completed, outside `llm_timeout_s`, which bounds the storyteller's call alone.
 """
 
 from __future__ import annotations
@@ -19,15 +24,24 @@ import contextlib
 import logging
 import uuid
 
+import asyncpg
+
 from app.db import DATABASE_UNAVAILABLE
-from app.jobs import Job, JobStore
+from app.jobs import Job, JobStore, Screening
 from app.logs import log
+from app.moderation import StoryScreener
 from app.queue import Wakeup
-from app.storytellers import Story, StoryRequest, Storyteller, StorytellerError
+from app.storytellers import Story, StoryRequest, Storyteller, StorytellerError, clean_story
 
 # Storing a story that was paid for is retried through a database outage this long.
 STORE_RETRY_S = 300.0
 STORE_RETRY_MAX_DELAY_S = 5.0
+# What storing may meet and get past by trying again: an outage, a deadlock, a
+# serialization failure. Any other error is not transient: the job fails at once.
+STORE_RETRYABLE: tuple[type[BaseException], ...] = (
+    *DATABASE_UNAVAILABLE,
+    asyncpg.TransactionRollbackError,
+)
 # After a failed claim (the database is down), wait at least this long before the next.
 CLAIM_RETRY_S = 1.0
 
@@ -43,10 +57,12 @@ class Worker:
         llm_timeout_s: float,
         concurrency: int = 1,
         heartbeat_interval_s: float = 5.0,
+        screener: StoryScreener | None = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
         self.storyteller = storyteller
+        self.screener = screener
         self.boot_id = boot_id
         self.llm_timeout_s = llm_timeout_s
         self.concurrency = concurrency
@@ -108,21 +124,29 @@ class Worker:
             return None
 
     async def process(self, job: Job) -> None:
-        """Write a job this worker has claimed: one storyteller call, then store it."""
+        """Write a job this worker has claimed: one storyteller call, then store it (and,
+        with a screener, screen the stored story)."""
         heartbeat = asyncio.create_task(self._beat(job.id))
+        stored: tuple[int, Story] | None = None
         try:
             log("job_started", job_id=job.id)
             story = await self._write(job.id, job.request)
             if story is not None:
-                await self._store(job.id, story)
+                stored = await self._store(job.id, story)
         except asyncio.CancelledError:
             # Shut down past the grace period: the story will not come, say so now.
             await self._fail(job.id, "interrupted", "cancelled at shutdown")
             raise
+        except DATABASE_UNAVAILABLE:
+            raise  # nothing can be recorded now; the stopped heartbeat tells the sweeper
+        except Exception as error:  # a defect: say so at once, not minutes later
+            await self._fail(job.id, "something went wrong while writing", repr(error))
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
+        if stored is not None and self.screener is not None:
+            await self._screen(job.id, *stored)
 
     async def _write(self, job_id: int, request: StoryRequest) -> Story | None:
         """Call the storyteller once; None (and the job failed) when it does not deliver."""
@@ -138,26 +162,42 @@ class Worker:
             await self._fail(job_id, "something went wrong while writing", repr(error))
         return None
 
-    async def _store(self, job_id: int, story: Story) -> None:
-        """Insert the story, then complete the job, retrying through a database outage."""
+    async def _store(self, job_id: int, story: Story) -> tuple[int, Story] | None:
+        """Clean and insert the story, then complete the job, retrying through a database
+        outage. The story's id and the story as stored; None (the job failed at once, with
+        the reason) when it cannot be stored at all."""
+        screening = Screening.PENDING if self.screener is not None else None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STORE_RETRY_S
         delay = 0.2
         while True:
             try:
-                story_id = await self.store.insert_story(job_id, story)
+                story = clean_story(story)
+                story_id = await self.store.insert_story(job_id, story, screening=screening)
                 if await self.store.complete(job_id, story_id):
                     log("job_completed", job_id=job_id, story_id=story_id)
                 else:
                     log("story_orphaned", level=logging.WARNING, job_id=job_id, story_id=story_id)
-                return
-            except DATABASE_UNAVAILABLE as error:
+                return story_id, story
+            except STORE_RETRYABLE as error:
                 if loop.time() > deadline:
                     log("story_lost", level=logging.ERROR, job_id=job_id, error=repr(error))
                     raise
                 log("store_retry", level=logging.WARNING, job_id=job_id, error=repr(error))
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, STORE_RETRY_MAX_DELAY_S)
+            except Exception as error:  # not an outage: waiting would not help
+                await self._fail(job_id, "the story could not be saved", repr(error))
+                return None
+
+    async def _screen(self, job_id: int, story_id: int, story: Story) -> None:
+        """Screen the stored story; whatever goes wrong, it stays hidden until re-screened."""
+        assert self.screener is not None
+        try:
+            await self.screener.screen(story_id, f"{story.title}\n\n{story.body}", job_id=job_id)
+        except Exception as error:
+            log("screening_failed", level=logging.WARNING, job_id=job_id, story_id=story_id,
+                error=repr(error))
 
     async def _fail(self, job_id: int, error_text: str, detail: str) -> None:
         log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text, detail=detail)

@@ -66,13 +66,15 @@ RETURNING id
 -- Stores a written story, once per job: a retry returns the id of the first insert. It
 -- beats the job's heartbeat in the same statement, taking the job's row lock first, so a
 -- sweep can never judge the job dead between the story landing and the job completing.
+-- :screening is NULL (shown) or 'pending' (hidden until screened, with MODERATION=on).
 WITH beat AS (
     UPDATE story_jobs SET heartbeat_at = now()
      WHERE id = :job_id AND status = 'running'
     RETURNING id
 ), inserted AS (
-    INSERT INTO stories (job_id, title, body, model, prompt_tokens, completion_tokens)
-    VALUES (:job_id, :title, :body, :model, :prompt_tokens, :completion_tokens)
+    INSERT INTO stories (job_id, title, body, model, prompt_tokens, completion_tokens,
+                         screening)
+    VALUES (:job_id, :title, :body, :model, :prompt_tokens, :completion_tokens, :screening)
     ON CONFLICT (job_id) DO NOTHING
     RETURNING id
 )
@@ -172,16 +174,17 @@ SELECT j.*,
  LIMIT :limit
 
 -- name: get_story
--- One story still on the shelf, with the request that made it.
+-- One story still on the shelf (not deleted, not hidden by screening), with the request
+-- that made it.
 SELECT s.*, j.prompt, j.child_name, j.age, j.length
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
- WHERE s.id = :story_id AND s.deleted_at IS NULL
+ WHERE s.id = :story_id AND s.deleted_at IS NULL AND s.screening IS NULL
 
 -- name: list_stories
 -- The stories on the shelf, newest first (the JSON library and the home page).
 SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
- WHERE s.deleted_at IS NULL
+ WHERE s.deleted_at IS NULL AND s.screening IS NULL
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT :limit
 
@@ -190,7 +193,7 @@ SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
 -- case-insensitively and literally (no wildcards), against the title or the child's name.
 SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
- WHERE s.deleted_at IS NULL
+ WHERE s.deleted_at IS NULL AND s.screening IS NULL
    AND (:search = ''
         OR strpos(lower(s.title), lower(:search)) > 0
         OR strpos(lower(coalesce(j.child_name, '')), lower(:search)) > 0)
@@ -206,12 +209,33 @@ RETURNING id
 -- name: set_favourite
 -- Marks or unmarks a story on the shelf as a favourite. Zero rows: not there.
 UPDATE stories SET favourite = :favourite
- WHERE id = :story_id AND deleted_at IS NULL
+ WHERE id = :story_id AND deleted_at IS NULL AND screening IS NULL
 RETURNING id
 
 -- name: story_title
--- The title of a story still on the shelf, for a finished job's status card.
-SELECT title FROM stories WHERE id = :story_id AND deleted_at IS NULL
+-- The title of a story still on the shelf (not deleted, not hidden by screening).
+SELECT title FROM stories WHERE id = :story_id AND deleted_at IS NULL AND screening IS NULL
+
+-- name: story_for_card
+-- A finished job's story as its status card shows it: the title and where its screening
+-- stands (NULL: shown; 'pending': being checked; 'flagged': cannot be shown). No row: the
+-- story was deleted from the shelf.
+SELECT title, screening FROM stories WHERE id = :story_id AND deleted_at IS NULL
+
+-- name: stories_awaiting_screening
+-- Stories stored while the moderation endpoint could not answer, oldest first: the
+-- periodic re-screening asks about them again.
+SELECT id, job_id, title, body FROM stories
+ WHERE screening = 'pending' AND deleted_at IS NULL
+ ORDER BY created_at, id
+ LIMIT :limit
+
+-- name: finish_screening
+-- A story's screening ends: 'pending' -> NULL (passed: shown) or 'flagged' (hidden for
+-- good). Zero rows: it was not waiting (another process screened it first).
+UPDATE stories SET screening = :screening
+ WHERE id = :story_id AND screening = 'pending'
+RETURNING id
 
 -- name: last_request
 -- The newest job's request: the form's defaults, so a parent can tap once.
@@ -266,3 +290,22 @@ SELECT j.id FROM story_jobs j
                   AND w.started_at <= j.completed_at
                   AND w.heartbeat_at >= j.completed_at - make_interval(secs => :threshold_s))
  ORDER BY j.id
+
+-- name: create_session
+-- A household member signed in on a device.
+INSERT INTO sessions (sid) VALUES (:sid)
+RETURNING sid
+
+-- name: session_alive
+-- Is this signed-in session still open? (Signing out ends it on the server.)
+SELECT sid FROM sessions WHERE sid = :sid AND ended_at IS NULL
+
+-- name: end_session
+-- Sign out: this session's cookie, wherever it was copied, no longer signs anyone in.
+UPDATE sessions SET ended_at = now() WHERE sid = :sid AND ended_at IS NULL
+RETURNING sid
+
+-- name: prune_sessions
+-- Forget sessions past the cookie's own lifetime.
+DELETE FROM sessions WHERE created_at < now() - make_interval(secs => :max_age_s)
+RETURNING sid

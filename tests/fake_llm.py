@@ -2,13 +2,15 @@
 
     with FakeLLM() as fake:                 # serves on 127.0.0.1:<free port>
         fake.url                            # OPENAI_BASE_URL for the app
-        fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal"
+        fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal",
+                                            # "no_choices", "nul", "surrogate", "length"
         fake.hold()                         # answers wait until fake.release()
         fake.calls_for(17)                  # requests that carried X-Story-Job-Id: 17
         fake.story = "Title\n\nBody"        # answer with this text instead of the echo
         fake.moderation_inputs              # texts sent to /v1/moderations; any text
                                             # containing FLAG_WORD comes back flagged
         fake.moderation_down = True         # /v1/moderations answers 500
+        fake.moderation_delay_s = 2.0       # /v1/moderations takes this long to answer
 
 It runs uvicorn in a thread with its own event loop, so it keeps answering while a test's
 own loop is blocked on a database lock.
@@ -30,7 +32,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
-MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices")
+MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices", "nul", "surrogate",
+         "length")
+# What the model "writes" in the modes that test its output (sent JSON-escaped, as a real
+# server would: `\u0000`, `\ud800`).
+NUL_STORY = ("The Night\x00 Light\r\n\r\nOnce upon a time\x00 a lamp \x1b[0mglowed.\x07\n"
+             "\tIt hummed\x7f softly.\x0b The end.")
+SURROGATE_STORY = "The Moon \ud83d Boat\n\nA boat sailed \udc00 to the moon. Goodnight."
+LENGTH_STORY = ("The Long Night\n\nOnce upon a time there was a sleepy fox. "
+                "She curled up by the fire! \"Goodnight,\" said the owl.\n\n"
+                "Then the fox dreamed of a meadow where the")
 
 
 def free_port() -> int:
@@ -50,6 +61,7 @@ class FakeLLM:
         self.story: str | None = None
         self.moderation_inputs: list[str] = []
         self.moderation_down = False
+        self.moderation_delay_s = 0.0
         self._lock = threading.Lock()
         self._gate = threading.Event()
         self._gate.set()
@@ -89,6 +101,7 @@ class FakeLLM:
             self.moderation_inputs.clear()
         self.story = None
         self.moderation_down = False
+        self.moderation_delay_s = 0.0
         self.mode = "ok"
         self.delay_s = 0.0
         self._gate.set()
@@ -147,6 +160,8 @@ class FakeLLM:
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         with self._lock:
             self.moderation_inputs.extend(texts)
+        if self.moderation_delay_s:
+            await asyncio.sleep(self.moderation_delay_s)
         if self.moderation_down:
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
         results = [{"flagged": FLAG_WORD in text.lower(), "categories": {},
@@ -171,6 +186,12 @@ class FakeLLM:
         finish = "stop"
         if mode == "empty":
             content = ""
+        if mode == "nul":
+            content = NUL_STORY
+        if mode == "surrogate":
+            content = SURROGATE_STORY
+        if mode == "length":  # the token budget ran out mid-sentence
+            content, finish = self.story or LENGTH_STORY, "length"
         if mode == "refusal":
             content, refusal = None, "I can't help with that."
         choices = [{"index": 0, "finish_reason": finish,

@@ -1,13 +1,27 @@
 """Kid-safe output: the child's text is data, story text is always escaped, and
-MODERATION=on screens both sides through the provider's endpoint (issue 5, item 7)."""
+MODERATION=on screens both sides through the provider's endpoint (issue 5, item 7). A
+finished story is stored before it is screened, hidden until it passes, and screened again
+later when the endpoint cannot answer; the screening never eats the storyteller's time
+(issue 10, item 7)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+import uuid
+
+import httpx
 import pytest
 
-from app.storytellers import SYSTEM_PROMPT
+from app import moderation
+from app.jobs import JobStore, Screening, Status
+from app.storytellers import SYSTEM_PROMPT, Story, StoryRequest
 from tests.conftest import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
 from tests.fake_llm import FLAG_WORD
+
+HX = {"HX-Request": "true"}
+CHECKING = "Your story is written; we're just checking it…"
+NOT_SHOWN = "didn't pass the safety check, so it can't be shown"
 
 pytestmark = pytest.mark.anyio
 
@@ -88,29 +102,155 @@ async def test_flagged_request_is_refused_kindly_and_writes_nothing(make_app, db
     assert len(fake_llm.moderation_inputs) == 3
 
 
-async def test_clean_request_and_story_pass_moderation(make_app, fake_llm):
+async def wait_for_card(
+    http: httpx.AsyncClient, job_id: int, text: str, timeout_s: float = 10.0
+) -> httpx.Response:
+    """Poll the job's status card (as htmx does) until it says `text`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        card = await http.get(f"/stories/jobs/{job_id}", headers=HX)
+        if text in card.text:
+            return card
+        assert time.monotonic() < deadline, card.text
+        await asyncio.sleep(0.05)
+
+
+def card_polls(card: httpx.Response, job_id: int) -> bool:
+    return f'hx-get="/stories/jobs/{job_id}"' in card.text
+
+
+async def assert_hidden(http: httpx.AsyncClient, story_id: int, *words: str) -> None:
+    """Not on its page, in the JSON, in the library or on the home page."""
+    assert (await http.get(f"/stories/{story_id}", headers=ACCEPT_JSON)).status_code == 404
+    assert (await http.get(f"/stories/{story_id}")).status_code == 404
+    assert (await http.get("/stories", headers=ACCEPT_JSON)).json()["stories"] == []
+    for page in (await http.get("/stories"), await http.get("/")):
+        assert page.status_code == 200
+        assert f"/stories/{story_id}" not in page.text
+        for word in words:
+            assert word not in page.text
+
+
+async def screening_of(db, story_id: int) -> str | None:
+    return await db.fetch_val("SELECT screening FROM stories WHERE id = :id", {"id": story_id})
+
+
+@pytest.fixture
+def quick_retries(monkeypatch):
+    """The moderator's own retries (for a story just stored) without their pauses."""
+    monkeypatch.setattr(moderation, "MODERATION_RETRY_DELAY_S", 0.0)
+
+
+async def test_clean_request_and_story_pass_moderation(make_app, fake_llm, db):
     async with serve(make_app(moderation=True)) as http:
         job_id = (await post_story(http, {"prompt": "a kitten who naps"})).json()["job_id"]
         job = await wait_for_job(http, job_id)
-    assert job["status"] == "completed"
+        assert job["status"] == "completed"
+        card = await wait_for_card(http, job_id, "Read the story")
+        assert not card_polls(card, job_id)
+        story = await http.get(f"/stories/{job['story_id']}", headers=ACCEPT_JSON)
+        assert story.status_code == 200
     assert fake_llm.moderation_inputs[0] == "a kitten who naps"
     assert fake_llm.moderation_inputs[1].startswith(f"The Story of Job {job_id}")
+    assert await screening_of(db, job["story_id"]) is None
     assert fake_llm.calls_for(job_id) == 1
 
 
-async def test_flagged_story_fails_the_job_and_is_never_shown(make_app, db, fake_llm):
+async def test_flagged_story_is_kept_hidden_and_its_card_says_it_cannot_be_shown(
+    make_app, db, fake_llm
+):
     fake_llm.story = f"A Dark Tale\n\nSomething full of {FLAG_WORD}."
     async with serve(make_app(moderation=True)) as http:
         job_id = (await post_story(http, {"prompt": "a kitten"})).json()["job_id"]
         job = await wait_for_job(http, job_id)
-        assert job["status"] == "failed"
-        assert job["error"] == "the story did not pass the safety check, so it was not shown"
-        assert job["story_id"] is None
-        assert (await http.get("/stories", headers=ACCEPT_JSON)).json()["stories"] == []
-        card = await http.get(f"/stories/jobs/{job_id}")
-        assert FLAG_WORD not in card.text
-    assert await db.fetch_val("SELECT count(*) FROM stories") == 0
+        # The story exists (it was paid for), so the job completed with it; it is hidden.
+        assert job["status"] == "completed" and job["story_id"] is not None
+        card = await wait_for_card(http, job_id, NOT_SHOWN)
+        assert not card_polls(card, job_id)
+        assert FLAG_WORD not in card.text and "A Dark Tale" not in card.text
+        page = await http.get(f"/stories/jobs/{job_id}")
+        assert NOT_SHOWN in page.text and FLAG_WORD not in page.text
+        await assert_hidden(http, job["story_id"], FLAG_WORD, "A Dark Tale")
+    assert await screening_of(db, job["story_id"]) == "flagged"
     assert fake_llm.calls_for(job_id) == 1
+
+
+async def test_a_story_that_cannot_be_screened_is_stored_hidden_then_shown_once_screened(
+    make_app, db, fake_llm, quick_retries
+):
+    async with serve(make_app(moderation=True, sweeper_interval_s=0.5)) as http:
+        fake_llm.hold()
+        job_id = (await post_story(http, {"prompt": "a kitten"})).json()["job_id"]
+        await asyncio.to_thread(fake_llm.wait_for_call, job_id)
+        fake_llm.moderation_down = True  # down just as the story arrives
+        fake_llm.release()
+        job = await wait_for_job(http, job_id)
+        assert job["status"] == "completed" and job["story_id"] is not None
+        card = await wait_for_card(http, job_id, CHECKING)
+        assert card_polls(card, job_id)  # it keeps asking while the story is checked
+        await assert_hidden(http, job["story_id"], f"The Story of Job {job_id}")
+        assert await screening_of(db, job["story_id"]) == "pending"
+
+        fake_llm.moderation_down = False  # back: the periodic re-screening shows it
+        card = await wait_for_card(http, job_id, "Read the story")
+        assert not card_polls(card, job_id)
+        assert f"The Story of Job {job_id}" in card.text
+        story = await http.get(f"/stories/{job['story_id']}", headers=ACCEPT_JSON)
+        assert story.status_code == 200
+        library = (await http.get("/stories", headers=ACCEPT_JSON)).json()["stories"]
+        assert [s["story_id"] for s in library] == [job["story_id"]]
+    assert await screening_of(db, job["story_id"]) is None
+    assert fake_llm.calls_for(job_id) == 1 and fake_llm.total_calls == 1
+
+
+async def test_a_story_flagged_when_screened_again_stays_hidden(
+    make_app, db, fake_llm, quick_retries
+):
+    fake_llm.story = f"A Dark Tale\n\nSomething full of {FLAG_WORD}."
+    async with serve(make_app(moderation=True, sweeper_interval_s=0.5)) as http:
+        fake_llm.hold()
+        job_id = (await post_story(http, {"prompt": "a kitten"})).json()["job_id"]
+        await asyncio.to_thread(fake_llm.wait_for_call, job_id)
+        fake_llm.moderation_down = True
+        fake_llm.release()
+        job = await wait_for_job(http, job_id)
+        await wait_for_card(http, job_id, CHECKING)
+        fake_llm.moderation_down = False
+        card = await wait_for_card(http, job_id, NOT_SHOWN)
+        assert not card_polls(card, job_id)
+        assert FLAG_WORD not in card.text
+        await assert_hidden(http, job["story_id"], FLAG_WORD, "A Dark Tale")
+    assert await screening_of(db, job["story_id"]) == "flagged"
+    assert fake_llm.calls_for(job_id) == 1
+
+
+async def test_screening_does_not_eat_the_storytellers_time_limit(make_app, fake_llm):
+    fake_llm.moderation_delay_s = 1.5  # each screening takes longer than LLM_TIMEOUT_S
+    async with serve(make_app(moderation=True, llm_timeout_s=1)) as http:
+        job_id = (await post_story(http, {"prompt": "a kitten"})).json()["job_id"]
+        job = await wait_for_job(http, job_id)
+        assert (job["status"], job["error"]) == ("completed", None)
+        await wait_for_card(http, job_id, "Read the story")
+    assert fake_llm.calls_for(job_id) == 1
+
+
+async def test_a_screening_ends_only_a_story_still_waiting_for_it(db):
+    store = JobStore(db)
+    job = await store.create(uuid.uuid4().hex, "hash", StoryRequest(prompt="the moon"))
+    assert job is not None and await store.claim_next(uuid.uuid4()) is not None
+    story = Story(title="The Moon", body="Once.", model="m")
+    story_id = await store.insert_story(job.id, story, screening=Screening.PENDING)
+    assert await store.complete(job.id, story_id)
+    assert await store.story_for_card(story_id) == ("The Moon", Screening.PENDING)
+    assert [s.id for s in await store.stories_awaiting_screening()] == [story_id]
+    assert await store.get_story(story_id) is None  # hidden while it waits
+
+    assert await store.finish_screening(story_id, flagged=True)
+    assert not await store.finish_screening(story_id, flagged=False)  # flagged stays flagged
+    assert await store.story_for_card(story_id) == ("The Moon", Screening.FLAGGED)
+    assert await store.stories_awaiting_screening() == []
+    assert await store.get_story(story_id) is None
+    assert (await store.get(job.id)).status == Status.COMPLETED
 
 
 async def test_moderation_endpoint_down_refuses_without_writing(make_app, db, fake_llm):

@@ -1,12 +1,26 @@
-"""When the storyteller fails, the job fails with a short reason after exactly one call."""
+"""When the storyteller fails, the job fails with a short reason after exactly one call; what
+the model sends back is cleaned (or cut at its last sentence) and stored (issue 10, item 6)."""
 
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
-from tests.conftest import post_story, serve, wait_for_job
+from app import storytellers
+from app import worker as worker_module
+from app.main import create_app
+from app.storytellers import (
+    LENGTH_MAX_TOKENS,
+    LENGTH_WORDS,
+    REASONING_ALLOWANCE_TOKENS,
+    TEMPERATURE,
+    Story,
+    StoryRequest,
+    clean_text,
+)
+from tests.conftest import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.fake_llm import free_port
 
 pytestmark = pytest.mark.anyio
@@ -60,3 +74,153 @@ async def test_the_worker_carries_on_after_a_failure(client, fake_llm):
     fake_llm.mode = "ok"
     fine = (await post_story(client, {"prompt": "two"})).json()["job_id"]
     assert (await wait_for_job(client, fine))["status"] == "completed"
+
+
+# -- what the model sends back ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "title", "body"),
+    [
+        # NUL, escape, bell, delete and vertical tab go; newline and tab stay; CRLF is \n.
+        ("nul", "The Night Light",
+         "Once upon a time a lamp [0mglowed.\n\tIt hummed softly. The end."),
+        ("surrogate", "The Moon  Boat", "A boat sailed  to the moon. Goodnight."),
+    ],
+)
+async def test_model_output_with_unstorable_characters_is_cleaned_and_stored(
+    client, fake_llm, mode, title, body
+):
+    fake_llm.mode = mode
+    job_id = (await post_story(client)).json()["job_id"]
+    job = await wait_for_job(client, job_id, timeout_s=5)
+    assert job["status"] == "completed", job
+    story = (await client.get(f"/stories/{job['story_id']}", headers=ACCEPT_JSON)).json()
+    assert (story["title"], story["body"]) == (title, body)
+    page = await client.get(f"/stories/{job['story_id']}")
+    assert page.status_code == 200
+    assert fake_llm.calls_for(job_id) == 1 and fake_llm.total_calls == 1
+
+
+def test_cleaning_keeps_newlines_and_tabs_and_drops_every_other_control_character():
+    controls = "".join(chr(c) for c in [*range(0x20), 0x7F, *range(0x80, 0xA0)])
+    assert clean_text(f"a{controls}b\ud800c\udfffd") == "a\t\n\nbcd"  # \r is a line break
+    assert clean_text("one\r\ntwo\rthree") == "one\ntwo\nthree"
+    assert clean_text("Ünïcödé ✨ 🦊 “quotes” — fine") == "Ünïcödé ✨ 🦊 “quotes” — fine"
+
+
+async def test_a_story_cut_off_by_the_token_limit_ends_at_its_last_full_sentence(
+    client, fake_llm, caplog
+):
+    fake_llm.mode = "length"
+    caplog.set_level(logging.INFO, logger="bedtime")
+    job_id = (await post_story(client)).json()["job_id"]
+    job = await wait_for_job(client, job_id, timeout_s=5)
+    assert job["status"] == "completed", job
+    story = (await client.get(f"/stories/{job['story_id']}", headers=ACCEPT_JSON)).json()
+    assert story["title"] == "The Long Night"
+    assert story["body"] == ('Once upon a time there was a sleepy fox. She curled up by the '
+                             'fire! "Goodnight," said the owl.')
+    assert f"event=story_truncated job_id={job_id}" in caplog.text
+    assert fake_llm.calls_for(job_id) == 1
+
+
+async def test_a_story_cut_off_before_it_began_fails_the_job_with_the_reason(client, fake_llm):
+    fake_llm.mode, fake_llm.story = "length", "  \n "
+    job_id = (await post_story(client)).json()["job_id"]
+    job = await wait_for_job(client, job_id, timeout_s=5)
+    assert (job["status"], job["error"]) == (
+        "failed", "the storyteller ran out of room before the story began")
+    assert fake_llm.calls_for(job_id) == 1
+
+
+class _Unstorable:
+    """A storyteller whose 'story' cannot be stored: counts its calls."""
+
+    name = "unstorable"
+
+    def __init__(self, story: object) -> None:
+        self.story = story
+        self.calls = 0
+
+    async def write(self, request: StoryRequest, *, job_id: int) -> Story:
+        self.calls += 1
+        return self.story  # type: ignore[return-value]
+
+    async def aclose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        pytest.param(Story(title=None, body="Once.", model="m"),  # type: ignore[arg-type]
+                     id="no-title"),
+        pytest.param(Story(title="T", body=b"bytes", model="m"),  # type: ignore[arg-type]
+                     id="bytes-body"),
+        pytest.param("not a story at all", id="not-a-story"),
+    ],
+)
+async def test_an_unstorable_story_fails_the_job_at_once_with_a_reason(settings, story, caplog):
+    caplog.set_level(logging.WARNING, logger="bedtime")
+    storyteller = _Unstorable(story)
+    async with serve(create_app(settings, storyteller=storyteller)) as client:
+        started = time.monotonic()
+        job_id = (await post_story(client)).json()["job_id"]
+        job = await wait_for_job(client, job_id, timeout_s=5)
+    # At once: not left running until the sweeper calls it "interrupted".
+    assert time.monotonic() - started < settings.heartbeat_stale_s
+    assert (job["status"], job["error"]) == ("failed", "the story could not be saved")
+    assert storyteller.calls == 1
+    assert f"event=job_failed job_id={job_id}" in caplog.text
+
+
+async def test_a_story_the_database_refuses_fails_the_job_at_once(
+    client, fake_llm, monkeypatch, db
+):
+    """What a NUL used to do: PostgreSQL refuses the text. Not an outage, so no waiting."""
+    monkeypatch.setattr(storytellers, "clean_text", lambda text: text)
+    monkeypatch.setattr(worker_module, "clean_story", lambda story: story)
+    fake_llm.story = "Title\n\nA NUL\x00 in the middle."
+    started = time.monotonic()
+    job_id = (await post_story(client)).json()["job_id"]
+    job = await wait_for_job(client, job_id, timeout_s=5)
+    assert time.monotonic() - started < 2  # the stale-heartbeat limit of these tests
+    assert (job["status"], job["error"]) == ("failed", "the story could not be saved")
+    assert fake_llm.calls_for(job_id) == 1
+    assert await db.fetch_val("SELECT count(*) FROM stories") == 0
+
+
+# -- the request: budget and shape ------------------------------------------------------------
+
+
+def test_the_token_budget_comfortably_covers_the_words_asked_for():
+    for length, words in LENGTH_WORDS.items():
+        needed = words * 1.4 + 30  # ~1.4 tokens a word, plus the title line
+        assert LENGTH_MAX_TOKENS[length] >= 1.25 * needed, length
+
+
+@pytest.mark.parametrize("model", ["o1", "o1-mini", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini"])
+async def test_a_reasoning_model_gets_max_completion_tokens_and_no_temperature(
+    make_app, fake_llm, model
+):
+    async with serve(make_app(story_model=model)) as client:
+        body = {"prompt": "a sleepy owl", "length": "long"}
+        job_id = (await post_story(client, body)).json()["job_id"]
+        assert (await wait_for_job(client, job_id, timeout_s=5))["status"] == "completed"
+    [request] = fake_llm.requests
+    sent = request["body"]
+    assert sent["model"] == model
+    assert sent["max_completion_tokens"] == LENGTH_MAX_TOKENS["long"] + REASONING_ALLOWANCE_TOKENS
+    assert "temperature" not in sent and "max_tokens" not in sent
+    assert request["headers"]["x-story-job-id"] == str(job_id)
+
+
+async def test_a_chat_model_gets_max_tokens_and_a_temperature(client, fake_llm):
+    job_id = (await post_story(client, {"prompt": "a sleepy owl", "length": "short"})).json()[
+        "job_id"]
+    assert (await wait_for_job(client, job_id, timeout_s=5))["status"] == "completed"
+    [request] = fake_llm.requests
+    sent = request["body"]
+    assert (sent["max_tokens"], sent["temperature"]) == (LENGTH_MAX_TOKENS["short"], TEMPERATURE)
+    assert "max_completion_tokens" not in sent
