@@ -37,6 +37,8 @@ DATABASE_UNAVAILABLE: tuple[type[BaseException], ...] = (
     asyncpg.OperatorInterventionError,  # admin shutdown, cannot connect now
     asyncpg.TooManyConnectionsError,
     asyncpg.ObjectNotInPrerequisiteStateError,  # the database is not accepting connections
+    # A pooled connection the server has just terminated, before its socket is seen closed.
+    asyncpg.InternalClientError,
 )
 
 

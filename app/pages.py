@@ -109,7 +109,7 @@ async def retry(request: Request) -> Response:
     job = await services.store.get(parse_id(request.path_params["job_id"]))
     if job is None:
         raise NotFound("There is no story job with that number.")
-    notice, status_code = None, 200
+    notice, status_code, headers = None, 200, dict(VARY)
     if job.status == Status.FAILED:
         try:
             submission = await services.intake.submit(f"{RETRY_KEY_PREFIX}{job.id}", job.request)
@@ -117,6 +117,8 @@ async def retry(request: Request) -> Response:
             if error.status_code not in (429, 503):
                 raise
             notice, status_code = error.message, error.status_code
+            if error.retry_after_s:
+                headers["Retry-After"] = str(error.retry_after_s)
         else:
             job = submission.job
     if notice is None and not is_htmx(request):
@@ -125,7 +127,7 @@ async def retry(request: Request) -> Response:
     if is_htmx(request):
         # 200, so htmx swaps it in: the failed card again, with the sentence on it.
         return render(request, "_job_card.html", context, headers=VARY)
-    return render(request, "job.html", context, status_code=status_code, headers=VARY)
+    return render(request, "job.html", context, status_code=status_code, headers=headers)
 
 
 async def favourite(request: Request) -> Response:

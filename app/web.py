@@ -30,12 +30,15 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 BODY_MAX_BYTES = 16 * 1024
 DATABASE_RETRY_AFTER_S = 5
+UNAVAILABLE_RETRY_AFTER_S = 5  # a 503 that names no wait of its own
+REFRESH_MAX_S = 60  # the longest a 503 page waits before it reloads itself
 ID_MAX = 2**63 - 1  # bigint
 # One URL, a page or a fragment (or JSON): caches must key on both headers.
 VARY = {"Vary": "Accept, HX-Request"}
 # Reading preferences, kept in cookies that the server reads and app.js writes.
 THEMES = ("dark", "light")
 TEXT_SIZES = range(1, 6)
+TEXT_SIZE_NAMES = frozenset(str(size) for size in TEXT_SIZES)
 DEFAULT_TEXT_SIZE = 3
 PREFERENCE_MAX_AGE_S = 365 * 24 * 3600
 BLANK_LINES = re.compile(r"\n\s*\n")
@@ -70,9 +73,15 @@ def preferences(request: Request) -> dict[str, object]:
     size = request.cookies.get("text_size", "")
     return {
         "theme": theme if theme in THEMES else THEMES[0],
-        "text_size": int(size) if size.isdecimal() and int(size) in TEXT_SIZES
-        else DEFAULT_TEXT_SIZE,
+        # Compared as text: a cookie of thousands of digits is not worth converting.
+        "text_size": int(size) if size in TEXT_SIZE_NAMES else DEFAULT_TEXT_SIZE,
     }
+
+
+def storable_text(text: str) -> str:
+    """Text PostgreSQL can take: no NUL characters and no lone surrogates (which a
+    percent-encoded query string or a JSON escape can carry)."""
+    return "".join(c for c in text if c != "\x00" and not "\ud800" <= c <= "\udfff")
 
 
 def local_path(raw: str, default: str) -> str:
@@ -179,17 +188,27 @@ def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
 
 
 def error_response(request: Request, error: AppError) -> Response:
-    headers = {}
-    if error.retry_after_s is not None:
-        headers["Retry-After"] = str(error.retry_after_s)
+    """The error as JSON or as a friendly page.
+
+    A 503 always says when to come back (`Retry-After`), and its page, fetched with a GET,
+    comes back by itself (a meta refresh), so a database blip heals without a tap. A POST's
+    page does not: a refresh would reload its address with a GET.
+    """
+    retry_after_s = error.retry_after_s
+    if retry_after_s is None and error.status_code == 503:
+        retry_after_s = UNAVAILABLE_RETRY_AFTER_S
+    headers = {} if retry_after_s is None else {"Retry-After": str(retry_after_s)}
     if wants_json(request) or not accepts_html(request):
         return JSONResponse(
             error_body(error.code, error.message), status_code=error.status_code, headers=headers
         )
+    refresh_s = None
+    if error.status_code == 503 and request.method in ("GET", "HEAD") and retry_after_s:
+        refresh_s = min(retry_after_s, REFRESH_MAX_S)
     return render(
         request,
         "error.html",
-        {"error": error, "page_title": "Something is not right"},
+        {"error": error, "page_title": "Something is not right", "refresh_s": refresh_s},
         status_code=error.status_code,
         headers=headers,
     )

@@ -103,4 +103,78 @@
   }
 
   document.querySelectorAll("[data-read-aloud]").forEach(readAloud);
+
+  // htmx answers that are not meant for the page. An error answer is swapped in only where
+  // the server addressed it (HX-Retarget: the story form's 422/429/503 with their messages).
+  // Any other (a PaaS router's "Application error" page during a restart, the app's own 503
+  // page during a database blip) leaves the element as it was: a status card keeps polling,
+  // slower after a few failures and saying so; a form says its tap did not get through.
+  var FAILURES_BEFORE_BACKOFF = 3;
+  var BACKOFF_TRIGGER = "every 10s";
+  var POLL_TIMEOUT_MS = 10000;  // a poll nobody answers counts as failed
+  var failedPolls = new WeakMap();
+
+  function polls(elt) {
+    return /^every\s/.test((elt.getAttribute && elt.getAttribute("hx-trigger")) || "");
+  }
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var xhr = event.detail.xhr;
+    if (xhr.status < 400 || xhr.getResponseHeader("HX-Retarget")) return;
+    event.detail.shouldSwap = false;
+    event.detail.isError = true;  // htmx:responseError follows
+  });
+
+  document.addEventListener("htmx:configRequest", function (event) {
+    if (polls(event.detail.elt) && !event.detail.timeout) event.detail.timeout = POLL_TIMEOUT_MS;
+  });
+
+  // A poll that failed: the card stays as it is. After a few failures in a row it polls
+  // less often and shows a note; the next good answer replaces the card with the server's
+  // own (every 3 s again, no note), so nothing here has to undo it.
+  function pollFailed(card) {
+    var count = (failedPolls.get(card) || 0) + 1;
+    failedPolls.set(card, count);
+    if (count < FAILURES_BEFORE_BACKOFF || card.getAttribute("hx-trigger") === BACKOFF_TRIGGER) {
+      return;
+    }
+    card.setAttribute("hx-trigger", BACKOFF_TRIGGER);
+    htmx.process(card);  // its attributes changed: htmx restarts the polling at the new pace
+    var note = document.createElement("p");
+    note.className = "job-hint";
+    note.setAttribute("role", "status");
+    note.setAttribute("data-reconnecting", "");
+    card.appendChild(note);
+    // Written once the live region is in the page, so that it is announced.
+    window.setTimeout(function () { note.textContent = "Reconnecting…"; }, 100);
+  }
+
+  // Any other request that failed ("Try again", the favourite star, the story form when
+  // the answer is not the app's): the control stays, with a short sentence in its form.
+  function requestFailed(elt) {
+    var form = elt.closest && elt.closest("form");
+    if (!form) return;
+    var note = form.querySelector("[data-request-failed]");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "notice";
+      note.setAttribute("role", "alert");
+      note.setAttribute("data-request-failed", "");
+      form.appendChild(note);
+    }
+    note.textContent = "That didn’t get through. Please try again in a moment.";
+  }
+
+  ["htmx:responseError", "htmx:sendError", "htmx:timeout"].forEach(function (name) {
+    document.addEventListener(name, function (event) {
+      var elt = event.detail.elt;
+      if (polls(elt)) pollFailed(elt); else requestFailed(elt);
+    });
+  });
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var form = event.detail.elt.closest && event.detail.elt.closest("form");
+    var note = form && form.querySelector("[data-request-failed]");
+    if (note) note.remove();
+  });
 })();
