@@ -51,9 +51,18 @@ GRACEFUL_SHUTDOWN_S = 3
 
 
 def serve(settings: Settings) -> int:
+    """Without a password or ALLOW_OPEN only this machine is served, so listen only there."""
     import uvicorn
 
-    uvicorn.run("app.main:app", host="0.0.0.0", port=settings.port, proxy_headers=True,
+    from app.logs import log, setup_logging
+
+    setup_logging()
+    open_to_network = bool(settings.household_password or settings.allow_open)
+    host = "0.0.0.0" if open_to_network else "127.0.0.1"
+    log("listening", host=host, port=settings.port,
+        note="all interfaces" if open_to_network
+        else "this computer only: set HOUSEHOLD_PASSWORD to use it from a tablet")
+    uvicorn.run("app.main:app", host=host, port=settings.port, proxy_headers=True,
                 timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S)
     return 0
 

@@ -61,6 +61,8 @@ class Settings:
     shutdown_grace_s: float = 25.0
     secret_key: str | None = None
     allow_open: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    forwarded_allow_ips: str = "127.0.0.1,::1"  # uvicorn's default
     daily_story_limit: int = 20
     timezone: str = "UTC"
     moderation: bool = False
@@ -136,6 +138,8 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         shutdown_grace_s=read("SHUTDOWN_GRACE_S", _number(minimum=0, maximum=3600), 25.0),
         secret_key=secret_key,
         allow_open=read("ALLOW_OPEN", _flag, False),
+        allowed_hosts=read("ALLOWED_HOSTS", _host_names, ()),
+        forwarded_allow_ips=read("FORWARDED_ALLOW_IPS", _text, "127.0.0.1,::1"),
         daily_story_limit=read("DAILY_STORY_LIMIT", _whole(minimum=1, maximum=100_000), 20),
         timezone=read("TZ", _timezone, "UTC"),
         moderation=read("MODERATION", _on_off, False),
@@ -145,6 +149,14 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
 
 def _text(name: str, raw: str) -> str:
     return raw
+
+
+def _host_names(name: str, raw: str) -> tuple[str, ...]:
+    names = tuple(item.strip().lower().rstrip(".") for item in raw.split(",") if item.strip())
+    for host in names:
+        if not all(c.isalnum() or c in "-." for c in host) or host.startswith((".", "-")):
+            raise ConfigError(f"{name} must be host names separated by commas, got {host!r}")
+    return names
 
 
 def _choice(options: tuple[str, ...]) -> Callable[[str, str], str]:

@@ -28,8 +28,9 @@ from app.errors import AppError
 from app.logs import log, setup_logging
 from app.routes import routes
 from app.runtime import running_services
-from app.security import Guard, SecurityMiddleware, load_secret_key, login_routes
+from app.security import Guard, SecurityMiddleware, login_routes
 from app.services import Services
+from app.sessions import load_secret_key
 from app.storytellers import Storyteller
 from app.web import (
     handle_app_error,

@@ -24,6 +24,7 @@ from app.web import (
     read_body,
     render,
     services_of,
+    storable_text,
     wants_json,
 )
 
@@ -169,7 +170,7 @@ async def library(request: Request) -> Response:
             },
             headers=VARY,
         )
-    search = request.query_params.get("q", "").strip()[:LIBRARY_SEARCH_MAX_CHARS]
+    search = storable_text(request.query_params.get("q", "")).strip()[:LIBRARY_SEARCH_MAX_CHARS]
     context = {"stories": await store.search_library(search), "search": search}
     if is_htmx(request):
         return render(request, "_library_list.html", context, headers=VARY)
@@ -185,13 +186,15 @@ async def healthz(request: Request) -> Response:
         database = "ok"
     except Exception:
         database = "down"
+    worker = services.worker_state()  # "stopped" only when it should be running
+    healthy = database == "ok" and worker != "stopped"
     body = {
-        "status": "ok" if database == "ok" else "unavailable",
+        "status": "ok" if healthy else "unavailable",
         "database": database,
-        "worker": services.worker_state(),
+        "worker": worker,
         "queue_depth": queue_depth,
     }
-    return JSONResponse(body, status_code=200 if database == "ok" else 503)
+    return JSONResponse(body, status_code=200 if healthy else 503)
 
 
 def routes() -> list[Route | Mount]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 
 import pytest
@@ -204,6 +205,18 @@ async def test_health_reports_database_worker_and_queue(client, fake_llm):
     assert health["status"] == "ok" and health["database"] == "ok"
     assert health["worker"] == "running"
     assert health["queue_depth"] in (2, 3)  # the first may already be running
+
+
+async def test_health_is_503_when_this_process_worker_has_stopped(client):
+    services = client._transport.app.state.services
+    worker_task = next(task for task in services.tasks if task.get_name() == "worker")
+    worker_task.cancel()  # as if it had crashed
+    with contextlib.suppress(asyncio.CancelledError):
+        await worker_task
+    response = await client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json() | {"queue_depth": 0} == {
+        "status": "unavailable", "database": "ok", "worker": "stopped", "queue_depth": 0}
 
 
 async def test_a_database_outage_answers_503_not_a_traceback(client, database_url):

@@ -56,9 +56,9 @@ SAME_ORIGIN = OWN_ORIGIN  # where the app's own pages post from
 
 
 @contextmanager
-def running(make_app) -> Iterator[Running]:
+def running(make_app, **overrides: object) -> Iterator[Running]:
     # Room for every example to make a job: a refusal here must come from the input alone.
-    app = make_app(queue_max=10_000, daily_story_limit=100_000)
+    app = make_app(queue_max=10_000, daily_story_limit=100_000, **overrides)
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(
         serve(app)
     ) as client:
@@ -388,6 +388,94 @@ def test_any_path_id_and_page_request_is_answered_sanely(make_app):
             assert app.job_count() == before
 
         check()
+
+
+# --- query strings, cookies and headers, on every route -----------------------------------
+
+ROUTES = [
+    ("GET", "/"), ("GET", "/stories"), ("GET", "/stories/1"), ("GET", "/stories/jobs/1"),
+    ("GET", "/healthz"), ("GET", "/login"), ("GET", "/static/style.css"), ("GET", "/nowhere"),
+    ("POST", "/stories/generate"), ("POST", "/preferences"), ("POST", "/stories/jobs/1/retry"),
+    ("POST", "/stories/1/favourite"), ("POST", "/stories/1/delete"), ("POST", "/login"),
+    ("POST", "/logout"),
+]
+# Bytes of every kind, percent-encoded: NUL, lone surrogates (as CESU-8 bytes), invalid UTF-8.
+raw_texts = st.one_of(
+    st.text(max_size=30),
+    st.binary(max_size=30),
+    st.sampled_from(["\x00", "%00", "\ud800", "a\x00b", "9" * 5000, "-1", "1e999", "NaN"]),
+).map(lambda t: quote(t if isinstance(t, bytes) else t.encode("utf-8", "surrogatepass"),
+                      safe=""))
+query_strings = st.lists(
+    st.tuples(st.sampled_from(["q", "next", "page", "text_size", "theme", "x"]), raw_texts),
+    max_size=6,  # repeated keys included
+).map(lambda pairs: "&".join(f"{k}={v}" for k, v in pairs))
+cookie_values = st.one_of(
+    st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E, exclude_characters=";,"),
+            max_size=40),
+    st.sampled_from(["9" * 5000, "-3", "0", "6", "3.5", "x" * 8000, "\"\"", "dark", "light"]),
+)
+cookie_headers = st.lists(
+    st.tuples(st.sampled_from(["theme", "text_size", "bedtime_session", "other"]), cookie_values),
+    max_size=5,
+).map(lambda pairs: "; ".join(f"{k}={v}" for k, v in pairs))
+header_values = st.one_of(
+    st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=60),
+    st.sampled_from(["127.0.0.1", "::1, 127.0.0.1", "for=127.0.0.1", "[::1", "1" * 3000]),
+)
+odd_headers = st.dictionaries(
+    st.sampled_from(["X-Forwarded-For", "X-Forwarded-Proto", "Forwarded", "X-Real-IP", "Via",
+                     "Authorization", "Referer", "Sec-Fetch-Site", "X-CSRF-Token", "HX-Request",
+                     "HX-Target", "Accept-Language", "If-None-Match", "Range"]),
+    header_values, max_size=4,
+)
+
+
+@pytest.mark.parametrize("mode", ["open", "password"])
+def test_any_query_string_cookie_and_header_on_any_route_is_answered_sanely(make_app, mode):
+    overrides = {"household_password": "pw", "api_token": "token", "allow_open": False} \
+        if mode == "password" else {}
+    with running(make_app, **overrides) as app:
+        stories_before = app.portal.call(app.db.fetch_val, "SELECT count(*) FROM stories")
+
+        @PROPERTY
+        @given(route=st.sampled_from(ROUTES), query=query_strings, cookies=cookie_headers,
+               headers=odd_headers, accept=accepts)
+        def check(route, query, cookies, headers, accept):
+            method, path = route
+            sent = [(name.lower().encode(), value.encode("latin-1"))
+                    for name, value in headers.items()]
+            if accept is not None:
+                sent.append((b"accept", accept if isinstance(accept, bytes) else
+                             accept.encode("latin-1")))
+            sent.append((b"cookie", cookies.encode()))
+            before = app.job_count()
+            response = app.request(method, f"http://testserver{path}?{query}", headers=sent)
+            assert_sane(response, json_asked=json_was_asked(sent, method) and method == "GET")
+            if method == "GET":
+                assert app.job_count() == before
+
+        check()
+        stories_after = app.portal.call(app.db.fetch_val, "SELECT count(*) FROM stories")
+        assert stories_after == stories_before
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("query", ["q=%00", "q=%ED%A0%80", "q=%FF%FE", "q=a%00b&q=c"])
+async def test_a_library_search_for_odd_text_is_answered(client, query):
+    for accept in ("text/html", "application/json"):
+        response = await client.get(f"/stories?{query}", headers={"Accept": accept})
+        assert response.status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_text_size_cookie_of_thousands_of_digits_is_ignored(client):
+    client.cookies.set("text_size", "9" * 5000)
+    for path in ("/", "/stories"):
+        assert (await client.get(path)).status_code == 200
+    response = await client.post("/preferences", data={"text_size": "larger"},
+                                 headers={"Origin": OWN_ORIGIN})
+    assert response.status_code < 500
 
 
 # --- the body limit is enforced while reading -----------------------------------------------

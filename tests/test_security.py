@@ -465,6 +465,10 @@ async def test_security_headers_on_every_page(household_app):
         assert headers["x-content-type-options"] == "nosniff"
         assert headers["referrer-policy"] == "same-origin"
         assert headers["x-frame-options"] == "DENY"
+        assert headers["cross-origin-opener-policy"] == "same-origin"
+        policy = headers["permissions-policy"]
+        for feature in ("camera=()", "microphone=()", "geolocation=()", "payment=()"):
+            assert feature in policy
         assert "strict-transport-security" not in headers  # plain http: no HSTS
 
 
