@@ -22,11 +22,11 @@ run: $(STAMP)
 	PORT=$(PORT) $(BIN)/python -m app serve
 
 test: $(STAMP)
-	$(BIN)/ruff check $(wildcard app tests bench)
+	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check $(wildcard app tests bench)
+	$(BIN)/ruff check $(wildcard app tests bench tools)
 
 bench: $(STAMP)
 	$(BIN)/python bench/job_overhead.py

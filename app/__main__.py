@@ -4,6 +4,8 @@
     python -m app worker     # run jobs and the sweeper, serve no HTTP (a Procfile worker:)
     python -m app migrate    # apply pending migrations (the Procfile's release step)
     python -m app check      # report broken invariants; exit status 1 if any
+    python -m app export [FILE]   # every story, as a zip (Markdown + stories.json)
+    python -m app import FILE     # restore a backup zip; stories already here are skipped
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import asyncio
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from databases import Database
 
@@ -22,15 +26,25 @@ from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE, database_url, migrate, pool_for
 from app.jobs import JobStore
 
+if TYPE_CHECKING:
+    from app.backup import ImportResult
+
 T = TypeVar("T")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app", description="Bedtime Stories")
     parser.add_argument(
-        "command", nargs="?", default="serve", choices=["serve", "worker", "migrate", "check"]
+        "command", nargs="?", default="serve",
+        choices=["serve", "worker", "migrate", "check", "export", "import"],
     )
+    parser.add_argument("file", nargs="?", help="export: the zip to write (default: "
+                        "bedtime-stories-DATE.zip here); import: the backup to restore")
     args = parser.parse_args(argv)
+    if args.command == "import" and not args.file:
+        parser.error("import needs the backup FILE to restore")
+    if args.file and args.command not in ("export", "import"):
+        parser.error(f"{args.command} takes no FILE")
     try:
         settings = load_settings()
     except ConfigError as error:
@@ -42,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(run_check(settings))
     if args.command == "worker":
         return asyncio.run(run_worker(settings))
+    if args.command == "export":
+        return asyncio.run(run_export(settings, args.file))
+    if args.command == "import":
+        return asyncio.run(run_import(settings, args.file))
     return serve(settings)
 
 
@@ -118,6 +136,52 @@ async def run_check(settings: Settings) -> int:
         return 2
     print(report.format())
     return 1 if report.broken else 0
+
+
+async def run_export(settings: Settings, file: str | None) -> int:
+    """Write every story to a zip (after migrating, so any installation can export)."""
+    from app.backup import export_zip
+
+    async def export(db: Database) -> bytes:
+        await migrate(db)
+        return await export_zip(JobStore(db), settings.tz)
+
+    data = await with_database(settings, "export", export)
+    if data is None:
+        return 1
+    path = Path(file or f"bedtime-stories-{datetime.now(settings.tz):%Y-%m-%d}.zip")
+    try:
+        path.write_bytes(data)
+    except OSError as error:
+        print(f"export: cannot write {path}: {error.strerror}", file=sys.stderr)
+        return 1
+    print(f"export: wrote {path} ({len(data)} bytes)")
+    return 0
+
+
+async def run_import(settings: Settings, file: str) -> int:
+    """Restore a backup: stories already here (by their stable id) are skipped."""
+    from app.backup import BackupError, import_backup, read_backup
+
+    try:
+        data = Path(file).read_bytes()
+        read_backup(data)  # a file that is not a backup writes nothing, and says why
+    except OSError as error:
+        print(f"import: cannot read {file}: {error.strerror}", file=sys.stderr)
+        return 1
+    except BackupError as error:
+        print(f"import: {file}: {error}", file=sys.stderr)
+        return 1
+
+    async def restore(db: Database) -> ImportResult:
+        await migrate(db)
+        return await import_backup(JobStore(db), data)
+
+    result = await with_database(settings, "import", restore)
+    if result is None:
+        return 1
+    print(f"import: {result.restored} restored, {result.already_here} already here")
+    return 0
 
 
 if __name__ == "__main__":

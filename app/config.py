@@ -66,7 +66,7 @@ class Settings:
     daily_story_limit: int = 20
     timezone: str = "UTC"
     moderation: bool = False
-    demo_delay_s: float = 3.0
+    demo_delay_s: float = 20.0  # the demo writes a story in this long, streamed
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
@@ -143,7 +143,7 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         daily_story_limit=read("DAILY_STORY_LIMIT", _whole(minimum=1, maximum=100_000), 20),
         timezone=read("TZ", _timezone, "UTC"),
         moderation=read("MODERATION", _on_off, False),
-        demo_delay_s=read("DEMO_DELAY_S", _number(minimum=0, maximum=600), 3.0),
+        demo_delay_s=read("DEMO_DELAY_S", _number(minimum=0, maximum=600), 20.0),
     )
 
 

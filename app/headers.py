@@ -12,7 +12,7 @@ HSTS_MAX_AGE_S = 365 * 24 * 3600
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; "
-    "form-action 'self'"
+    "form-action 'self'; worker-src 'self'; manifest-src 'self'"
 )
 # Nothing the app does not use (reading aloud with speechSynthesis needs no permission).
 PERMISSIONS_POLICY = ", ".join(

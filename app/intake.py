@@ -109,10 +109,14 @@ def parse_story_request(data: object, *, from_form: bool = False) -> StoryReques
 
 
 def request_hash(request: StoryRequest) -> str:
-    """Equal for requests that mean the same story: normalised fields, order ignored."""
+    """Equal for requests that mean the same story: normalised fields, order ignored.
+    A sequel's two fields count only when set, so every other request hashes as before."""
+    fields: dict[str, object] = {"prompt": request.prompt, "child_name": request.child_name,
+                                 "age": request.age, "length": request.length}
+    if request.sequel_of is not None:
+        fields |= {"sequel_of": request.sequel_of, "previously": request.previously}
     canonical = json.dumps(
-        {"prompt": request.prompt, "child_name": request.child_name, "age": request.age,
-         "length": request.length},
+        fields,
         sort_keys=True,
         ensure_ascii=False,
     )
@@ -192,17 +196,22 @@ class Intake:
             )
 
     async def _check_daily_limit(self) -> None:
-        midnight = self._midnight()
-        if await self.store.count_since(midnight) >= self.daily_story_limit:
-            tomorrow = midnight + timedelta(days=1)  # wall-clock: right across DST too
-            retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
-            hours, minutes = divmod(math.ceil(retry_after_s / 60), 60)
-            raise Busy(
-                f"That's all {self.daily_story_limit} stories for today. More after midnight, "
-                f"in {hours} h {minutes} min.",
-                code="daily_limit_reached",
-                retry_after_s=retry_after_s,
-            )
+        if await self.used_today() >= self.daily_story_limit:
+            message, retry_after_s = self.limit_reached()
+            raise Busy(message, code="daily_limit_reached", retry_after_s=retry_after_s)
+
+    def limit_reached(self) -> tuple[str, int]:
+        """What to say once the day's stories are used up, and the seconds until midnight
+        (the form says it before a child chooses; a refused request says it too)."""
+        tomorrow = self._midnight() + timedelta(days=1)  # wall-clock: right across DST too
+        retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
+        hours, minutes = divmod(math.ceil(retry_after_s / 60), 60)
+        stories = "story" if self.daily_story_limit == 1 else "stories"
+        message = (
+            f"That's all {self.daily_story_limit} {stories} for today. More after midnight, "
+            f"in {hours} h {minutes} min."
+        )
+        return message, retry_after_s
 
     def _midnight(self) -> datetime:
         now = datetime.now(self.timezone)

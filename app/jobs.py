@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,10 +23,17 @@ from databases import Database
 
 from app.logs import log
 from app.queries import load_queries
-from app.storytellers import Story, StoryRequest
+from app.storytellers import READ_ALOUD_WORDS_PER_MIN, Story, StoryRequest, reading_minutes
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
 INTAKE_LOCK_KEY = 0x5707_10B
+# A deleted story can be restored this long, then the sweeper purges it.
+DELETED_KEEP_S = 30 * 24 * 3600
+LIBRARY_PAGE_SIZE = 50
+# A search this short (or with no letters or digits) is a plain substring, not words.
+SEARCH_LETTERS_MAX_CHARS = 2
+SEARCH_WORDS_MAX = 10
+_SEARCH_WORD = re.compile(r"[^\W_]+")
 
 
 class Status(enum.StrEnum):
@@ -59,6 +67,7 @@ class Job:
     started_at: datetime | None
     completed_at: datetime | None
     position: int | None = None  # place in line while pending (1 = next), when asked for
+    text_so_far: str = ""  # while running: the story as streamed so far
 
     @classmethod
     def from_row(cls, row: Any) -> Job:
@@ -71,6 +80,8 @@ class Job:
                 child_name=row["child_name"],
                 age=row["age"],
                 length=row["length"],
+                sequel_of=row["sequel_of"] if "sequel_of" in row._mapping else None,
+                previously=row["previously"] if "previously" in row._mapping else None,
             ),
             status=Status(row["status"]),
             story_id=row["story_id"],
@@ -79,6 +90,7 @@ class Job:
             started_at=row["started_at"],
             completed_at=row["completed_at"],
             position=row["position"] if "position" in row._mapping else None,
+            text_so_far=row["text_so_far"] if "text_so_far" in row._mapping else "",
         )
 
 
@@ -92,6 +104,12 @@ class StoredStory:
     created_at: datetime
     request: StoryRequest
     favourite: bool = False
+    uid: uuid.UUID | None = None  # the same in every installation a backup restores it to
+    sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
+
+    @property
+    def reading_minutes(self) -> int:
+        return reading_minutes(self.body)
 
 
 @dataclass(frozen=True)
@@ -110,13 +128,74 @@ class StorySummary:
     child_name: str | None
     created_at: datetime
     favourite: bool = False
+    # The library's rows say more (the home page's short list does not need it):
+    prompt: str | None = None  # what the story was about
+    age: int | None = None
+    length: str | None = None
+    words: int = 0
+    series_id: int | None = None
+    sequel_of: int | None = None
+    sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
+
+    @property
+    def reading_minutes(self) -> int:
+        """Minutes to read it aloud, slowly; at least one."""
+        return max(round(self.words / READ_ALOUD_WORDS_PER_MIN), 1)
+
+
+_LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "series_id", "sequel_of",
+                    "sequel_of_title")
 
 
 def _summary(row: Any) -> StorySummary:
     return StorySummary(
         id=row["id"], job_id=row["job_id"], title=row["title"], child_name=row["child_name"],
         created_at=row["created_at"], favourite=row["favourite"],
+        **{name: row[name] for name in _LIBRARY_COLUMNS if name in row._mapping},
     )
+
+
+@dataclass(frozen=True)
+class LibraryPage:
+    stories: list[StorySummary]
+    more: bool  # another page follows
+
+
+@dataclass(frozen=True)
+class DeletedStory:
+    id: int
+    title: str
+    child_name: str | None
+    prompt: str
+    created_at: datetime
+    deleted_at: datetime
+    purge_at: datetime  # when it goes for good
+
+
+@dataclass(frozen=True)
+class BackupStory:
+    """A story as a backup keeps it: all it takes to put it on another shelf. Its request's
+    `sequel_of` is unused (ids differ between installations): `sequel_of_uid` says it."""
+
+    uid: uuid.UUID
+    title: str
+    body: str
+    created_at: datetime
+    request: StoryRequest
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    favourite: bool = False
+    sequel_of_uid: uuid.UUID | None = None
+    sequel_of_title: str | None = None
+
+
+def search_words(search: str) -> list[str]:
+    """The words of a library search (letters and digits only, so they are safe to put in
+    a tsquery); [] when the search is short or has none: then it is a plain substring."""
+    if len(search) <= SEARCH_LETTERS_MAX_CHARS:
+        return []
+    return _SEARCH_WORD.findall(search.lower())[:SEARCH_WORDS_MAX]
 
 
 class JobStore:
@@ -149,8 +228,15 @@ class JobStore:
         )
         return [Job.from_row(row) for row in rows]
 
-    async def median_duration_s(self) -> float | None:
-        return await self.db.fetch_val(self._sql["median_duration_s"])
+    async def queue_capacity(self, stale_s: float) -> tuple[int, int]:
+        """(jobs running, job slots of the live workers), in the whole database."""
+        row = await self.db.fetch_one(self._sql["queue_capacity"], {"stale_s": stale_s})
+        return row["running"], row["slots"]
+
+    async def median_durations(self, model: str) -> dict[str, tuple[float, int]]:
+        """{length: (median seconds, samples)} over the model's recent stories."""
+        rows = await self.db.fetch_all(self._sql["median_durations"], {"model": model})
+        return {row["length"]: (row["seconds"], row["samples"]) for row in rows}
 
     async def get_story(self, story_id: int) -> StoredStory | None:
         row = await self.db.fetch_one(self._sql["get_story"], {"story_id": story_id})
@@ -165,22 +251,43 @@ class JobStore:
             created_at=row["created_at"],
             request=StoryRequest(
                 prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
-                length=row["length"],
+                length=row["length"], sequel_of=row["sequel_of"], previously=row["previously"],
             ),
             favourite=row["favourite"],
+            uid=row["uid"],
+            sequel_of_title=row["sequel_of_title"],
         )
 
-    async def list_stories(self, *, limit: int = 500) -> list[StorySummary]:
-        """The stories on the shelf, newest first."""
+    async def list_stories(self, *, limit: int | None = None) -> list[StorySummary]:
+        """The stories on the shelf, newest first (all of them, or the newest `limit`)."""
         rows = await self.db.fetch_all(self._sql["list_stories"], {"limit": limit})
         return [_summary(row) for row in rows]
 
+    async def library(
+        self, search: str = "", *, page: int = 1, per_page: int = LIBRARY_PAGE_SIZE
+    ) -> LibraryPage:
+        """One page of the library: series together, favourites first, then newest.
+
+        `search` ('' for all) matches the title, the child's name and what the story was
+        about: by words (full-text, each word a prefix: "drag" finds "dragon"), or for one
+        or two characters, or signs only, as a plain case-insensitive substring."""
+        search = search.replace("\x00", "").strip()
+        params: dict[str, object] = {"limit": per_page + 1, "offset": (page - 1) * per_page}
+        words = search_words(search)
+        if not search:
+            query = "library_page"
+        elif words:
+            query = "search_library_words"
+            params["query"] = " & ".join(f"{word}:*" for word in words)
+        else:
+            query = "search_library_letters"
+            params["search"] = search
+        rows = await self.db.fetch_all(self._sql[query], params)
+        return LibraryPage([_summary(row) for row in rows[:per_page]], more=len(rows) > per_page)
+
     async def search_library(self, search: str = "", *, limit: int = 500) -> list[StorySummary]:
-        """Favourites first, then newest; `search` matches the title or the child's name."""
-        rows = await self.db.fetch_all(
-            self._sql["search_library"], {"search": search, "limit": limit}
-        )
-        return [_summary(row) for row in rows]
+        """The first `limit` stories of the library that match `search` (see `library`)."""
+        return (await self.library(search, per_page=limit)).stories
 
     async def story_title(self, story_id: int) -> str | None:
         """The title of a story on the shelf; None once it has been deleted (or while it
@@ -225,6 +332,111 @@ class JobStore:
         )
         return row is not None
 
+    async def restore_story(self, story_id: int, *, keep_s: float = DELETED_KEEP_S) -> bool:
+        """Undo a delete (within `keep_s`); False when there was nothing to restore."""
+        row = await self.db.fetch_one(
+            self._sql["restore_story"], {"story_id": story_id, "keep_s": float(keep_s)}
+        )
+        return row is not None
+
+    async def recently_deleted(
+        self, *, keep_s: float = DELETED_KEEP_S, limit: int = 500
+    ) -> list[DeletedStory]:
+        """Stories that can still be restored, the most recently deleted first."""
+        rows = await self.db.fetch_all(
+            self._sql["recently_deleted"], {"keep_s": float(keep_s), "limit": limit}
+        )
+        return [DeletedStory(id=row["id"], title=row["title"], child_name=row["child_name"],
+                             prompt=row["prompt"], created_at=row["created_at"],
+                             deleted_at=row["deleted_at"], purge_at=row["purge_at"])
+                for row in rows]
+
+    async def deleted_story_title(
+        self, story_id: int, *, keep_s: float = DELETED_KEEP_S
+    ) -> str | None:
+        """The title of a story that was deleted and can still be restored."""
+        return await self.db.fetch_val(
+            self._sql["deleted_story_title"], {"story_id": story_id, "keep_s": float(keep_s)}
+        )
+
+    async def count_recently_deleted(self, *, keep_s: float = DELETED_KEEP_S) -> int:
+        return await self.db.fetch_val(
+            self._sql["count_recently_deleted"], {"keep_s": float(keep_s)}
+        )
+
+    async def purge_deleted_stories(self, *, keep_s: float = DELETED_KEEP_S) -> list[int]:
+        """Stories deleted more than `keep_s` ago, gone for good with their jobs; their ids."""
+        rows = await self.db.fetch_all(
+            self._sql["purge_deleted_stories"], {"keep_s": float(keep_s)}
+        )
+        return sorted(row["id"] for row in rows)
+
+    async def story_sequels(self, story_id: int) -> list[tuple[int, str]]:
+        """(id, title) of the stories on the shelf that continue this one, oldest first."""
+        rows = await self.db.fetch_all(self._sql["story_sequels"], {"story_id": story_id})
+        return [(row["id"], row["title"]) for row in rows]
+
+    async def export_stories(self) -> list[BackupStory]:
+        """Every story on the shelf, oldest first, as a backup keeps it."""
+        rows = await self.db.fetch_all(self._sql["export_stories"])
+        return [
+            BackupStory(
+                uid=row["uid"], title=row["title"], body=row["body"],
+                created_at=row["created_at"],
+                request=StoryRequest(prompt=row["prompt"], child_name=row["child_name"],
+                                     age=row["age"], length=row["length"],
+                                     previously=row["previously"]),
+                model=row["model"], prompt_tokens=row["prompt_tokens"],
+                completion_tokens=row["completion_tokens"], favourite=row["favourite"],
+                sequel_of_uid=row["sequel_of_uid"], sequel_of_title=row["sequel_of_title"],
+            )
+            for row in rows
+        ]
+
+    async def import_story(
+        self, story: BackupStory, *, request_hash: str, importer: uuid.UUID
+    ) -> bool:
+        """Put a story from a backup on the shelf, with a completed job of its own (made
+        and finished at the story's own time); False when a story with its uid is here
+        already. One transaction: a story is restored whole or not at all."""
+        request = story.request
+        async with self.db.transaction():
+            if await self.db.fetch_val(self._sql["story_by_uid"], {"uid": story.uid}):
+                return False
+            job_id = await self.db.fetch_val(
+                self._sql["import_job"],
+                {
+                    "idempotency_key": f"import-{story.uid}",
+                    "request_hash": request_hash,
+                    "prompt": request.prompt,
+                    "child_name": request.child_name,
+                    "age": request.age,
+                    "length": request.length,
+                    "sequel_of_uid": story.sequel_of_uid,
+                    "previously": request.previously,
+                    "created_at": story.created_at,
+                    "importer": importer,
+                },
+            )
+            if job_id is None:  # imported already (by a concurrent import of the same file)
+                return False
+            story_id = await self.db.fetch_val(
+                self._sql["import_story"],
+                {
+                    "uid": story.uid, "job_id": job_id, "title": story.title,
+                    "body": story.body, "model": story.model,
+                    "prompt_tokens": story.prompt_tokens,
+                    "completion_tokens": story.completion_tokens,
+                    "created_at": story.created_at, "favourite": story.favourite,
+                },
+            )
+            completed = await self._guarded(
+                "complete_imported_job", "complete_imported",
+                job_id=job_id, story_id=story_id, created_at=story.created_at,
+            )
+            assert completed is not None, "an imported job is ours until it commits"
+        return True
+
     async def ids(self, query: str, **params: object) -> list[int]:
         """The ids a read-only check query finds (the `check_*` queries)."""
         assert query.startswith("check_"), query
@@ -250,6 +462,8 @@ class JobStore:
                 "child_name": request.child_name,
                 "age": request.age,
                 "length": request.length,
+                "sequel_of": request.sequel_of,
+                "previously": request.previously,
             },
         )
         return Job.from_row(row) if row else None
@@ -267,6 +481,15 @@ class JobStore:
         """Refresh a running job's heartbeat; False once it is no longer ours to run."""
         row = await self.db.fetch_one(
             self._sql["beat_heartbeat"], {"job_id": job_id, "boot_id": boot_id}
+        )
+        return row is not None
+
+    async def save_text_so_far(self, job_id: int, boot_id: uuid.UUID, text: str) -> bool:
+        """The streamed text so far, on our running job (and its heartbeat); False once
+        the job is no longer ours to write."""
+        row = await self.db.fetch_one(
+            self._sql["save_text_so_far"],
+            {"job_id": job_id, "boot_id": boot_id, "text_so_far": text},
         )
         return row is not None
 

@@ -3,8 +3,9 @@
     GET  /                            the story form, the jobs being written, the newest stories
     POST /stories/jobs/{id}/retry     "Try again": a new job with a failed job's request
     POST /stories/{id}/favourite      mark or unmark (favourite=1|0)
-    POST /stories/{id}/delete         take a story off the shelf
-    POST /preferences                 theme=dark|light, text_size=smaller|larger
+    POST /stories/{id}/delete         take a story off the shelf (undo: app/shelf.py)
+    GET  /?like=ID, /?sequel=ID       the form filled in from a story, or for its sequel
+    POST /preferences                 theme=dark|light|night, text_size=smaller|larger
 
 Every POST works as a plain form (303 back to a page) and, with htmx, answers with the
 fragment that replaces the control, so the pages work the same with JavaScript off.
@@ -21,6 +22,7 @@ from starlette.routing import Route
 from app.errors import AppError, NotFound
 from app.intake import FIELDS
 from app.jobs import Status
+from app.sequels import earlier_story, like_values, sequel_values
 from app.web import (
     PREFERENCE_MAX_AGE_S,
     TEXT_SIZES,
@@ -56,11 +58,21 @@ def new_form_key() -> str:
 
 async def home(request: Request) -> Response:
     idea = request.query_params.get("idea", "")
-    values = {"prompt": idea} if idea in IDEAS else None
+    values = {"prompt": idea} if idea in IDEAS else await values_like(request)
     response = render(request, "home.html", await home_context(request, values=values))
     # A page restored from the back/forward cache would resend an old key: never cache it.
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+async def values_like(request: Request) -> dict[str, str] | None:
+    """`/?like=ID`: the form filled in as story ID was asked for ("Another story like
+    this"); `/?sequel=ID`: the same, asking what happens next. None: neither."""
+    for name, values_of in (("like", like_values), ("sequel", sequel_values)):
+        story = await earlier_story(services_of(request).store, request.query_params.get(name, ""))
+        if story is not None:
+            return values_of(story)
+    return None
 
 
 async def home_context(
@@ -77,6 +89,7 @@ async def home_context(
     services = services_of(request)
     form_values = await remembered_values(request)
     form_values.update(values or {})
+    stories_left = services.intake.stories_left_today(await services.intake.used_today())
     return {
         "page_title": "A story for tonight",
         "form_key": new_form_key(),
@@ -86,7 +99,9 @@ async def home_context(
         "ideas": IDEAS,
         "jobs": [await services.card(job) for job in await services.store.recent()],
         "stories": await services.store.list_stories(limit=HOME_NEWEST_STORIES),
-        "stories_left": services.intake.stories_left_today(await services.intake.used_today()),
+        "stories_left": stories_left,
+        # At zero the form says so, and when, before anyone types (its button is disabled).
+        "limit_note": services.intake.limit_reached()[0] if stories_left == 0 else None,
     }
 
 
@@ -151,9 +166,9 @@ async def delete(request: Request) -> Response:
     story = await services.store.get_story(story_id)
     if story is None or not await services.store.delete_story(story_id):
         raise NotFound("There is no story with that number.")
-    if is_htmx(request):
+    if is_htmx(request):  # its row, saying so, with an Undo
         return render(request, "_deleted.html", {"story": story}, headers=VARY)
-    return RedirectResponse("/stories", status_code=303)
+    return RedirectResponse(f"/stories?deleted={story_id}", status_code=303)  # and its Undo
 
 
 async def set_preferences(request: Request) -> Response:

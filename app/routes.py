@@ -13,6 +13,8 @@ from app.errors import AppError, Invalid, NotFound
 from app.intake import FIELDS, parse_idempotency_key, parse_story_request
 from app.jobs import Job, Status, StoredStory
 from app.pages import home_context, page_routes
+from app.sequels import as_sequel, earlier_story
+from app.shelf import library_page, shelf_routes
 from app.web import (
     STATIC_DIR,
     VARY,
@@ -24,12 +26,10 @@ from app.web import (
     read_body,
     render,
     services_of,
-    storable_text,
     wants_json,
 )
 
 HEALTH_DB_TIMEOUT_S = 3.0
-LIBRARY_SEARCH_MAX_CHARS = 100
 
 
 def job_json(job: Job) -> dict[str, object]:
@@ -44,6 +44,8 @@ def job_json(job: Job) -> dict[str, object]:
     }
     if job.status == Status.PENDING:
         body["position"] = job.position
+    if job.status == Status.RUNNING:
+        body["text_so_far"] = job.text_so_far
     return body
 
 
@@ -86,11 +88,18 @@ async def _generate_json(request: Request, body: bytes) -> Response:
 async def _generate_form(request: Request, body: bytes) -> Response:
     form = await parse_form(request, body)
     values = {name: str(form.get(name) or "") for name in FIELDS}
+    # "What happens next?": the form names the story it continues (kept on a re-render).
+    earlier = await earlier_story(services_of(request).store, str(form.get("sequel_of") or ""))
+    if earlier is not None:
+        values |= {"sequel_of": str(earlier.id), "sequel_title": earlier.title}
     try:
         key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
         story_request = parse_story_request(
-            {name: value for name, value in values.items() if name in form}, from_form=True
+            {name: value for name, value in values.items() if name in form and name in FIELDS},
+            from_form=True,
         )
+        if earlier is not None:
+            story_request = as_sequel(story_request, earlier)
         submission = await services_of(request).intake.submit(key, story_request)
     except Invalid as error:
         if error.code == "idempotency_key_reused":  # an old page sent again with new words
@@ -154,7 +163,8 @@ async def story_page(request: Request) -> Response:
         raise NotFound("There is no story with that number.")
     if wants_json(request):
         return JSONResponse(story_json(story), headers=VARY)
-    return render(request, "story.html", {"story": story}, headers=VARY)
+    sequels = await services_of(request).store.story_sequels(story.id)
+    return render(request, "story.html", {"story": story, "sequels": sequels}, headers=VARY)
 
 
 async def library(request: Request) -> Response:
@@ -170,11 +180,7 @@ async def library(request: Request) -> Response:
             },
             headers=VARY,
         )
-    search = storable_text(request.query_params.get("q", "")).strip()[:LIBRARY_SEARCH_MAX_CHARS]
-    context = {"stories": await store.search_library(search), "search": search}
-    if is_htmx(request):
-        return render(request, "_library_list.html", context, headers=VARY)
-    return render(request, "library.html", context, headers=VARY)
+    return await library_page(request)
 
 
 async def healthz(request: Request) -> Response:
@@ -200,6 +206,7 @@ async def healthz(request: Request) -> Response:
 def routes() -> list[Route | Mount]:
     return [
         *page_routes(),
+        *shelf_routes(),  # before /stories/{story_id}: /stories/deleted is not a story
         Route("/healthz", healthz, methods=["GET"]),
         Route("/stories/generate", generate, methods=["POST"]),
         Route("/stories/jobs/{job_id}", job_status, methods=["GET"]),

@@ -10,12 +10,12 @@ response headers (app/headers.py).
 
 Three modes, chosen by the settings and logged at start-up:
 
-- `password`: HOUSEHOLD_PASSWORD is set. Every page but /login, /healthz and /static/
+- `password`: HOUSEHOLD_PASSWORD is set. Every page but /login, /healthz, /sw.js and /static/
   needs a signed-in session (pages redirect to /login); the JSON API answers 401
   `unauthorized` unless it has the session or `Authorization: Bearer $API_TOKEN`.
 - `loopback`: no password and no ALLOW_OPEN. Only loopback clients that came through no
   proxy are served; anyone else gets 403 (a page saying to set HOUSEHOLD_PASSWORD, or JSON
-  `password_required`). /healthz and /static/ are served to everyone.
+  `password_required`). /healthz, /sw.js and /static/ are served to everyone.
 - `open`: no password, ALLOW_OPEN=1. Everyone is served.
 
 Without a password, a dotted host name not in ALLOWED_HOSTS gets 403 (DNS rebinding).
@@ -58,7 +58,10 @@ from app.web import (
 )
 
 SESSION_COOKIE = "bedtime_session"
-PUBLIC_PATHS = ("/healthz", "/static/")  # served to everyone, in every mode
+# Served to everyone, in every mode: the health check, and what a browser fetches without
+# the session or before signing in (the service worker, the manifest and icons in /static/).
+PUBLIC_PATHS = ("/healthz", "/sw.js")
+PUBLIC_PREFIX = "/static/"
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
@@ -184,7 +187,7 @@ class SecurityMiddleware:
         request = Request(scope, receive)
         send = with_security_headers(send, https=request.url.scheme == "https")
         path = request.url.path
-        public = path == PUBLIC_PATHS[0] or path.startswith(PUBLIC_PATHS[1])
+        public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIX)
 
         if not public and self.guard.refused_as_stranger(request):
             await self._stranger_page(request)(scope, receive, send)

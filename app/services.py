@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -21,20 +22,19 @@ from databases import Database
 
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, connect_one, migrate
+from app.estimates import DEFAULT_EXPECTED_S, Estimates, progress_percent, queue_eta_s
 from app.intake import Intake
 from app.jobs import Job, JobStore, Screening, Status
 from app.liveness import ProcessLiveness
 from app.logs import log
 from app.moderation import RESCREEN_INTERVAL_S, Moderator, StoryScreener
 from app.queue import Wakeup
-from app.storytellers import Storyteller
+from app.storytellers import LENGTHS, Storyteller, paragraphs, split_title
 from app.sweeper import Sweeper, SweepResult
 from app.worker import Worker
 
 # At start-up, wait this long for the database to answer before giving up.
 STARTUP_DATABASE_WAIT_S = 30.0
-# Before any story has finished, expect one to take about this long.
-DEFAULT_EXPECTED_S = 90.0
 # An idle worker looks for a job this often even when no notification came.
 IDLE_RECHECK_S = 2.0
 
@@ -45,8 +45,9 @@ class JobCard:
 
     job: Job
     position: int | None  # place in the queue while pending
-    elapsed_s: float
-    expected_s: float
+    expected_s: float  # how long its story takes to write, from recent history
+    progress_percent: int
+    eta_s: float | None = None  # while pending: until its story is ready (None: no worker)
     title: str | None = None  # the story's, once completed and shown (None: deleted, hidden)
     screening: Screening | None = None  # the story's, while it is hidden (MODERATION=on)
 
@@ -57,10 +58,31 @@ class JobCard:
         return not self.job.status.finished or self.screening == Screening.PENDING
 
     @property
-    def progress_percent(self) -> int:
-        if self.job.status != Status.RUNNING:
-            return 100 if self.job.status.finished else 0
-        return min(int(100 * self.elapsed_s / self.expected_s), 95)
+    def started_epoch(self) -> float:
+        return (self.job.started_at or self.job.created_at).timestamp()
+
+    @property
+    def eta_minutes(self) -> int | None:
+        return None if self.eta_s is None else max(math.ceil(self.eta_s / 60), 1)
+
+    @property
+    def draft(self) -> tuple[str | None, list[str]]:
+        """The story written so far: its title (once its line is done) and paragraphs."""
+        text = self.job.text_so_far.strip()
+        if not text:
+            return None, []
+        title, _, rest = text.partition("\n")
+        if not rest.strip():
+            return None, [text]
+        return split_title(text)[0], paragraphs(rest)
+
+
+def estimates_for(settings: Settings, store: JobStore) -> Estimates:
+    """History of this storyteller's model; before it, its usual pace."""
+    if settings.storyteller == "demo":
+        demo_s = settings.demo_delay_s + 1.0  # it streams its story over demo_delay_s
+        return Estimates(store, model="demo", defaults=dict.fromkeys(LENGTHS, demo_s))
+    return Estimates(store, model=settings.story_model, defaults=DEFAULT_EXPECTED_S)
 
 
 @dataclass
@@ -75,6 +97,7 @@ class Services:
     liveness: ProcessLiveness
     storyteller: Storyteller
     boot_id: uuid.UUID
+    estimates: Estimates
     screener: StoryScreener | None = None  # MODERATION=on
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -139,6 +162,7 @@ class Services:
             ),
             storyteller=storyteller,
             boot_id=boot_id,
+            estimates=estimates_for(settings, store),
             screener=screener,
         )
 
@@ -226,12 +250,14 @@ class Services:
         return "running"
 
     async def card(self, job: Job) -> JobCard:
-        expected = DEFAULT_EXPECTED_S
-        if job.status == Status.RUNNING:
-            expected = await self.store.median_duration_s() or DEFAULT_EXPECTED_S
-        started = job.started_at or job.created_at
         if job.status == Status.PENDING and job.position is None:
             job = await self.store.get(job.id) or job  # with its place in line
+        expected_s = await self.estimates.expected_s(job.request.length)
+        eta_s = None
+        if job.status == Status.PENDING and job.position is not None:
+            running, slots = await self.store.queue_capacity(self.settings.heartbeat_stale_s)
+            eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
+                                expected_s=expected_s)
         title = screening = None
         if job.story_id is not None:
             shelf = await self.store.story_for_card(job.story_id)
@@ -242,8 +268,9 @@ class Services:
         return JobCard(
             job=job,
             position=job.position if job.status == Status.PENDING else None,
-            elapsed_s=max(time.time() - started.timestamp(), 0.0),
-            expected_s=max(expected, 1.0),
+            expected_s=expected_s,
+            progress_percent=progress_percent(job, expected_s=expected_s, now=time.time()),
+            eta_s=eta_s,
             title=title,
             screening=screening,
         )

@@ -1,11 +1,12 @@
 """Storytellers: whatever turns a StoryRequest into a Story.
 
     storyteller = OpenAIStoryteller(client, model="gpt-4o-mini")
-    story = await storyteller.write(request, job_id=17)
+    story = await storyteller.write(request, job_id=17, on_text=print)   # streamed
     story = clean_story(story)          # what the worker stores, whoever wrote it
 
-`OpenAIStoryteller` makes exactly one Chat Completions request per call (the client's
-own retries are off: a retry is a second bill). `DemoStoryteller` writes offline.
+`OpenAIStoryteller` makes exactly one streamed Chat Completions request per call (the
+client's own retries are off: a retry is a second bill), handing the text so far to
+`on_text` as it arrives. `DemoStoryteller` writes offline, streamed at a model's pace.
 A story the model cut off at its token limit is kept, up to its last full sentence.
 """
 
@@ -16,6 +17,7 @@ import logging
 import math
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -28,7 +30,9 @@ LENGTHS = ("short", "medium", "long")
 # 1.4 tokens a word of English prose, with room for a model that overshoots the count (or
 # writes in a language that takes more tokens a word), plus the title line. A story cut
 # off by the budget is kept up to its last full sentence, but it is better not cut at all.
-LENGTH_WORDS = {"short": 300, "medium": 600, "long": 1000}
+# Read aloud slowly, about 120 words a minute: the form's "about 2 / 4 / 7 min".
+READ_ALOUD_WORDS_PER_MIN = 120
+LENGTH_WORDS = {"short": 240, "medium": 480, "long": 840}
 TOKENS_PER_WORD = 1.4
 BUDGET_HEADROOM = 1.5
 TITLE_TOKENS = 30
@@ -52,6 +56,10 @@ class StoryRequest:
     child_name: str | None = None
     age: int | None = None
     length: str = "medium"
+    # A sequel ("What happens next?"): the story it continues, and what the storyteller is
+    # told about that one (its title and characters, never its whole text).
+    sequel_of: int | None = None
+    previously: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,16 @@ class Story:
     completion_tokens: int | None = None
 
 
+# Receives the story as written so far, each time more arrives (it only records it: the
+# worker decides when to save it).
+TextSink = Callable[[str], None]
+
+
+def reading_minutes(text: str) -> int:
+    """Minutes to read `text` aloud, slowly; at least one."""
+    return max(round(len(text.split()) / READ_ALOUD_WORDS_PER_MIN), 1)
+
+
 class StorytellerError(Exception):
     """The storyteller could not write this story; str(error) is short and readable."""
 
@@ -70,7 +88,9 @@ class StorytellerError(Exception):
 class Storyteller(Protocol):
     name: str
 
-    async def write(self, request: StoryRequest, *, job_id: int) -> Story: ...
+    async def write(
+        self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
+    ) -> Story: ...
 
     async def aclose(self) -> None: ...
 
@@ -96,6 +116,11 @@ def build_messages(request: StoryRequest) -> list[dict[str, str]]:
     if request.child_name:
         lines.append(f"The listener is <name>{_as_data(request.child_name)}</name>; "
                      "make them the hero.")
+    if request.previously:
+        lines.append("This story continues an earlier one, described between <earlier> and "
+                     "</earlier> (only its subject, like the idea): "
+                     f"<earlier>{_as_data(request.previously)}</earlier>. "
+                     "Tell what happens next, with the same characters.")
     lines.append(f"<idea>{_as_data(request.prompt)}</idea>")
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
@@ -108,7 +133,7 @@ def _as_data(text: str) -> str:
     return _DELIMITER_TAG.sub(" ", text)
 
 
-_DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name)\b[^>]*>", re.IGNORECASE)
+_DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name|earlier)\b[^>]*>", re.IGNORECASE)
 
 
 def is_reasoning_model(model: str) -> bool:
@@ -168,6 +193,14 @@ def cut_to_last_sentence(text: str) -> str:
     return text[: ends[-1]].rstrip()
 
 
+_BLANK_LINES = re.compile(r"\n\s*\n")
+
+
+def paragraphs(text: str) -> list[str]:
+    """A story's paragraphs: the blocks between blank lines, without empty ones."""
+    return [block.strip() for block in _BLANK_LINES.split(text.strip()) if block.strip()]
+
+
 def split_title(text: str) -> tuple[str, str]:
     """The first non-empty line is the title; the rest is the story."""
     lines = text.strip().splitlines()
@@ -188,14 +221,36 @@ class OpenAIStoryteller:
     async def aclose(self) -> None:
         await self.client.close()
 
-    async def write(self, request: StoryRequest, *, job_id: int) -> Story:
+    async def write(
+        self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
+    ) -> Story:
+        text, finish, refused, usage, model, answered = "", None, False, None, None, False
         try:
-            completion = await self.client.chat.completions.create(
+            stream = await self.client.chat.completions.create(
                 model=self.model,
                 messages=build_messages(request),  # type: ignore[arg-type]
+                stream=True,
+                stream_options={"include_usage": True},
                 extra_headers={"X-Story-Job-Id": str(job_id)},
                 **completion_limits(self.model, request.length),  # type: ignore[arg-type]
             )
+            async with stream:
+                async for chunk in stream:
+                    model = chunk.model or model
+                    usage = chunk.usage or usage
+                    for choice in chunk.choices:
+                        if choice.index != 0:
+                            continue
+                        answered = True
+                        finish = choice.finish_reason or finish
+                        delta = choice.delta
+                        if delta is None:
+                            continue
+                        refused = refused or bool(getattr(delta, "refusal", None))
+                        if delta.content:
+                            text += delta.content
+                            if on_text is not None:
+                                on_text(text)
         except openai.APITimeoutError:
             raise StorytellerError("the storyteller took too long") from None
         except openai.APIConnectionError:
@@ -204,23 +259,20 @@ class OpenAIStoryteller:
             raise StorytellerError("the storyteller is busy (rate limited)") from None
         except openai.APIStatusError as error:
             raise StorytellerError(f"the storyteller failed (HTTP {error.status_code})") from None
-        except (openai.APIError, ValueError):  # ValueError: a body that is not JSON
+        except (openai.APIError, ValueError):  # ValueError: a chunk that is not JSON
             raise StorytellerError("the storyteller sent an unreadable answer") from None
 
-        if not completion.choices:
+        if not answered:
             raise StorytellerError("the storyteller sent no story")
-        choice = completion.choices[0]
-        refusal = getattr(choice.message, "refusal", None)
-        if refusal or choice.finish_reason == "content_filter":
+        if refused or finish == "content_filter":
             raise StorytellerError("the storyteller declined to write this story")
-        cut_off = choice.finish_reason == "length"  # the token budget ran out
-        text = clean_text(choice.message.content or "").strip()
+        cut_off = finish == "length"  # the token budget ran out
+        text = clean_text(text).strip()
         if not text:
             if cut_off:
                 raise StorytellerError("the storyteller ran out of room before the story began")
             raise StorytellerError("the storyteller sent an empty story")
         title, body = split_title(text)
-        usage = completion.usage
         if cut_off:
             kept = cut_to_last_sentence(body)
             log("story_truncated", level=logging.WARNING, job_id=job_id, model=self.model,
@@ -230,44 +282,64 @@ class OpenAIStoryteller:
         return Story(
             title=title,
             body=body,
-            model=completion.model or self.model,
+            model=model or self.model,
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
         )
 
 
 class DemoStoryteller:
-    """Writes a real, varied story offline from a few templates: the app works with no key."""
+    """Writes a real, varied story offline from a few templates: the app works with no key.
+
+    It streams the story word by word over `delay_s` seconds, about a real model's pace,
+    and writes about as many words as the length asks a model for.
+    """
 
     name = "demo"
     model = "demo"
+    note = "(This story was written by the demo storyteller, offline.)"
 
-    def __init__(self, *, delay_s: float = 3.0, seed: int | None = None) -> None:
+    def __init__(self, *, delay_s: float = 20.0, seed: int | None = None) -> None:
         self.delay_s = delay_s
         self.seed = seed
 
     async def aclose(self) -> None:
         pass
 
-    async def write(self, request: StoryRequest, *, job_id: int) -> Story:
-        await asyncio.sleep(self.delay_s)
+    async def write(
+        self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
+    ) -> Story:
+        title, paragraphs = self.compose(request, job_id=job_id)
+        text = f"{title}\n\n" + "\n\n".join(paragraphs)
+        words = re.findall(r"\S+\s*", text)
+        pause_s = self.delay_s / max(len(words), 1)
+        written = ""
+        for word in words:
+            await asyncio.sleep(pause_s)
+            written += word
+            if on_text is not None:
+                on_text(written)
+        return Story(title=title, body="\n\n".join([*paragraphs, self.note]), model=self.model)
+
+    def compose(self, request: StoryRequest, *, job_id: int) -> tuple[str, list[str]]:
+        """The title and paragraphs: an opening, middles until the length's words, an ending."""
         rng = random.Random(f"{self.seed}:{job_id}:{request.prompt}")
         hero = request.child_name or rng.choice(["Pip", "Juniper", "Theo", "Luna", "Rowan"])
         idea = request.prompt.strip().rstrip(".!?")
-        place = rng.choice(_PLACES)
-        friend = rng.choice(_FRIENDS)
-        sky = rng.choice(_SKIES)
-        paragraphs = [
-            p.format(hero=hero, idea=idea, place=place, friend=friend, sky=sky)
-            for p in _OPENINGS[rng.randrange(len(_OPENINGS))]
-        ]
-        middles = rng.sample(_MIDDLES, k={"short": 1, "medium": 3, "long": 5}[request.length])
-        paragraphs += [p.format(hero=hero, idea=idea, place=place, friend=friend, sky=sky)
-                       for p in middles]
-        paragraphs.append(rng.choice(_ENDINGS).format(hero=hero, friend=friend, sky=sky))
-        paragraphs.append("(This story was written by the demo storyteller, offline.)")
+        names = {"hero": hero, "idea": idea, "place": rng.choice(_PLACES),
+                 "friend": rng.choice(_FRIENDS), "sky": rng.choice(_SKIES)}
+        opening = [p.format(**names) for p in _OPENINGS[rng.randrange(len(_OPENINGS))]]
+        ending = rng.choice(_ENDINGS).format(**names)
+        target = LENGTH_WORDS[request.length]
+        words = sum(len(p.split()) for p in [*opening, ending])
+        middles = []
+        for middle in rng.sample(_MIDDLES, k=len(_MIDDLES)):
+            if words >= target:
+                break
+            middles.append(middle.format(**names))
+            words += len(middles[-1].split())
         title = f"{hero} and {rng.choice(_TITLE_THINGS).format(idea=_short(idea))}"
-        return Story(title=title, body="\n\n".join(paragraphs), model=self.model)
+        return title, [*opening, *middles, ending]
 
 
 def _short(idea: str) -> str:
@@ -307,6 +379,54 @@ _MIDDLES = [
     "brave and a little bit gentle, just like {hero}.",
     "A sleepy hedgehog shared a blanket of leaves, and they all sat together, watching "
     "the night get darker and cosier.",
+    "Down by the stream, the water was telling itself a long, slow story. {hero} sat on a "
+    "smooth stone to listen, and {friend} sat close by, and neither of them said a word for "
+    "a while, because the stream was saying enough for everyone.",
+    "A little breeze came by carrying the smell of warm bread from a faraway kitchen. "
+    "\"Someone is baking for the morning,\" said {friend}. {hero} smiled, thinking of "
+    "breakfast, and of how nice it is that mornings always come.",
+    "They passed a tree so old that its roots had made little rooms underground. In one of "
+    "them a family of mice was already asleep, tails curled like question marks, and {hero} "
+    "whispered so quietly that not one of them stirred.",
+    "{friend} knew a song about {idea}. It had only four notes, and they went up, and "
+    "they came down again, like someone climbing a small hill and deciding the bottom was "
+    "the best place after all. {hero} learned it at once.",
+    "The path led to a meadow where the grass was soft and silver in the moonlight. {hero} "
+    "lay down and looked up. The stars were so many that counting them would take a hundred "
+    "nights, and that was a lovely thing to know.",
+    "An owl on a low branch asked, \"Who goes there?\" in the politest voice. \"Only "
+    "{hero},\" said {hero}, \"and a friend.\" The owl nodded, as if that was exactly who "
+    "it had hoped would come by tonight.",
+    "{hero} found a pebble that was warm from the day's sun and held it in one hand. It "
+    "felt like holding a little piece of the afternoon, kept safe for later, and {hero} "
+    "decided to keep it under the pillow.",
+    "Fireflies drew slow circles in the air. {friend} said they were writing goodnight "
+    "letters to everyone in {place}, one glowing word at a time, and that tonight one of "
+    "the letters was for {hero}.",
+    "They stopped at a wooden bridge and listened. Under it, the frogs were practising "
+    "their evening chorus: a low croak, a high croak, and then a long pause while everyone "
+    "decided it had been very well done.",
+    "The moon came out from behind a cloud, as if it had been waiting for them. It lit "
+    "the way with a pale, kind light, so that every step was easy and every shadow was only "
+    "a shadow, and nothing more.",
+    "{hero} told {friend} all about the day: the good parts, and the one part that had "
+    "been a little hard. {friend} listened to every word and then said, \"Tomorrow is a "
+    "new page,\" which made the hard part feel smaller.",
+    "A rabbit hopped out to see who was awake so late, twitched its nose twice, and hopped "
+    "home again to tell the others that all was well. Somewhere a door closed softly, and "
+    "a lamp in a window went out.",
+    "They came to a gate covered in sleeping roses. {friend} showed {hero} how to open it "
+    "without a single creak, by lifting it just a little, gently, the way you would pick up "
+    "a cat who is nearly asleep.",
+    "The wind changed its tune to something slower. The leaves stopped rustling and only "
+    "sighed now and then, and {hero} noticed that breathing in and breathing out had become "
+    "slow and easy too, just like the wind.",
+    "On a hill of soft clover they found a bench that seemed to have been built for "
+    "resting. {hero} sat down, and {friend} sat down, and the whole of {place} lay below "
+    "them, small and quiet and safe.",
+    "{hero} thought about {idea} one more time, and it did not seem like a big question "
+    "any more. It seemed like a friendly thing that would still be there tomorrow, ready "
+    "for another adventure in the daylight.",
 ]
 _ENDINGS = [
     "Then {friend} walked {hero} home, where the bed was warm and the pillow was soft. "

@@ -9,7 +9,8 @@ A running job whose heartbeat stopped belonged to a process that died: it comple
 its story when that was already stored (paid for, so never lost), else it fails
 'interrupted'. A pending job fails 'expired' only when it waited past the threshold while
 no worker was alive anywhere to run it. Safety rests on the guards in the UPDATEs, not
-on the thresholds: a job that moved on in the meantime is left alone.
+on the thresholds: a job that moved on in the meantime is left alone. Each sweep also
+purges the stories deleted more than 30 days ago (with the jobs that made them).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class SweepResult:
     recovered: list[int] = field(default_factory=list)
     interrupted: list[int] = field(default_factory=list)
     expired: list[int] = field(default_factory=list)
+    purged: list[int] = field(default_factory=list)  # stories deleted 30+ days ago
     next_stale_in_s: float | None = None
 
 
@@ -62,6 +64,11 @@ class Sweeper:
             self.heartbeat_stale_s, self.boot_id
         )
         await self.store.prune_processes()
+        # Deleted stories wait 30 days in "recently deleted"; then they go for good.
+        result.purged = await self.store.purge_deleted_stories()
+        if result.purged:
+            log("stories_purged", count=len(result.purged),
+                story_ids=",".join(map(str, result.purged)))
         for job_id in result.recovered:
             log("job_recovered", level=logging.WARNING, job_id=job_id, status="completed")
         for job_id in result.interrupted:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from starlette.types import Message
 from app.errors import AppError, BadRequest, NotFound, TooLarge, Unavailable
 from app.logs import log
 from app.services import Services
+from app.storytellers import paragraphs
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -36,18 +36,18 @@ ID_MAX = 2**63 - 1  # bigint
 # One URL, a page or a fragment (or JSON): caches must key on both headers.
 VARY = {"Vary": "Accept, HX-Request"}
 # Reading preferences, kept in cookies that the server reads and app.js writes.
-THEMES = ("dark", "light")
+THEMES = ("dark", "light", "night")  # night: dimmer and warmer than dark, for reading in bed
 TEXT_SIZES = range(1, 6)
 TEXT_SIZE_NAMES = frozenset(str(size) for size in TEXT_SIZES)
 DEFAULT_TEXT_SIZE = 3
 PREFERENCE_MAX_AGE_S = 365 * 24 * 3600
-BLANK_LINES = re.compile(r"\n\s*\n")
 
 
 def make_templates(timezone: tzinfo = UTC) -> Jinja2Templates:
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: day(moment, timezone)
+    templates.env.filters["when"] = lambda moment: when(moment, timezone)
     templates.env.filters["paragraphs"] = paragraphs
     return templates
 
@@ -62,9 +62,10 @@ def day(moment: datetime, timezone: tzinfo) -> str:
     return f"{local.day} {local:%B %Y}"
 
 
-def paragraphs(text: str) -> list[str]:
-    """A story's paragraphs: the blocks between blank lines, without empty ones."""
-    return [block.strip() for block in BLANK_LINES.split(text.strip()) if block.strip()]
+def when(moment: datetime, timezone: tzinfo) -> str:
+    """A date and time as the household reads them: `29 November 2026, 20:01`."""
+    local = moment.astimezone(timezone)
+    return f"{local.day} {local:%B %Y, %H:%M}"
 
 
 def preferences(request: Request) -> dict[str, object]:
@@ -76,12 +77,6 @@ def preferences(request: Request) -> dict[str, object]:
         # Compared as text: a cookie of thousands of digits is not worth converting.
         "text_size": int(size) if size in TEXT_SIZE_NAMES else DEFAULT_TEXT_SIZE,
     }
-
-
-def storable_text(text: str) -> str:
-    """Text PostgreSQL can take: no NUL characters and no lone surrogates (which a
-    percent-encoded query string or a JSON escape can carry)."""
-    return "".join(c for c in text if c != "\x00" and not "\ud800" <= c <= "\udfff")
 
 
 def local_path(raw: str, default: str) -> str:

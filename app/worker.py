@@ -31,7 +31,14 @@ from app.jobs import Job, JobStore, Screening
 from app.logs import log
 from app.moderation import StoryScreener
 from app.queue import Wakeup
-from app.storytellers import Story, StoryRequest, Storyteller, StorytellerError, clean_story
+from app.storytellers import (
+    Story,
+    StoryRequest,
+    Storyteller,
+    StorytellerError,
+    clean_story,
+    clean_text,
+)
 
 # Storing a story that was paid for is retried through a database outage this long.
 STORE_RETRY_S = 300.0
@@ -44,6 +51,8 @@ STORE_RETRYABLE: tuple[type[BaseException], ...] = (
 )
 # After a failed claim (the database is down), wait at least this long before the next.
 CLAIM_RETRY_S = 1.0
+# The text streamed so far is saved this often (the status card polls every 3 s).
+TEXT_SAVE_INTERVAL_S = 1.5
 
 
 class Worker:
@@ -126,11 +135,12 @@ class Worker:
     async def process(self, job: Job) -> None:
         """Write a job this worker has claimed: one storyteller call, then store it (and,
         with a screener, screen the stored story)."""
-        heartbeat = asyncio.create_task(self._beat(job.id))
+        written = _TextSoFar()
+        heartbeat = asyncio.create_task(self._beat(job.id, written))
         stored: tuple[int, Story] | None = None
         try:
             log("job_started", job_id=job.id)
-            story = await self._write(job.id, job.request)
+            story = await self._write(job.id, job.request, written)
             if story is not None:
                 stored = await self._store(job.id, story)
         except asyncio.CancelledError:
@@ -148,11 +158,14 @@ class Worker:
         if stored is not None and self.screener is not None:
             await self._screen(job.id, *stored)
 
-    async def _write(self, job_id: int, request: StoryRequest) -> Story | None:
+    async def _write(
+        self, job_id: int, request: StoryRequest, written: _TextSoFar
+    ) -> Story | None:
         """Call the storyteller once; None (and the job failed) when it does not deliver."""
         try:
             return await asyncio.wait_for(
-                self.storyteller.write(request, job_id=job_id), self.llm_timeout_s
+                self.storyteller.write(request, job_id=job_id, on_text=written.update),
+                self.llm_timeout_s,
             )
         except TimeoutError:
             await self._fail(job_id, "the storyteller took too long", "timeout")
@@ -206,13 +219,38 @@ class Worker:
         except Exception as error:  # the sweeper will see the stopped heartbeat
             log("fail_not_recorded", level=logging.ERROR, job_id=job_id, error=repr(error))
 
-    async def _beat(self, job_id: int) -> None:
-        """Until the job is completed or failed: it is alive, so no sweep may end it."""
+    async def _beat(self, job_id: int, written: _TextSoFar) -> None:
+        """Until the job is completed or failed: save the text written so far every second
+        or two, which is also the job's heartbeat, and beat anyway every heartbeat interval
+        while no new words come. No sweep may end a job whose worker is alive."""
+        loop = asyncio.get_running_loop()
+        last_beat = loop.time()
         while True:
-            await asyncio.sleep(self.heartbeat_interval_s)
+            await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, self.heartbeat_interval_s))
             try:
-                if not await self.store.beat(job_id, self.boot_id):
+                if written.text != written.saved:
+                    text = written.text
+                    ours = await self.store.save_text_so_far(job_id, self.boot_id,
+                                                             clean_text(text))
+                    written.saved = text
+                elif loop.time() - last_beat >= self.heartbeat_interval_s:
+                    ours = await self.store.beat(job_id, self.boot_id)
+                else:
+                    continue
+                last_beat = loop.time()
+                if not ours:
                     log("heartbeat_lost", level=logging.WARNING, job_id=job_id)
                     return
             except Exception as error:  # a database blip; the next beat may get through
                 log("heartbeat_failed", level=logging.WARNING, job_id=job_id, error=repr(error))
+
+
+class _TextSoFar:
+    """The story as streamed so far, and how much of it the database has."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.saved = ""
+
+    def update(self, text: str) -> None:
+        self.text = text

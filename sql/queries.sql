@@ -9,8 +9,11 @@ SELECT pg_advisory_xact_lock(:lock_key)::text
 
 -- name: create_job
 -- (new) -> pending. Zero rows: the key exists already, so this request is a replay.
-INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length)
-VALUES (:idempotency_key, :request_hash, :prompt, :child_name, :age, :length)
+-- :sequel_of and :previously are NULL unless it continues an earlier story.
+INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
+                        sequel_of, previously)
+VALUES (:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
+        :sequel_of, :previously)
 ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING *
 
@@ -30,8 +33,10 @@ SELECT j.*,
 SELECT * FROM story_jobs WHERE idempotency_key = :idempotency_key
 
 -- name: count_jobs_since
--- Jobs created since a moment (the household's midnight), for the daily limit.
-SELECT count(*) FROM story_jobs WHERE created_at >= :since
+-- Jobs created since a moment (the household's midnight), for the daily limit. A job that
+-- failed without ever being claimed (expired in line) never reached the model: not counted.
+SELECT count(*) FROM story_jobs
+ WHERE created_at >= :since AND NOT (status = 'failed' AND started_at IS NULL)
 
 -- name: count_pending
 -- Jobs waiting in the whole database (every process's), for QUEUE_MAX and /healthz.
@@ -62,6 +67,13 @@ UPDATE story_jobs
  WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
 RETURNING id
 
+-- name: save_text_so_far
+-- running (no change): the story as streamed so far; also the job's heartbeat.
+UPDATE story_jobs
+   SET text_so_far = :text_so_far, heartbeat_at = now()
+ WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
+RETURNING id
+
 -- name: insert_story
 -- Stores a written story, once per job: a retry returns the id of the first insert. It
 -- beats the job's heartbeat in the same statement, taking the job's row lock first, so a
@@ -86,7 +98,7 @@ LIMIT 1
 -- name: complete_job
 -- running -> completed, pointing at its story.
 UPDATE story_jobs
-   SET status = 'completed', story_id = :story_id, completed_at = now()
+   SET status = 'completed', story_id = :story_id, completed_at = now(), text_so_far = ''
  WHERE id = :job_id AND status = 'running'
 RETURNING id
 
@@ -107,6 +119,7 @@ UPDATE story_jobs
    SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
        story_id = stored.id,
        error_text = CASE WHEN stored.id IS NULL THEN 'interrupted' END,
+       text_so_far = CASE WHEN stored.id IS NULL THEN story_jobs.text_so_far ELSE '' END,
        completed_at = now()
   FROM story_jobs dead
   LEFT JOIN stories stored ON stored.job_id = dead.id
@@ -158,6 +171,14 @@ RETURNING boot_id
 DELETE FROM workers WHERE heartbeat_at < now() - interval '7 days'
 RETURNING boot_id
 
+-- name: queue_capacity
+-- Jobs being written now, and the job slots of the live processes that run jobs (for a
+-- waiting job's estimate).
+SELECT (SELECT count(*) FROM story_jobs WHERE status = 'running') AS running,
+       (SELECT coalesce(sum(concurrency), 0) FROM workers
+         WHERE concurrency > 0 AND stopped_at IS NULL
+           AND heartbeat_at >= now() - make_interval(secs => :stale_s))::int AS slots
+
 -- name: recent_jobs
 -- Unfinished jobs and those finished in the last few minutes, newest first; while
 -- pending, each with its place in line.
@@ -175,30 +196,110 @@ SELECT j.*,
 
 -- name: get_story
 -- One story still on the shelf (not deleted, not hidden by screening), with the request
--- that made it.
-SELECT s.*, j.prompt, j.child_name, j.age, j.length
+-- that made it and, for a sequel, the earlier story's title while that is on the shelf.
+SELECT s.*, j.prompt, j.child_name, j.age, j.length, j.sequel_of, j.previously,
+       earlier.title AS sequel_of_title
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
+  LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+                           AND earlier.deleted_at IS NULL AND earlier.screening IS NULL
  WHERE s.id = :story_id AND s.deleted_at IS NULL AND s.screening IS NULL
 
 -- name: list_stories
--- The stories on the shelf, newest first (the JSON library and the home page).
+-- The stories on the shelf, newest first (the JSON library and the home page); :limit
+-- NULL for all of them.
 SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
  WHERE s.deleted_at IS NULL AND s.screening IS NULL
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT :limit
 
--- name: search_library
--- The household library: favourites first, then newest; :search ('' for all) is matched,
--- case-insensitively and literally (no wildcards), against the title or the child's name.
-SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
-  FROM stories s JOIN story_jobs j ON j.id = s.job_id
- WHERE s.deleted_at IS NULL AND s.screening IS NULL
-   AND (:search = ''
-        OR strpos(lower(s.title), lower(:search)) > 0
-        OR strpos(lower(coalesce(j.child_name, '')), lower(:search)) > 0)
- ORDER BY s.favourite DESC, s.created_at DESC, s.id DESC
- LIMIT :limit
+-- The household library, a page at a time (:limit, :offset). Stories of one series stay
+-- together, in the order they were written; series whose stories include a favourite come
+-- first, then the series with the newest story. Each row says what the story was about,
+-- for whom, its length, its words (for the reading time) and the story it continues.
+-- Three queries, one per way of matching, so each keeps a plan of its own (the words
+-- search uses the GIN index on stories.search).
+
+-- name: library_page
+-- Every story on the shelf (not deleted, not hidden by screening).
+WITH shelf AS (
+    SELECT s.id, s.series_id, s.created_at,
+           bool_or(s.favourite) OVER series AS series_favourite,
+           max(s.created_at) OVER series AS series_newest
+      FROM stories s
+     WHERE s.deleted_at IS NULL AND s.screening IS NULL
+    WINDOW series AS (PARTITION BY s.series_id)
+), page AS (
+    SELECT * FROM shelf
+     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
+     LIMIT :limit OFFSET :offset
+)
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, s.series_id,
+       j.child_name, j.prompt, j.age, j.length, j.sequel_of, earlier.title AS sequel_of_title,
+       coalesce(array_length(regexp_split_to_array(btrim(s.body), '\s+'), 1), 0) AS words
+  FROM page
+  JOIN stories s ON s.id = page.id
+  JOIN story_jobs j ON j.id = s.job_id
+  LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+                           AND earlier.deleted_at IS NULL AND earlier.screening IS NULL
+ ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
+          page.created_at, page.id
+
+-- name: search_library_words
+-- The stories whose title, child's name or request hold every word of :query (a
+-- to_tsquery text of `word:*` prefixes joined by `&`, built from letters and digits only).
+WITH shelf AS (
+    SELECT s.id, s.series_id, s.created_at,
+           bool_or(s.favourite) OVER series AS series_favourite,
+           max(s.created_at) OVER series AS series_newest
+      FROM stories s
+     WHERE s.deleted_at IS NULL AND s.screening IS NULL
+       AND s.search @@ to_tsquery('simple', :query)
+    WINDOW series AS (PARTITION BY s.series_id)
+), page AS (
+    SELECT * FROM shelf
+     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
+     LIMIT :limit OFFSET :offset
+)
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, s.series_id,
+       j.child_name, j.prompt, j.age, j.length, j.sequel_of, earlier.title AS sequel_of_title,
+       coalesce(array_length(regexp_split_to_array(btrim(s.body), '\s+'), 1), 0) AS words
+  FROM page
+  JOIN stories s ON s.id = page.id
+  JOIN story_jobs j ON j.id = s.job_id
+  LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+                           AND earlier.deleted_at IS NULL AND earlier.screening IS NULL
+ ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
+          page.created_at, page.id
+
+-- name: search_library_letters
+-- One or two letters (or only signs): :search matched as a plain substring,
+-- case-insensitively and literally (no wildcards), in the title, name or request.
+WITH shelf AS (
+    SELECT s.id, s.series_id, s.created_at,
+           bool_or(s.favourite) OVER series AS series_favourite,
+           max(s.created_at) OVER series AS series_newest
+      FROM stories s
+     WHERE s.deleted_at IS NULL AND s.screening IS NULL
+       AND (strpos(lower(s.title), lower(:search)) > 0
+            OR strpos(lower(coalesce(s.search_name, '')), lower(:search)) > 0
+            OR strpos(lower(coalesce(s.search_prompt, '')), lower(:search)) > 0)
+    WINDOW series AS (PARTITION BY s.series_id)
+), page AS (
+    SELECT * FROM shelf
+     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
+     LIMIT :limit OFFSET :offset
+)
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, s.series_id,
+       j.child_name, j.prompt, j.age, j.length, j.sequel_of, earlier.title AS sequel_of_title,
+       coalesce(array_length(regexp_split_to_array(btrim(s.body), '\s+'), 1), 0) AS words
+  FROM page
+  JOIN stories s ON s.id = page.id
+  JOIN story_jobs j ON j.id = s.job_id
+  LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+                           AND earlier.deleted_at IS NULL AND earlier.screening IS NULL
+ ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
+          page.created_at, page.id
 
 -- name: delete_story
 -- Takes a story off the shelf (soft: its job still points at it). Zero rows: not there.
@@ -241,14 +342,18 @@ RETURNING id
 -- The newest job's request: the form's defaults, so a parent can tap once.
 SELECT prompt, child_name, age, length FROM story_jobs ORDER BY id DESC LIMIT 1
 
--- name: median_duration_s
--- How long the last 20 completed stories took to write (start to finish), in seconds.
-SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::float8
-  FROM (SELECT extract(epoch FROM completed_at - started_at) AS seconds
-          FROM story_jobs
-         WHERE status = 'completed'
-         ORDER BY completed_at DESC
-         LIMIT 20) AS recent
+-- name: median_durations
+-- How long the last 20 completed stories of each length took to write (claim to finish),
+-- in seconds, for stories by the model named (a prefix: providers add a version suffix).
+SELECT length, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::float8 AS seconds,
+       count(*) AS samples
+  FROM (SELECT j.length, extract(epoch FROM j.completed_at - j.started_at) AS seconds,
+               row_number() OVER (PARTITION BY j.length ORDER BY j.completed_at DESC) AS recency
+          FROM story_jobs j JOIN stories s ON s.id = j.story_id
+         WHERE j.status = 'completed' AND starts_with(s.model, :model)
+           AND j.completed_at > j.started_at) AS recent  -- not a restored backup's jobs
+ WHERE recency <= 20
+ GROUP BY length
 
 -- name: check_completed_without_story
 -- Invariant: a completed job points at a story that exists.
@@ -309,3 +414,97 @@ RETURNING sid
 -- Forget sessions past the cookie's own lifetime.
 DELETE FROM sessions WHERE created_at < now() - make_interval(secs => :max_age_s)
 RETURNING sid
+
+-- The shelf, continued: undo and purge, sequels, backups. Stories, not job states: the
+-- one job write here (an import) is an insert and a guarded running -> completed.
+
+-- name: restore_story
+-- Undo a delete: back on the shelf, in its old place (nothing else about it changed).
+-- Zero rows: it was not deleted, or was deleted too long ago (:keep_s) to come back.
+UPDATE stories SET deleted_at = NULL
+ WHERE id = :story_id AND deleted_at IS NOT NULL
+   AND deleted_at >= now() - make_interval(secs => :keep_s)
+RETURNING id
+
+-- name: recently_deleted
+-- Stories deleted within :keep_s, most recently deleted first, with when each goes for good.
+SELECT s.id, s.title, s.created_at, s.deleted_at, j.child_name, j.prompt,
+       s.deleted_at + make_interval(secs => :keep_s) AS purge_at
+  FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE s.deleted_at IS NOT NULL AND s.screening IS NULL
+   AND s.deleted_at >= now() - make_interval(secs => :keep_s)
+ ORDER BY s.deleted_at DESC, s.id DESC
+ LIMIT :limit
+
+-- name: count_recently_deleted
+-- How many stories "recently deleted" holds.
+SELECT count(*) FROM stories
+ WHERE deleted_at IS NOT NULL AND screening IS NULL
+   AND deleted_at >= now() - make_interval(secs => :keep_s)
+
+-- name: purge_deleted_stories
+-- Deleted more than :keep_s ago: gone for good, the story and the completed job that made
+-- it (one statement, so the job never points at a missing story). Sequels that continued
+-- a purged story keep their place; their link back is cleared (ON DELETE SET NULL).
+WITH gone AS (
+    DELETE FROM stories
+     WHERE deleted_at < now() - make_interval(secs => :keep_s)
+    RETURNING id, job_id
+)
+DELETE FROM story_jobs
+ WHERE id IN (SELECT job_id FROM gone) AND status = 'completed'
+RETURNING story_id AS id
+
+-- name: story_sequels
+-- The stories on the shelf that continue this one, in the order they were written.
+SELECT s.id, s.title FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE j.sequel_of = :story_id AND s.deleted_at IS NULL AND s.screening IS NULL
+ ORDER BY s.created_at, s.id
+
+-- name: export_stories
+-- Everything a backup needs to restore the shelf elsewhere, oldest first (so a sequel
+-- comes after the story it continues, which it names by uid).
+SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.created_at,
+       s.favourite, j.prompt, j.child_name, j.age, j.length, j.previously,
+       earlier.uid AS sequel_of_uid, earlier.title AS sequel_of_title
+  FROM stories s JOIN story_jobs j ON j.id = s.job_id
+  LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+ WHERE s.deleted_at IS NULL AND s.screening IS NULL
+ ORDER BY s.created_at, s.id
+
+-- name: story_by_uid
+-- A story restored earlier (or made here) with this stable id, deleted or not.
+SELECT id FROM stories WHERE uid = :uid
+
+-- name: import_job
+-- (new) -> running: the job of a story restored from a backup, claimed by the import
+-- (:importer) at the story's own time. Zero rows: this story was imported already.
+INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
+                        sequel_of, previously, status, created_at, started_at,
+                        heartbeat_at, claimed_by)
+VALUES (:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
+        (SELECT id FROM stories WHERE uid = :sequel_of_uid), :previously, 'running',
+        :created_at, :created_at, :created_at, :importer)
+ON CONFLICT (idempotency_key) DO NOTHING
+RETURNING id
+
+-- name: import_story
+-- A story from a backup, under its own uid, time and favourite mark.
+INSERT INTO stories (uid, job_id, title, body, model, prompt_tokens, completion_tokens,
+                     created_at, favourite)
+VALUES (:uid, :job_id, :title, :body, :model, :prompt_tokens, :completion_tokens,
+        :created_at, :favourite)
+RETURNING id
+
+-- name: complete_imported_job
+-- running -> completed: an imported job, with its story, finished when the story was made.
+UPDATE story_jobs
+   SET status = 'completed', story_id = :story_id, completed_at = :created_at
+ WHERE id = :job_id AND status = 'running'
+RETURNING id
+
+-- name: deleted_story_title
+-- The title of a story deleted within :keep_s, for the Undo that follows a delete.
+SELECT title FROM stories
+ WHERE id = :story_id AND deleted_at IS NOT NULL AND screening IS NULL
+   AND deleted_at >= now() - make_interval(secs => :keep_s)

@@ -6,8 +6,24 @@
   var YEAR_S = 31536000;
   var SIZES = { min: 1, max: 5 };
 
+  var THEME_COLORS = { light: "#f6efe1", dark: "#16120e", night: "#0c0906" };
+  var reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
+
   function remember(name, value) {
     document.cookie = name + "=" + value + "; path=/; max-age=" + YEAR_S + "; samesite=lax";
+  }
+
+  // Settings only this browser needs (the voice, the chime): localStorage, where allowed.
+  function stored(name) {
+    try { return window.localStorage.getItem(name); } catch (error) { return null; }
+  }
+
+  function store(name, value) {
+    try { window.localStorage.setItem(name, value); } catch (error) { /* private mode */ }
+  }
+
+  function scrollBehavior() {
+    return reducedMotion.matches ? "auto" : "smooth";
   }
 
   // Theme and text size: applied at once and kept in the cookies the server reads too
@@ -26,6 +42,47 @@
       root.setAttribute("data-text-size", String(size));
       remember("text_size", size);
     }
+    showPreferences(form);
+  });
+
+  // The menu says what is chosen: the theme pressed, the size as "3 of 5", and A− or A+
+  // disabled at its end (handing the focus to the other, so the keyboard keeps its place).
+  function showPreferences(form) {
+    var theme = root.getAttribute("data-theme");
+    var size = Number(root.getAttribute("data-text-size")) || 3;
+    form.querySelectorAll("button[name=theme]").forEach(function (button) {
+      button.setAttribute("aria-pressed", String(button.value === theme));
+    });
+    var smaller = form.querySelector("button[value=smaller]");
+    var larger = form.querySelector("button[value=larger]");
+    if (smaller && larger) {
+      [[smaller, size <= SIZES.min, larger], [larger, size >= SIZES.max, smaller]].forEach(
+        function (end) {
+          var had = document.activeElement === end[0];
+          end[0].disabled = end[1];
+          if (end[1] && had) end[2].focus();
+        }
+      );
+    }
+    var now = form.querySelector("[data-text-size-now]");
+    if (now) now.textContent = size + " of " + SIZES.max;
+    var scheme = document.querySelector("meta[name=color-scheme]");
+    if (scheme) scheme.content = theme === "light" ? "light" : "dark";
+    var color = document.querySelector("meta[name=theme-color]");
+    if (color && THEME_COLORS[theme]) color.content = THEME_COLORS[theme];
+  }
+
+  // The header's menu closes with Escape (back to its button) or a tap elsewhere.
+  document.addEventListener("keydown", function (event) {
+    var menu = event.key === "Escape" && document.querySelector("details[data-reading-menu][open]");
+    if (!menu) return;
+    menu.open = false;
+    menu.querySelector("summary").focus();
+  });
+  document.addEventListener("click", function (event) {
+    document.querySelectorAll("details[data-reading-menu][open]").forEach(function (menu) {
+      if (!menu.contains(event.target)) menu.open = false;
+    });
   });
 
   // An idea chip fills the prompt in place (without JavaScript it reloads the form filled).
@@ -38,13 +95,25 @@
     form.elements.prompt.focus();
   });
 
-  // Read aloud with the browser's own voice: slow and soft, paragraph by paragraph
-  // (long utterances stall in some browsers). Hidden where speech synthesis is missing.
+  // Read aloud with the browser's own voice: slow and soft, one paragraph at a time (long
+  // utterances stall in some browsers), the paragraph being read lit and kept in view.
+  // Shown only once the browser lists a voice (some list theirs late: voiceschanged);
+  // notes that are not the story ([data-not-story]) are never read. The sleep timer
+  // reads the story again until its time is up, each paragraph softer in the last minute.
+  var VOICE_KEY = "voice";
+  var VOLUME = 0.8;
+  var FADE_S = 60;
+  var QUIETEST = 0.15;  // of VOLUME, for the last paragraph before the timer stops
+  var AGAIN_PAUSE_MS = 2500;  // between the end of the story and its beginning again
+
   function readAloud(box) {
     if (!("speechSynthesis" in window) || typeof SpeechSynthesisUtterance !== "function") return;
     var synth = window.speechSynthesis;
     var buttons = {};
+    var voiceChoice = box.querySelector("select[data-voice]");
+    var sleepChoice = box.querySelector("select[data-sleep]");
     var run = 0;
+    var voices = [];
     box.querySelectorAll("button[data-speak]").forEach(function (b) {
       buttons[b.getAttribute("data-speak")] = b;
     });
@@ -56,36 +125,91 @@
       buttons.stop.hidden = state === "idle";
     }
 
-    function voice() {
+    // The voices for the page's language (any voice if none is), the remembered one chosen.
+    function listVoices() {
+      var all = synth.getVoices();
+      if (!all.length) return;
       var lang = (root.lang || "en").toLowerCase();
-      var voices = synth.getVoices().filter(function (v) {
-        return v.lang.toLowerCase().indexOf(lang) === 0;
+      var fitting = all.filter(function (v) { return v.lang.toLowerCase().indexOf(lang) === 0; });
+      voices = fitting.length ? fitting : all;
+      var wanted = voiceChoice.value || stored(VOICE_KEY);
+      var local = voices.filter(function (v) { return v.localService; })[0] || voices[0];
+      voiceChoice.textContent = "";
+      voices.forEach(function (v) { voiceChoice.add(new Option(v.name, v.voiceURI)); });
+      var known = voices.some(function (v) { return v.voiceURI === wanted; });
+      voiceChoice.value = known ? wanted : local.voiceURI;
+      box.hidden = false;
+    }
+
+    function chosenVoice() {
+      return voices.filter(function (v) { return v.voiceURI === voiceChoice.value; })[0] || null;
+    }
+
+    function light(paragraph) {
+      document.querySelectorAll(".is-reading").forEach(function (el) {
+        el.classList.remove("is-reading");
       });
-      return voices.filter(function (v) { return v.localService; })[0] || voices[0] || null;
+      if (!paragraph) return;
+      paragraph.classList.add("is-reading");
+      var rect = paragraph.getBoundingClientRect();
+      if (rect.top < 0 || rect.bottom > window.innerHeight) {
+        paragraph.scrollIntoView({ block: "center", behavior: scrollBehavior() });
+      }
     }
 
     function start() {
       run += 1;
       var mine = run;
       synth.cancel();
-      var parts = [document.querySelector(".story-head h1")]
-        .concat(Array.prototype.slice.call(document.querySelectorAll("[data-story-text] p")))
-        .map(function (el) { return el ? el.textContent.trim() : ""; })
-        .filter(Boolean);
-      var chosen = voice();
-      parts.forEach(function (text, i) {
-        var utterance = new SpeechSynthesisUtterance(text);
+      var story = document.querySelector("[data-story-text]");
+      var article = story.closest("article") || document;
+      var parts = [article.querySelector("h1")]
+        .concat(Array.prototype.slice.call(story.querySelectorAll("p:not([data-not-story])")))
+        .filter(function (el) { return el && el.textContent.trim(); });
+      var minutes = Number(sleepChoice.value) || 0;
+      var deadline = minutes ? Date.now() + minutes * 60000 : 0;
+      var next = 0;
+
+      function finish() {
+        if (mine !== run) return;
+        run += 1;
+        light(null);
+        show("idle");
+      }
+
+      function volume() {
+        if (!deadline) return VOLUME;
+        var leftS = (deadline - Date.now()) / 1000;
+        return VOLUME * Math.min(Math.max(leftS / FADE_S, QUIETEST), 1);
+      }
+
+      function speakNext() {
+        if (mine !== run) return;
+        if (deadline && Date.now() >= deadline) return finish();
+        if (next >= parts.length) {
+          if (!deadline) return finish();
+          next = 0;  // the timer is still running: from the top again, after a breath
+          light(null);
+          window.setTimeout(speakNext, AGAIN_PAUSE_MS);
+          return;
+        }
+        var paragraph = parts[next];
+        next += 1;
+        var utterance = new SpeechSynthesisUtterance(paragraph.textContent.trim());
         utterance.rate = 0.8;
         utterance.pitch = 0.95;
-        utterance.volume = 0.8;
+        utterance.volume = volume();
         utterance.lang = root.lang || "en";
-        if (chosen) utterance.voice = chosen;
-        function finish() { if (mine === run) show("idle"); }
-        if (i === parts.length - 1) utterance.addEventListener("end", finish);
+        var voice = chosenVoice();
+        if (voice) utterance.voice = voice;
+        utterance.addEventListener("start", function () { if (mine === run) light(paragraph); });
+        utterance.addEventListener("end", speakNext);
         utterance.addEventListener("error", finish);
         synth.speak(utterance);
-      });
+      }
+
       show("speaking");
+      speakNext();
     }
 
     box.addEventListener("click", function (event) {
@@ -95,14 +219,239 @@
       if (action === "start") start();
       if (action === "pause") { synth.pause(); show("paused"); }
       if (action === "resume") { synth.resume(); show("speaking"); }
-      if (action === "stop") { run += 1; synth.cancel(); show("idle"); }
+      if (action === "stop") { run += 1; synth.cancel(); light(null); show("idle"); }
     });
-    window.addEventListener("pagehide", function () { synth.cancel(); });
+    voiceChoice.addEventListener("change", function () { store(VOICE_KEY, voiceChoice.value); });
+    window.addEventListener("pagehide", function () { run += 1; synth.cancel(); });
+    synth.addEventListener("voiceschanged", listVoices);
     show("idle");
-    box.hidden = false;
+    listVoices();
   }
 
   document.querySelectorAll("[data-read-aloud]").forEach(readAloud);
+
+  // While a story is open the screen stays on (a parent reading slowly), unless turned off
+  // (remembered). The browser lets go when the page is hidden; it is taken again on return,
+  // and let go for good after 30 minutes (the toggle takes it for another 30).
+  var KEEP_ON_KEY = "keep_screen_on";
+  var KEEP_ON_MS = 30 * 60 * 1000;
+
+  function keepScreenOn(button) {
+    if (!("wakeLock" in navigator)) return;
+    var lock = null;
+    var until = 0;
+    var timer = 0;
+
+    function show() {
+      button.setAttribute("aria-pressed", String(lock !== null));
+    }
+
+    function take() {
+      if (lock || Date.now() >= until || document.visibilityState !== "visible") return;
+      navigator.wakeLock.request("screen").then(function (taken) {
+        if (Date.now() >= until) { taken.release(); return; }
+        lock = taken;
+        taken.addEventListener("release", function () {
+          if (lock === taken) lock = null;
+          show();
+        });
+        show();
+      }, show);
+    }
+
+    function letGo() {
+      until = 0;
+      window.clearTimeout(timer);
+      if (lock) lock.release();
+      lock = null;
+      show();
+    }
+
+    function keepOn() {
+      until = Date.now() + KEEP_ON_MS;
+      window.clearTimeout(timer);
+      timer = window.setTimeout(letGo, KEEP_ON_MS);
+      take();
+    }
+
+    button.addEventListener("click", function () {
+      var on = button.getAttribute("aria-pressed") !== "true";
+      store(KEEP_ON_KEY, on ? "on" : "off");
+      if (on) keepOn(); else letGo();
+    });
+    document.addEventListener("visibilitychange", take);
+    button.hidden = false;
+    if (stored(KEEP_ON_KEY) !== "off") keepOn(); else show();
+  }
+
+  document.querySelectorAll("[data-wake-lock]").forEach(keepScreenOn);
+
+  // Status cards. #jobs is no live region (each poll replaces its card, which would be
+  // read out every 3 s): what changed is said once, here. A new card (after "Write the
+  // story" or "Try again") comes into view and takes the focus; a story that becomes
+  // ready says so in the page's title, and with a soft chime if that is turned on.
+  var READY_TITLE = "Your story is ready · Bedtime Stories";
+  var pageTitle = document.title;
+  var cardStates = new Map();  // card id -> "pending" | "running" | "completed" | "ready" | "failed"
+  var announcer = document.createElement("p");
+  announcer.className = "visually-hidden";
+  announcer.setAttribute("role", "status");
+  (document.querySelector("main") || document.body).appendChild(announcer);
+
+  function announce(text) {
+    announcer.textContent = "";
+    window.setTimeout(function () { announcer.textContent = text; }, 100);
+  }
+
+  function cardState(card) {
+    var status = (/\bstatus-(\w+)/.exec(card.className) || [])[1] || "";
+    var link = card.querySelector("a[href^='/stories/']:not([href^='/stories/jobs/'])");
+    return status === "completed" && link ? "ready" : status;
+  }
+
+  function sayCard(card, state) {
+    if (state === "ready") {
+      var title = card.querySelector(".job-title");
+      return "Your story is ready" + (title ? ": " + title.textContent.trim() : ".");
+    }
+    var line = card.querySelector(".job-state");
+    return line ? line.textContent.replace(/\s+/g, " ").trim() : "";
+  }
+
+  function cardArrived(card, state) {
+    document.title = pageTitle;
+    card.setAttribute("tabindex", "-1");
+    card.focus({ preventScroll: true });
+    var rect = card.getBoundingClientRect();
+    if (rect.top < 0 || rect.bottom > window.innerHeight) {
+      card.scrollIntoView({ block: "start", behavior: scrollBehavior() });
+    }
+    announce("Story requested. " + sayCard(card, state));
+  }
+
+  function storyReady() {
+    document.title = READY_TITLE;
+    chime();
+  }
+
+  function watchCards(initial) {
+    document.querySelectorAll(".job-card[id]").forEach(function (card) {
+      var state = cardState(card);
+      var before = cardStates.get(card.id);
+      cardStates.set(card.id, state);
+      if (initial || before === state) return;
+      if (before === undefined) cardArrived(card, state);
+      else announce(sayCard(card, state));
+      if (state === "ready") storyReady();
+    });
+  }
+
+  watchCards(true);
+  // After settling: htmx keeps a replaced card's old class until then.
+  document.addEventListener("htmx:afterSettle", function () { watchCards(false); });
+
+  // The chime: two soft notes made with Web Audio (no sound file), off unless turned on
+  // here. A browser lets a page make sound only after a tap, so the first tap wakes it.
+  var CHIME_KEY = "chime";
+  var audio = null;
+
+  function chimeOn() {
+    return stored(CHIME_KEY) === "on" && typeof window.AudioContext === "function";
+  }
+
+  function wakeAudio() {
+    if (!chimeOn()) return;
+    if (!audio) audio = new window.AudioContext();
+    if (audio.state === "suspended") audio.resume().catch(function () {});
+  }
+
+  function chime() {
+    if (!chimeOn() || !audio) return;
+    var play = function () {
+      var at = audio.currentTime + 0.05;
+      [659.25, 987.77].forEach(function (frequency, i) {  // E5, then B5
+        var note = audio.createOscillator();
+        var gain = audio.createGain();
+        var start = at + i * 0.35;
+        note.type = "sine";
+        note.frequency.value = frequency;
+        gain.gain.setValueAtTime(0.0001, start);
+        gain.gain.exponentialRampToValueAtTime(0.12, start + 0.03);
+        gain.gain.exponentialRampToValueAtTime(0.0001, start + 1.6);
+        note.connect(gain);
+        gain.connect(audio.destination);
+        note.start(start);
+        note.stop(start + 1.7);
+      });
+    };
+    if (audio.state === "running") play();
+    else audio.resume().then(play, function () {});
+  }
+
+  document.addEventListener("click", wakeAudio, true);
+  document.addEventListener("keydown", wakeAudio, true);
+
+  document.querySelectorAll("[data-chime-setting]").forEach(function (setting) {
+    if (typeof window.AudioContext !== "function") return;
+    var box = setting.querySelector("input[data-chime]");
+    box.checked = chimeOn();
+    box.addEventListener("change", function () {
+      store(CHIME_KEY, box.checked ? "on" : "off");
+      if (!box.checked) return;
+      wakeAudio();
+      chime();  // so a parent hears how soft it is
+    });
+    setting.hidden = false;
+  });
+
+  // The progress bar between polls. The server's figure (words written against words
+  // expected) arrives every 3 s; in between the bar moves on at the expected pace, for
+  // about one poll, and by the clock since the start, never more than LEAD_PERCENT ahead
+  // of the words. It never moves backwards (a replaced card starts where the old one
+  // was) and stops short of 100 until the story is there. Still for reduced motion.
+  var LEAD_PERCENT = 10;
+  var ONWARD_S = 4;
+  var RUNNING_MAX = 99;
+  var TICK_MS = 250;
+  var barsShown = new Map();  // card id -> the furthest its bar has been shown
+  var barsSeen = new WeakMap();  // bar -> {value: the server's, at: when it arrived}
+  var clockSkewS = null;  // the server's clock less this one, from an answer's Date header
+
+  function moveBars() {
+    document.querySelectorAll("progress[data-started-at][data-expected-s]").forEach(function (bar) {
+      var seen = barsSeen.get(bar);
+      if (!seen) {
+        seen = { value: Number(bar.value) || 0, at: Date.now() };
+        barsSeen.set(bar, seen);
+      }
+      var value = seen.value;
+      if (!reducedMotion.matches) {
+        var pace = 100 / Math.max(Number(bar.getAttribute("data-expected-s")) || 0, 1);
+        var onward = seen.value + pace * Math.min((Date.now() - seen.at) / 1000, ONWARD_S);
+        var byClock = 0;
+        if (clockSkewS !== null) {
+          var startedS = Number(bar.getAttribute("data-started-at")) || 0;
+          byClock = Math.min(pace * (Date.now() / 1000 + clockSkewS - startedS),
+                             seen.value + LEAD_PERCENT);
+        }
+        value = Math.max(value, Math.min(Math.max(onward, byClock), RUNNING_MAX));
+      }
+      var card = bar.closest("[id]");
+      var key = card ? card.id : "";
+      value = Math.max(value, barsShown.get(key) || 0);
+      barsShown.set(key, value);
+      bar.value = Math.round(value * 10) / 10;
+    });
+  }
+
+  moveBars();
+  document.addEventListener("htmx:afterSwap", moveBars);  // before the new bar is painted
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var xhr = event.detail.xhr;
+    var date = xhr && xhr.status && Date.parse(xhr.getResponseHeader("Date") || "");
+    if (date) clockSkewS = (date - Date.now()) / 1000 + 0.5;  // Date has whole seconds
+  });
+  window.setInterval(function () { if (!reducedMotion.matches) moveBars(); }, TICK_MS);
 
   // htmx answers that are not meant for the page. An error answer is swapped in only where
   // the server addressed it (HX-Retarget: the story form's 422/429/503 with their messages).

@@ -5,6 +5,8 @@
         fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal",
                                             # "no_choices", "nul", "surrogate", "length"
         fake.hold()                         # answers wait until fake.release()
+        fake.hold_after_chunks = 3          # ... or stream 3 chunks first, then wait
+        fake.chunk_delay_s = 0.2            # a streamed answer's pace
         fake.calls_for(17)                  # requests that carried X-Story-Job-Id: 17
         fake.story = "Title\n\nBody"        # answer with this text instead of the echo
         fake.moderation_inputs              # texts sent to /v1/moderations; any text
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import threading
 import time
@@ -28,7 +31,7 @@ from collections import Counter
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
@@ -54,6 +57,8 @@ class FakeLLM:
     def __init__(self) -> None:
         self.mode = "ok"
         self.delay_s = 0.0
+        self.chunk_delay_s = 0.0
+        self.hold_after_chunks: int | None = None
         self.calls: Counter[str] = Counter()
         self.requests: list[dict] = []
         self.in_flight = 0
@@ -104,6 +109,8 @@ class FakeLLM:
         self.moderation_delay_s = 0.0
         self.mode = "ok"
         self.delay_s = 0.0
+        self.chunk_delay_s = 0.0
+        self.hold_after_chunks: int | None = None
         self._gate.set()
 
     def hold(self) -> None:
@@ -146,10 +153,12 @@ class FakeLLM:
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._arrived.notify_all()
         try:
-            while not self._gate.is_set():
-                await asyncio.sleep(0.01)
+            while not self._gate.is_set() and self.hold_after_chunks is None:
+                await asyncio.sleep(0.01)  # held before answering at all
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
+            if body.get("stream"):
+                return await self._stream(body, job_id)
             return self._answer(body, job_id)
         finally:
             with self._lock:
@@ -169,15 +178,18 @@ class FakeLLM:
         return JSONResponse({"id": "modr-fake", "model": "omni-moderation-latest",
                              "results": results})
 
-    def _answer(self, body: dict, job_id: str) -> Response:
-        mode = self.mode
-        if mode == "500":
+    def _refusal(self) -> Response | None:
+        """The answers that come before any story: an error status, or garbage."""
+        if self.mode == "500":
             return JSONResponse({"error": {"message": "boom", "type": "server_error"}}, 500)
-        if mode == "429":
+        if self.mode == "429":
             return JSONResponse({"error": {"message": "slow down", "type": "rate_limit"}}, 429,
                                 headers={"retry-after": "0"})
-        if mode == "malformed":
-            return Response("{not json", media_type="application/json")
+        return None
+
+    def _content(self, body: dict, job_id: str) -> tuple[str | None, str, str | None]:
+        """(content, finish_reason, refusal) the "model" answers with in this mode."""
+        mode = self.mode
         content: str | None = f"The Story of Job {job_id}\n\nOnce upon a time, " \
                               f"a gentle tale about: {body['messages'][-1]['content'][-60:]}"
         if self.story is not None:
@@ -194,12 +206,65 @@ class FakeLLM:
             content, finish = self.story or LENGTH_STORY, "length"
         if mode == "refusal":
             content, refusal = None, "I can't help with that."
+        return content, finish, refusal
+
+    def _answer(self, body: dict, job_id: str) -> Response:
+        refused = self._refusal()
+        if refused is not None:
+            return refused
+        if self.mode == "malformed":
+            return Response("{not json", media_type="application/json")
+        content, finish, refusal = self._content(body, job_id)
         choices = [{"index": 0, "finish_reason": finish,
                     "message": {"role": "assistant", "content": content, "refusal": refusal}}]
-        if mode == "no_choices":
+        if self.mode == "no_choices":
             choices = []
         return Response(json.dumps({
             "id": f"chatcmpl-{job_id}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"), "choices": choices,
             "usage": {"prompt_tokens": 42, "completion_tokens": 314, "total_tokens": 356},
         }), media_type="application/json")
+
+    async def _stream(self, body: dict, job_id: str) -> Response:
+        """The same answer as server-sent events, a few words a chunk, as a real model
+        streams: `chunk_delay_s` between chunks; after `hold_after_chunks` chunks, it waits
+        while held."""
+        refused = self._refusal()
+        if refused is not None:
+            return refused
+        content, finish, refusal = self._content(body, job_id)
+        model = body.get("model", "fake")
+
+        def event(choices: list[dict], **extra: object) -> bytes:
+            chunk = {"id": f"chatcmpl-{job_id}", "object": "chat.completion.chunk",
+                     "created": int(time.time()), "model": model, "choices": choices, **extra}
+            return f"data: {json.dumps(chunk)}\n\n".encode()
+
+        async def events():
+            if self.mode == "malformed":
+                yield b"data: {not json\n\n"
+                return
+            if self.mode != "no_choices":
+                yield event([{"index": 0, "delta": {"role": "assistant", "content": ""},
+                              "finish_reason": None}])
+                pieces = re.findall(r"\S*\s*", content or "")
+                for number, start in enumerate(range(0, len(pieces), 2)):
+                    if self.hold_after_chunks is not None and number >= self.hold_after_chunks:
+                        while not self._gate.is_set():
+                            await asyncio.sleep(0.01)
+                    if self.chunk_delay_s:
+                        await asyncio.sleep(self.chunk_delay_s)
+                    text = "".join(pieces[start:start + 2])
+                    if text:
+                        yield event([{"index": 0, "delta": {"content": text},
+                                      "finish_reason": None}])
+                if refusal:
+                    yield event([{"index": 0, "delta": {"refusal": refusal},
+                                  "finish_reason": None}])
+                yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
+            if (body.get("stream_options") or {}).get("include_usage"):
+                yield event([], usage={"prompt_tokens": 42, "completion_tokens": 314,
+                                       "total_tokens": 356})
+            yield b"data: [DONE]\n\n"
+
+        return StreamingResponse(events(), media_type="text/event-stream")

@@ -37,7 +37,7 @@ def test_household_path_works_under_the_csp(settings: Settings) -> None:
             page.goto(base_url + "/")
             assert page.url.startswith(base_url + "/login")
             page.fill("#password", PASSWORD)
-            page.click("button[type=submit]")
+            page.click(".sign-in-form button[type=submit]")  # not the header's menu
             page.wait_for_url(base_url + "/")
             assert page.is_visible("text=Sign out")
             assert page.evaluate("typeof htmx") == "object"  # loaded from /static/, not blocked

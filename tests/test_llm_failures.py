@@ -143,7 +143,7 @@ class _Unstorable:
         self.story = story
         self.calls = 0
 
-    async def write(self, request: StoryRequest, *, job_id: int) -> Story:
+    async def write(self, request: StoryRequest, *, job_id: int, on_text=None) -> Story:
         self.calls += 1
         return self.story  # type: ignore[return-value]
 

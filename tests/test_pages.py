@@ -141,7 +141,7 @@ async def test_pending_card_shows_its_place_in_line(client, fake_llm):
     await anyio.to_thread.run_sync(fake_llm.wait_for_call, running)
     waiting = job_id_of(await submit(client, prompt="a trip to the moon"))
     card = await client.get(f"/stories/jobs/{waiting}", headers=HX)
-    assert "number 1 in line" in card.text
+    assert "Number 1 in line" in card.text
     home = await client.get("/")
     assert home.text.count('hx-trigger="every 3s"') == 2  # each card polls on its own
     fake_llm.release()
@@ -264,7 +264,8 @@ async def test_deleting_a_story_removes_it_everywhere(client):
     kept = await finished_story(client)
     gone = await finished_story(client)
     response = await client.post(f"/stories/{gone}/delete")
-    assert response.status_code == 303 and response.headers["location"] == "/stories"
+    assert response.status_code == 303
+    assert response.headers["location"] == f"/stories?deleted={gone}"  # with its Undo
     assert (await client.get(f"/stories/{gone}")).status_code == 404
     assert (await client.get(f"/stories/{gone}", headers=ACCEPT_JSON)).status_code == 404
     assert f'href="/stories/{gone}"' not in (await client.get("/stories")).text
@@ -275,12 +276,14 @@ async def test_deleting_a_story_removes_it_everywhere(client):
     assert with_htmx.status_code == 200 and "was deleted" in with_htmx.text
 
 
-async def test_library_offers_delete_behind_a_confirmation(client):
+async def test_library_offers_delete_behind_a_small_menu_and_the_story_page_asks(client):
     story_id = await finished_story(client)
     page = (await client.get("/stories")).text
-    assert '<details class="confirm">' in page
+    assert '<details class="row-menu">' in page
     assert f'action="/stories/{story_id}/delete"' in page
-    assert "for good?" in page
+    story_page = (await client.get(f"/stories/{story_id}")).text
+    assert '<details class="confirm">' in story_page
+    assert "you can undo it" in story_page
 
 
 async def test_favourites_are_marked_with_one_tap_and_listed_first(client):
@@ -322,3 +325,67 @@ async def test_demo_mode_is_said_plainly(make_app):
         assert "Demo storyteller" in (await client.get("/")).text
     async with serve(make_app(), from_own_pages=True) as client:
         assert "Demo storyteller" not in (await client.get("/")).text
+
+
+async def test_a_refused_form_says_so_once_at_the_form_not_in_every_card(
+    make_app, fake_llm, db
+):
+    async with serve(make_app(queue_max=1), from_own_pages=True) as client:
+        fake_llm.hold()
+        running = job_id_of(await submit(client))
+        await anyio.to_thread.run_sync(fake_llm.wait_for_call, running)
+        await submit(client, prompt="a trip to the moon")  # waits: the queue is full now
+        refused = await submit(client, prompt="a garden that grows at night")
+        assert refused.status_code == 429
+        assert refused.text.count('class="card job-card') == 2
+        assert refused.text.count("please try again shortly") == 1
+        form = refused.text.split('id="story-form"', 1)[1].split("</form>", 1)[0]
+        assert "please try again shortly" in form
+        fake_llm.release()
+
+
+async def test_theme_and_text_size_are_in_every_pages_header(client):
+    story_id = await finished_story(client)
+    for path in ("/", "/stories", f"/stories/{story_id}"):
+        page = (await client.get(path)).text
+        header = page.split('<header class="site-header">', 1)[1].split("</header>", 1)[0]
+        assert 'action="/preferences"' in header, path
+        for theme in ("light", "dark", "night"):
+            assert f'value="{theme}" aria-label="{theme.title()} theme"' in header
+        assert f'name="next" value="{path}"' in header
+        assert 'aria-pressed="true">Dark</button>' in header  # the default, shown as chosen
+        assert ">3 of 5</output>" in header
+    response = await client.post("/preferences", data={"theme": "night", "next": "/stories"})
+    assert response.status_code == 303 and response.headers["location"] == "/stories"
+    client.cookies.update({"theme": response.cookies["theme"]})
+    page = (await client.get("/stories")).text
+    assert 'data-theme="night"' in page
+    assert '<meta name="color-scheme" content="dark">' in page
+
+
+async def test_text_size_buttons_stop_at_the_ends(client):
+    def buttons(page: str) -> tuple[str, str]:
+        smaller = re.search(r'<button[^>]*value="smaller"[^>]*>', page)[0]
+        larger = re.search(r'<button[^>]*value="larger"[^>]*>', page)[0]
+        return smaller, larger
+
+    for size, smaller_off, larger_off in (("1", True, False), ("3", False, False),
+                                          ("5", False, True)):
+        client.cookies.set("text_size", size)
+        page = (await client.get("/")).text
+        smaller, larger = buttons(page)
+        assert ("disabled" in smaller, "disabled" in larger) == (smaller_off, larger_off), size
+        assert f">{size} of 5</output>" in page
+    response = await client.post("/preferences", data={"text_size": "larger"})
+    assert response.cookies["text_size"] == "5"  # already the largest: it stays
+
+
+async def test_a_note_that_is_not_the_story_is_marked_so_it_is_never_read_aloud(make_app):
+    async with serve(make_app(storyteller="demo", demo_delay_s=0), from_own_pages=True) as client:
+        story_id = await finished_story(client)
+        page = (await client.get(f"/stories/{story_id}")).text
+    text = page.split("data-story-text>", 1)[1].split("</div>", 1)[0]
+    assert re.search(r'<p class="story-note" data-not-story>\(This story was written by the demo',
+                     text)
+    assert text.count("data-not-story") == 1
+    assert "data-wake-lock" in page and "data-voice" in page and "data-sleep" in page

@@ -72,9 +72,9 @@ async def test_pending_jobs_report_their_place_in_line(make_app, fake_llm):
         assert "position" not in positions[0]  # running
         assert [p["position"] for p in positions[1:]] == [1, 2]
         card = (await client.get(f"/stories/jobs/{waiting[1]}")).text
-        assert "number 2 in line" in card
+        assert "Number 2 in line" in card
         home = (await client.get("/")).text  # every card in progress, from one query
-        assert "number 1 in line" in home and "number 2 in line" in home
+        assert "Number 1 in line" in home and "Number 2 in line" in home
         assert (await client.get("/healthz")).json()["queue_depth"] == 2
         fake_llm.release()
 

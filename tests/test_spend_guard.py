@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -80,3 +81,42 @@ async def test_html_says_when_the_limit_resets_and_home_shows_stories_left(make_
             assert "That&#39;s all 2 stories for today. More after midnight" in page.text
             assert "one more, please" in page.text  # the input is kept for tomorrow
             assert int(page.headers["retry-after"]) > 0
+
+
+async def test_jobs_that_never_reached_the_model_give_the_day_its_story_back(make_app, db):
+    """A job put aside in line ('expired': never claimed, so never sent) does not count; one
+    that failed after a worker took it (the model may have been paid) still does."""
+    app = make_app(daily_story_limit=2, worker_concurrency=0)  # nothing claims: they wait
+    async with serve(app) as http:
+        claimed = (await post_story(http)).json()["job_id"]
+        expired = (await post_story(http)).json()["job_id"]
+        assert (await post_story(http)).status_code == 429
+        await db.execute(
+            "UPDATE story_jobs SET status = 'failed', error_text = 'interrupted',"
+            " started_at = now(), heartbeat_at = now(), claimed_by = gen_random_uuid(),"
+            " completed_at = now() WHERE id = :id", {"id": claimed},
+        )
+        await db.execute(  # what the sweeper does to a job that waited with no worker alive
+            "UPDATE story_jobs SET status = 'failed', error_text = 'expired', completed_at = now()"
+            " WHERE id = :id", {"id": expired},
+        )
+        assert "1 story left today" in (await http.get("/")).text
+        assert (await post_story(http)).status_code == 202
+        refused = await post_story(http)
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "daily_limit_reached"
+
+
+async def test_at_zero_the_form_says_so_before_typing_with_its_button_disabled(make_app):
+    app = make_app(daily_story_limit=1, worker_concurrency=0)
+    async with serve(app) as http:
+        home = (await http.get("/")).text
+        assert "limit-note" not in home
+        assert re.search(r'<button class="button primary big" type="submit">Write the story', home)
+        assert (await post_story(http)).status_code == 202
+        home = (await http.get("/")).text
+        assert "0 stories left today" in home
+        note = re.search(r'<p class="notice" id="limit-note">([^<]*)</p>', home)
+        assert note and "That&#39;s all 1 story for today. More after midnight, in" in note[1]
+        assert re.search(r'type="submit" disabled aria-describedby="limit-note">Write the story',
+                         home)

@@ -1,0 +1,187 @@
+"""The family's shelf: the library, undo, downloads, and the service worker.
+
+    GET  /stories                  the library (HTML; routes.library answers the JSON)
+    GET  /stories/deleted          recently deleted: restore any for 30 days
+    POST /stories/{id}/restore     undo a delete (htmx: the row, back in its place)
+    GET  /stories/{id}/markdown    one story as a Markdown file
+    GET  /stories/backup.zip       every story: Markdown files and stories.json
+    GET  /sw.js                    the service worker, stamped with this deploy's version
+
+The service worker is served from the site's root so that its scope is the whole site,
+with `Cache-Control: no-cache` so a browser always asks whether it changed. Its version
+is a hash of the static files, so every deploy that changes them installs a new worker,
+which replaces the old caches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from app.backup import export_zip, markdown_name, story_markdown
+from app.errors import NotFound
+from app.jobs import DELETED_KEEP_S, StoredStory, StorySummary
+from app.storytellers import clean_text
+from app.web import (
+    STATIC_DIR,
+    VARY,
+    is_htmx,
+    local_path,
+    parse_form,
+    parse_id,
+    read_body,
+    render,
+    services_of,
+)
+
+LIBRARY_SEARCH_MAX_CHARS = 100
+LIBRARY_PAGES_MAX = 10_000
+DELETED_KEEP_DAYS = DELETED_KEEP_S // (24 * 3600)
+# What the service worker keeps from the first visit on (the app shell): every static file
+# a page may need, but not the worker's own source.
+SHELL_SUFFIXES = (".css", ".js", ".svg", ".png", ".html", ".webmanifest")
+SERVICE_WORKER = "sw.js"
+
+
+def parse_page(raw: str) -> int:
+    """?page=N: 1 unless it is a sensible page number."""
+    if raw.isascii() and raw.isdecimal() and len(raw) <= 5 and 1 <= int(raw) <= LIBRARY_PAGES_MAX:
+        return int(raw)
+    return 1
+
+
+def summary_of(story: StoredStory) -> StorySummary:
+    """A story as a library row shows it."""
+    request = story.request
+    return StorySummary(
+        id=story.id, job_id=story.job_id, title=story.title, child_name=request.child_name,
+        created_at=story.created_at, favourite=story.favourite, prompt=request.prompt,
+        age=request.age, length=request.length, words=len(story.body.split()),
+        sequel_of=request.sequel_of, sequel_of_title=story.sequel_of_title,
+    )
+
+
+async def library_page(request: Request) -> Response:
+    """The library: search, favourites first, 50 stories a page ("More stories" adds the
+    next 50 in place with htmx, or opens the next page without JavaScript)."""
+    store = services_of(request).store
+    search = clean_text(request.query_params.get("q", "")).strip()[:LIBRARY_SEARCH_MAX_CHARS]
+    page = parse_page(request.query_params.get("page", ""))
+    shelf = await store.library(search, page=page)
+    more_query = {"q": search, "page": page + 1} if search else {"page": page + 1}
+    context: dict[str, object] = {
+        "stories": shelf.stories,
+        "search": search,
+        "page": page,
+        "more_url": f"/stories?{urlencode(more_query)}" if shelf.more else None,
+    }
+    if is_htmx(request):
+        template = "_library_rows.html" if page > 1 else "_library_list.html"
+        return render(request, template, context, headers=VARY)
+    # After a delete without JavaScript: the story's Undo, at the top of the library.
+    deleted: dict[str, object] | None = None
+    raw_deleted = request.query_params.get("deleted", "")
+    if raw_deleted.isascii() and raw_deleted.isdecimal() and len(raw_deleted) <= 19:
+        title = await store.deleted_story_title(int(raw_deleted))
+        if title is not None:
+            deleted = {"id": int(raw_deleted), "title": title}
+    context |= {
+        "page_title": "Library",
+        "deleted_count": await store.count_recently_deleted(),
+        "just_deleted": deleted,
+    }
+    return render(request, "library.html", context, headers=VARY)
+
+
+async def recently_deleted(request: Request) -> Response:
+    stories = await services_of(request).store.recently_deleted()
+    context = {"page_title": "Recently deleted", "stories": stories,
+               "keep_days": DELETED_KEEP_DAYS}
+    return render(request, "deleted.html", context, headers=VARY)
+
+
+async def restore(request: Request) -> Response:
+    """Undo a delete. A second tap finds the story back already: the same answer."""
+    story_id = parse_id(request.path_params["story_id"])
+    form = await parse_form(request, await read_body(request))
+    store = services_of(request).store
+    await store.restore_story(story_id)
+    story = await store.get_story(story_id)
+    if story is None:
+        raise NotFound("That story cannot be brought back any more.")
+    if is_htmx(request):
+        return render(request, "_library_row.html", {"story": summary_of(story)}, headers=VARY)
+    back = local_path(str(form.get("next") or ""), f"/stories/{story_id}")
+    return RedirectResponse(back, status_code=303)
+
+
+async def story_markdown_file(request: Request) -> Response:
+    story = await services_of(request).store.get_story(parse_id(request.path_params["story_id"]))
+    if story is None:
+        raise NotFound("There is no story with that number.")
+    timezone = request.app.state.settings.tz
+    return Response(
+        story_markdown(story, timezone),
+        media_type="text/markdown",
+        headers={"Content-Disposition": f'attachment; filename="{markdown_name(story, timezone)}"'},
+    )
+
+
+async def backup_zip(request: Request) -> Response:
+    """Every story on the shelf, as `python -m app export` writes it."""
+    timezone = request.app.state.settings.tz
+    data = await export_zip(services_of(request).store, timezone)
+    name = f"bedtime-stories-{datetime.now(timezone):%Y-%m-%d}.zip"
+    return Response(data, media_type="application/zip", headers={
+        "Content-Disposition": f'attachment; filename="{name}"',
+        "Cache-Control": "no-store",
+    })
+
+
+def static_version(static_dir: Path = STATIC_DIR) -> str:
+    """A hash of every static file (names and contents): changes whenever a deploy does."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in static_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(static_dir).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def shell_urls(static_dir: Path = STATIC_DIR) -> list[str]:
+    """The app shell the service worker keeps: the static files a page may need."""
+    return sorted(
+        "/static/" + path.relative_to(static_dir).as_posix()
+        for path in static_dir.rglob("*")
+        if path.is_file() and path.suffix in SHELL_SUFFIXES and path.name != SERVICE_WORKER
+    )
+
+
+def service_worker_source(static_dir: Path = STATIC_DIR) -> str:
+    """static/sw.js with its version and shell filled in."""
+    source = (static_dir / SERVICE_WORKER).read_text()
+    return source.replace('"__VERSION__"', json.dumps(static_version(static_dir))).replace(
+        '["__SHELL__"]', json.dumps(shell_urls(static_dir))
+    )
+
+
+def shelf_routes() -> list[Route]:
+    worker_source = service_worker_source()  # once per app: the files change only by deploy
+
+    async def service_worker(request: Request) -> Response:
+        return Response(worker_source, media_type="text/javascript",
+                        headers={"Cache-Control": "no-cache"})
+
+    return [
+        Route("/sw.js", service_worker, methods=["GET"]),
+        Route("/stories/deleted", recently_deleted, methods=["GET"]),
+        Route("/stories/backup.zip", backup_zip, methods=["GET"]),
+        Route("/stories/{story_id}/restore", restore, methods=["POST"]),
+        Route("/stories/{story_id}/markdown", story_markdown_file, methods=["GET"]),
+    ]

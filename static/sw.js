@@ -1,0 +1,99 @@
+/* The service worker: keeps the app shell, and every story page the family has opened, on
+   this device, so a story read before opens with the Wi-Fi off. Plain JavaScript, no
+   library. Served as /sw.js (so its scope is the whole site) by app/shelf.py, which fills
+   in VERSION (a hash of the static files: a deploy that changes them installs a new worker,
+   which drops the old shell) and SHELL (the static files to keep).
+
+   What it keeps, and how:
+   - the shell (/static/...): cached at install, answered from the cache;
+   - story pages (/stories/123): from the network whenever it answers (and kept, fresh,
+     for later); from the cache when it does not; a story deleted meanwhile (404) is
+     forgotten. Kept across deploys, so yesterday's story stays readable;
+   - any other page (home, library, a job): always the network; with none, the calm
+     offline page, which lists the stories this device can still open.
+   Never kept: anything but a GET (the story form, favourites, deletes), htmx requests
+   (job cards and their polls, searches), job pages, downloads, the login. */
+"use strict";
+
+var VERSION = "__VERSION__";
+var SHELL = ["__SHELL__"];
+var SHELL_CACHE = "bedtime-shell-" + VERSION;
+var STORIES_CACHE = "bedtime-stories-v1";
+var OFFLINE_PAGE = "/static/offline.html";
+var STORY_PAGE = /^\/stories\/\d+$/;
+
+self.addEventListener("install", function (event) {
+  event.waitUntil(
+    caches.open(SHELL_CACHE)
+      .then(function (cache) { return cache.addAll(SHELL); })
+      .then(function () { return self.skipWaiting(); })
+  );
+});
+
+self.addEventListener("activate", function (event) {
+  event.waitUntil(
+    caches.keys()
+      .then(function (names) {
+        return Promise.all(names.filter(function (name) {
+          return name.indexOf("bedtime-shell-") === 0 && name !== SHELL_CACHE;
+        }).map(function (name) { return caches.delete(name); }));
+      })
+      .then(function () { return self.clients.claim(); })
+  );
+});
+
+function offlinePage() {
+  return caches.match(OFFLINE_PAGE, { cacheName: SHELL_CACHE }).then(function (page) {
+    return page || new Response("You are offline. Please try again when the connection is back.", {
+      status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" }
+    });
+  });
+}
+
+function fromShell(request) {
+  return caches.match(request, { cacheName: SHELL_CACHE }).then(function (kept) {
+    return kept || fetch(request);
+  });
+}
+
+function storyPage(event, url) {
+  var key = url.origin + url.pathname;  // one copy per story, whatever the query string
+  return fetch(event.request).then(function (response) {
+    var type = response.headers.get("Content-Type") || "";
+    var cacheControl = response.headers.get("Cache-Control") || "";
+    if (response.ok && !response.redirected && type.indexOf("text/html") === 0 &&
+        cacheControl.indexOf("no-store") === -1) {
+      var copy = response.clone();
+      event.waitUntil(caches.open(STORIES_CACHE).then(function (cache) {
+        return cache.put(key, copy);
+      }));
+    } else if (response.status === 404) {
+      event.waitUntil(caches.open(STORIES_CACHE).then(function (cache) {
+        return cache.delete(key);
+      }));
+    }
+    return response;
+  }).catch(function () {
+    return caches.open(STORIES_CACHE)
+      .then(function (cache) { return cache.match(key, { ignoreVary: true }); })
+      .then(function (kept) { return kept || offlinePage(); });
+  });
+}
+
+self.addEventListener("fetch", function (event) {
+  var request = event.request;
+  if (request.method !== "GET") return;
+  var url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  if (request.headers.get("HX-Request")) return;
+  if (url.pathname.indexOf("/static/") === 0) {
+    event.respondWith(fromShell(request));
+    return;
+  }
+  if (request.mode !== "navigate") return;
+  if (STORY_PAGE.test(url.pathname)) {
+    event.respondWith(storyPage(event, url));
+    return;
+  }
+  event.respondWith(fetch(request).catch(offlinePage));
+});

@@ -1,0 +1,64 @@
+"""Stories put on the shelf directly, as the worker leaves them, for the shelf's tests.
+
+    story_id = await shelve(store, "owl", title="Hoot", prompt="a sleepy owl", child_name="Mia")
+    await shelve_many(db, 3000, rare_word="owl", every=500)
+"""
+
+from __future__ import annotations
+
+from databases import Database
+
+from app.jobs import JobStore
+from app.storytellers import Story, StoryRequest
+
+
+async def shelve(
+    store: JobStore,
+    key: str,
+    *,
+    title: str = "A Story",
+    prompt: str = "a kind moon",
+    child_name: str | None = None,
+    age: int | None = None,
+    length: str = "medium",
+    body: str = "Once upon a time. The end.",
+    sequel_of: int | None = None,
+) -> int:
+    """A completed job and its story; the story's id."""
+    request = StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
+                           sequel_of=sequel_of, previously="before" if sequel_of else None)
+    job = await store.create(key, key, request)
+    assert job is not None
+    await store.db.execute(
+        "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
+        " claimed_by = gen_random_uuid() WHERE id = :id", {"id": job.id},
+    )
+    story_id = await store.insert_story(job.id, Story(title=title, body=body, model="m"))
+    assert await store.complete(job.id, story_id)
+    return story_id
+
+
+async def shelve_many(db: Database, count: int, *, rare_word: str = "", every: int = 0) -> None:
+    """`count` stories at once (a year of bedtimes), each a minute older than the last;
+    every `every`-th one is about `rare_word`, the others about sheep."""
+    await db.execute(
+        "INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, length,"
+        "                        status, created_at, started_at, heartbeat_at, claimed_by)"
+        " SELECT 'bulk-' || n, 'h',"
+        "        CASE WHEN :every > 0 AND n % :every = 0 THEN 'a story about ' || :rare_word"
+        "             ELSE 'counting sheep ' || n END,"
+        "        'Child' || (n % 7), 'short', 'running', now() - make_interval(mins => n),"
+        "        now(), now(), gen_random_uuid()"
+        "   FROM generate_series(1, :count) AS n",
+        {"count": count, "every": every, "rare_word": rare_word},
+    )
+    await db.execute(
+        "INSERT INTO stories (job_id, title, body, model, created_at)"
+        " SELECT id, 'Night ' || id, 'Once upon a time there was a field of sheep.', 'm',"
+        "        created_at"
+        "   FROM story_jobs WHERE status = 'running' AND idempotency_key LIKE 'bulk-%'"
+    )
+    await db.execute(
+        "UPDATE story_jobs j SET status = 'completed', story_id = s.id, completed_at = now()"
+        "  FROM stories s WHERE s.job_id = j.id AND j.status = 'running'"
+    )

@@ -1,0 +1,538 @@
+"""From the tap to sleep, in a real browser (issue 11): the new card comes into view and
+takes the focus, the title says when the story is ready (with an optional chime), no page
+is wider than the screen, theme and text size from every page, the screen kept on while
+reading, read aloud only with a voice and never the demo's note, the bar moving smoothly
+and never backwards, and the day's limit said before anyone types.
+
+Debian's chromium through Playwright (tests/browser.py), at the tablet and phone sizes of
+tests/test_browser.py, with JavaScript on and off, signed in and not. Each app runs the
+demo storyteller on a database of its own; screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from app.config import Settings
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.conftest import TEMPLATE_DB, with_database
+from tests.test_browser import (
+    ARTIFACTS,
+    STORY_WAIT_MS,
+    VIEWPORTS,
+    Watched,
+    admin,
+    open_reading_menu,
+    overflows,
+)
+
+pytestmark = needs_chromium
+
+PASSWORD = "moonbeam"
+WIDTHS = (320, 390, 820, 1366)
+READY_TITLE = re.compile(r"^Your story is ready")
+# Every note of the chime, and whether its AudioContext was allowed to run.
+COUNT_NOTES = """
+  const start = OscillatorNode.prototype.start;
+  window.__notes = 0;
+  OscillatorNode.prototype.start = function (...args) {
+    if (this.context.state === "running") window.__notes += 1;
+    return start.apply(this, args);
+  };
+"""
+# Script errors and CSP violations reach the console, where Watched collects them.
+REPORT_CSP = (
+    "document.addEventListener('securitypolicyviolation', e => "
+    "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI))"
+)
+# Headless Chromium has no voices: two made-up ones, and a synthesizer that "speaks" each
+# utterance for 120 ms, noting its text, voice, volume and the paragraph lit meanwhile.
+SPEECH_STUB = """
+  const voices = [
+    {name: "Calm (English)", lang: "en-GB", voiceURI: "calm", localService: true},
+    {name: "Bright, a voice with a very long name indeed (English, United States)",
+     lang: "en-US", voiceURI: "bright", localService: false},
+  ];
+  Object.defineProperty(SpeechSynthesisUtterance.prototype, "voice", {
+    configurable: true, get() { return this.__voice || null; }, set(v) { this.__voice = v; },
+  });
+  const synth = window.speechSynthesis;
+  let current = null;
+  let timer = 0;
+  window.__spoken = [];
+  synth.getVoices = () => voices.slice();
+  synth.speak = (utterance) => {
+    current = utterance;
+    setTimeout(() => {
+      utterance.dispatchEvent(new Event("start"));
+      const lit = document.querySelector(".is-reading");
+      window.__spoken.push({text: utterance.text, volume: utterance.volume,
+                            voice: utterance.voice && utterance.voice.voiceURI,
+                            lit: lit && lit.textContent.trim()});
+      timer = setTimeout(() => {
+        if (current !== utterance) return;
+        current = null;
+        utterance.dispatchEvent(new Event("end"));
+      }, 120);
+    }, 10);
+  };
+  synth.cancel = () => {
+    clearTimeout(timer);
+    const utterance = current;
+    current = null;
+    if (utterance) utterance.dispatchEvent(new Event("error"));
+  };
+  synth.pause = () => {};
+  synth.resume = () => {};
+"""
+
+
+@contextlib.contextmanager
+def app_of_its_own(pg_url: str, data_dir: Path, **overrides: object) -> Iterator[str]:
+    name = f"bedtime_{uuid.uuid4().hex[:12]}"
+    admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+    settings = Settings(
+        database_url=with_database(pg_url, name),
+        data_dir=data_dir,
+        storyteller="demo",
+        shutdown_grace_s=2,
+        **{"demo_delay_s": 1.5, **overrides},
+    )
+    try:
+        with served_over_http(settings) as url:
+            yield url
+    finally:
+        admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module")
+def open_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """No household password: nobody signs in (loopback)."""
+    with app_of_its_own(pg_url, tmp_path_factory.mktemp("open"), allow_open=True) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def household(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """With a household password: every page but /login needs signing in."""
+    data_dir = tmp_path_factory.mktemp("household")
+    with app_of_its_own(pg_url, data_dir, household_password=PASSWORD) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def slow_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Stories that take 12 s to write, for watching the bar (two at once: none waits)."""
+    data_dir = tmp_path_factory.mktemp("slow")
+    with app_of_its_own(pg_url, data_dir, allow_open=True, demo_delay_s=12,
+                        worker_concurrency=2) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def limited_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One story a day, and no worker (the one job waits)."""
+    data_dir = tmp_path_factory.mktemp("limited")
+    with app_of_its_own(pg_url, data_dir, allow_open=True, daily_story_limit=1,
+                        worker_concurrency=0) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """Pages in fresh browser contexts (closed however the test ends), each watched for
+    console errors, CSP violations, failed loads and off-site requests."""
+    opened = []
+
+    def open_one(url: str, viewport: str = "phone", **options) -> Watched:
+        opened.append(browser.new_context(viewport=VIEWPORTS[viewport], **options))
+        watched = Watched(opened[-1], url)
+        watched.page.add_init_script(REPORT_CSP)
+        return watched
+
+    yield open_one
+    for context in opened:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def open_story(browser, open_app) -> str:
+    """The path of one finished story on the open app."""
+    context = browser.new_context(viewport=VIEWPORTS["tablet"])
+    try:
+        page = context.new_page()
+        page.goto(open_app + "/")
+        card = write(page, "a moth who loves the moon")
+        link = card.get_by_role("link", name="Read the story")
+        link.wait_for(timeout=STORY_WAIT_MS)
+        return link.get_attribute("href")
+    finally:
+        context.close()
+
+
+def sign_in(page, url: str) -> None:
+    page.goto(url + "/login")
+    page.fill("#password", PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(url + "/")
+
+
+def write(page, prompt: str):
+    """Tap "Write the story" for this prompt; its card once it is in #jobs."""
+    page.fill("#prompt", prompt)
+    page.get_by_role("button", name="Write the story").click()
+    card = page.locator("#jobs .job-card", has_text=prompt).first
+    card.wait_for(state="attached")
+    return card
+
+
+def in_view(page, locator) -> bool:
+    box = locator.bounding_box()
+    size = page.viewport_size
+    return box is not None and 0 <= box["y"] and box["y"] + min(box["height"], 120) <= size[
+        "height"]
+
+
+# -- After the tap ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("signed_in", [False, True], ids=["open", "signed-in"])
+def test_the_new_card_comes_into_view_takes_focus_and_the_title_says_when_ready(
+    open_page, open_app, household, viewport, signed_in
+):
+    url = household if signed_in else open_app
+    watched = open_page(url, viewport)
+    page = watched.page
+    page.add_init_script(COUNT_NOTES)
+    if signed_in:
+        sign_in(page, url)
+    page.goto(url + "/")
+    chime = page.get_by_label("A soft chime when a story is ready")
+    expect(chime).not_to_be_checked()  # off unless turned on
+    chime.check()  # plays it once, so a parent hears how soft it is
+
+    card = write(page, f"a sleepy otter ({viewport})")
+    expect(card).to_be_focused()
+    expect(card).to_be_in_viewport()
+    assert card.get_attribute("tabindex") == "-1"
+    expect(page.get_by_role("status").filter(has_text="Story requested")).to_have_count(1)
+    mode = "signed-in" if signed_in else "open"
+    page.screenshot(path=str(ARTIFACTS / f"{viewport}-{mode}-after-the-tap.png"))
+
+    # Finished through the card's own polling: the title says so, and the chime plays.
+    card.get_by_role("link", name="Read the story").wait_for(timeout=STORY_WAIT_MS)
+    expect(page).to_have_title(READY_TITLE)
+    expect(page.get_by_role("status").filter(has_text="Your story is ready")).to_have_count(1)
+    assert page.evaluate("window.__notes") == 4  # two notes on turning it on, two when ready
+    assert page.url == url + "/"
+
+    page.reload()
+    expect(chime).to_be_checked()  # remembered
+    expect(page).not_to_have_title(READY_TITLE)
+    assert watched.problems == []
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("signed_in", [False, True], ids=["open", "signed-in"])
+def test_without_javascript_the_new_story_opens_in_view_and_its_title_says_when_ready(
+    open_page, open_app, household, viewport, signed_in
+):
+    url = household if signed_in else open_app
+    watched = open_page(url, viewport, java_script_enabled=False)
+    page = watched.page
+    if signed_in:
+        sign_in(page, url)
+    page.goto(url + "/")
+    assert page.locator("[data-chime-setting]").is_hidden()  # needs the script
+    page.fill("#prompt", "a hedgehog who hums")
+    page.get_by_role("button", name="Write the story").click()
+    page.wait_for_url(re.compile(r"/stories/jobs/\d+$"))
+    card = page.locator(".job-card")
+    assert in_view(page, card)
+    page.get_by_role("link", name="Read the story").wait_for(timeout=STORY_WAIT_MS)
+    expect(page).to_have_title(READY_TITLE)
+    assert in_view(page, page.get_by_role("link", name="Read the story"))
+    assert not overflows(page)
+    assert watched.problems == []
+
+
+# -- Fixes: never wider than the screen --------------------------------------------------
+
+
+@pytest.mark.parametrize("signed_in", [False, True], ids=["open", "signed-in"])
+def test_no_page_is_wider_than_the_screen(open_page, open_app, household, signed_in):
+    url = household if signed_in else open_app
+    watched = open_page(url, "phone")
+    page = watched.page
+    if signed_in:
+        sign_in(page, url)
+        assert page.get_by_role("button", name="Sign out").is_visible()
+    page.goto(url + "/")
+    card = write(page, "a kite that naps on clouds")
+    job_path = f"/stories/jobs/{card.get_attribute('id').removeprefix('job-')}"
+    link = card.get_by_role("link", name="Read the story")
+    link.wait_for(timeout=STORY_WAIT_MS)
+    paths = ["/", job_path, link.get_attribute("href"), "/stories"]
+
+    found = []
+    for text_size in ("3", "5"):
+        page.context.add_cookies([{"name": "text_size", "value": text_size, "url": url}])
+        for path in paths:
+            page.goto(url + path)
+            for width in WIDTHS:
+                page.set_viewport_size({"width": width, "height": 844})
+                if overflows(page):
+                    found.append(f"{path} at {width}px, text size {text_size}")
+                if width == 320:  # the menu's panel fits the narrowest phone too
+                    open_reading_menu(page)
+                    if overflows(page):
+                        found.append(f"{path} at 320px with the menu open")
+                    page.keyboard.press("Escape")
+                    expect(page.locator("details[data-reading-menu]")).not_to_have_attribute(
+                        "open", "")
+        page.set_viewport_size(VIEWPORTS["phone"])
+    page.context.add_cookies([{"name": "text_size", "value": "3", "url": url}])
+    page.goto(url + "/")
+    watched.shot(f"phone-{'signed-in' if signed_in else 'open'}-home-header")
+
+    if not signed_in:  # the household's sign-in page, before signing in
+        signing_in = open_page(household, "phone")
+        signing_in.page.goto(household + "/")
+        signing_in.page.wait_for_url(re.compile(r"/login"))
+        for width in WIDTHS:
+            signing_in.page.set_viewport_size({"width": width, "height": 844})
+            if overflows(signing_in.page):
+                found.append(f"/login at {width}px")
+        assert signing_in.problems == []
+    assert found == []
+    assert watched.problems == []
+
+
+# -- Reading at night ----------------------------------------------------------------------
+
+
+def test_theme_and_text_size_from_the_header_and_the_size_stops_at_each_end(
+    open_page, open_app, open_story
+):
+    watched = open_page(open_app, "phone")
+    page = watched.page
+    page.goto(open_app + "/stories")
+    open_reading_menu(page)
+    smaller = page.get_by_role("button", name="Smaller text")
+    larger = page.get_by_role("button", name="Larger text")
+    size_now = page.locator("[data-text-size-now]")
+    expect(size_now).to_have_text("3 of 5")
+    for expected in ("4 of 5", "5 of 5"):
+        larger.click()
+        expect(size_now).to_have_text(expected)
+    expect(larger).to_be_disabled()
+    expect(smaller).to_be_focused()  # the keyboard keeps its place at the end
+    for expected in ("4 of 5", "3 of 5", "2 of 5", "1 of 5"):
+        smaller.click()
+        expect(size_now).to_have_text(expected)
+    expect(smaller).to_be_disabled()
+    expect(larger).to_be_enabled()
+
+    page.get_by_role("button", name="Night theme").click()
+    expect(page.locator("html")).to_have_attribute("data-theme", "night")
+    expect(page.get_by_role("button", name="Night theme")).to_have_attribute(
+        "aria-pressed", "true")
+    expect(page.get_by_role("button", name="Dark theme")).to_have_attribute(
+        "aria-pressed", "false")
+    page.goto(open_app + open_story)  # remembered on every page, shown by the server
+    expect(page.locator("html")).to_have_attribute("data-text-size", "1")
+    expect(page.locator("html")).to_have_attribute("data-theme", "night")
+    open_reading_menu(page)
+    expect(smaller).to_be_disabled()
+    watched.shot("phone-js-story-night")
+    page.keyboard.press("Escape")
+    expect(page.locator("details[data-reading-menu] > summary")).to_be_focused()
+    assert watched.problems == []
+
+
+def test_without_javascript_the_size_buttons_post_and_stop_at_the_end(open_page, open_app):
+    watched = open_page(open_app, "tablet", java_script_enabled=False)
+    page = watched.page
+    page.context.add_cookies([{"name": "text_size", "value": "4", "url": open_app}])
+    page.goto(open_app + "/stories")
+    open_reading_menu(page)
+    page.get_by_role("button", name="Larger text").click()  # a plain form post
+    page.wait_for_url(open_app + "/stories")
+    expect(page.locator("html")).to_have_attribute("data-text-size", "5")
+    open_reading_menu(page)
+    expect(page.locator("[data-text-size-now]")).to_have_text("5 of 5")
+    expect(page.get_by_role("button", name="Larger text")).to_be_disabled()
+    page.get_by_role("button", name="Night theme").click()
+    page.wait_for_url(open_app + "/stories")
+    expect(page.locator("html")).to_have_attribute("data-theme", "night")
+    watched.shot("tablet-nojs-library-night")
+    assert watched.problems == []
+
+
+def test_the_screen_stays_on_while_a_story_is_open_for_30_minutes(
+    open_page, open_app, open_story
+):
+    watched = open_page(open_app, "tablet")
+    page = watched.page
+    page.clock.install()
+    page.goto(open_app + open_story)
+    keep_on = page.get_by_role("button", name="Keep the screen on")
+    expect(keep_on).to_have_attribute("aria-pressed", "true")  # on by default
+    page.clock.fast_forward("30:01")
+    expect(keep_on).to_have_attribute("aria-pressed", "false")  # let go after 30 minutes
+    keep_on.click()
+    expect(keep_on).to_have_attribute("aria-pressed", "true")  # another 30
+    keep_on.click()
+    expect(keep_on).to_have_attribute("aria-pressed", "false")
+    page.reload()
+    expect(keep_on).to_have_attribute("aria-pressed", "false")  # turned off: remembered
+    keep_on.click()
+    expect(keep_on).to_have_attribute("aria-pressed", "true")
+    assert watched.problems == []
+
+
+def test_read_aloud_is_not_offered_without_a_voice(open_page, open_app, open_story):
+    watched = open_page(open_app, "phone")
+    page = watched.page
+    page.goto(open_app + open_story)
+    assert page.evaluate("speechSynthesis.getVoices().length") == 0  # headless Chromium
+    page.get_by_role("button", name="Keep the screen on").wait_for()  # the script ran
+    expect(page.locator("[data-read-aloud]")).to_be_hidden()
+    assert watched.problems == []
+
+
+def test_read_aloud_reads_the_story_not_the_note_following_along_with_a_sleep_timer(
+    open_page, open_app, open_story
+):
+    watched = open_page(open_app, "phone")
+    page = watched.page
+    page.add_init_script(SPEECH_STUB)
+    page.clock.install()
+    page.goto(open_app + open_story)
+    voice = page.get_by_label("Voice")
+    expect(voice.locator("option")).to_have_count(2)
+    voice.select_option("bright")
+    page.reload()
+    expect(voice).to_have_value("bright")  # remembered
+    page.set_viewport_size({"width": 320, "height": 700})
+    assert not overflows(page)
+    watched.shot("phone-js-story-read-aloud")
+
+    title = page.locator("article h1").inner_text().strip()
+    paragraphs = [p.strip() for p in page.locator("[data-story-text] p").all_inner_texts()]
+    story = [p for p in paragraphs if not p.startswith("(")]
+    assert len(story) == len(paragraphs) - 1  # the demo's note is there, on the page
+
+    page.get_by_role("button", name="Read aloud").click()
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    expect(page.get_by_role("button", name="Read aloud")).to_be_visible(timeout=10_000)
+    spoken = page.evaluate("window.__spoken")
+    assert [s["text"] for s in spoken] == [title, *story]  # never the note
+    assert all(s["lit"] == s["text"] for s in spoken)  # each paragraph lit while read
+    assert {s["voice"] for s in spoken} == {"bright"}
+    assert page.locator(".is-reading").count() == 0
+
+    # The sleep timer: the story again until the time is up, softer in the last minute.
+    page.evaluate("window.__spoken = []")
+    page.get_by_label("Sleep timer").select_option("10")
+    page.get_by_role("button", name="Read aloud").click()
+    page.clock.fast_forward("09:40")
+    page.clock.run_for(len(story) * 150 + 4000)  # to the end, a breath, and on again
+    page.clock.fast_forward("00:30")
+    expect(page.get_by_role("button", name="Read aloud")).to_be_visible(timeout=10_000)
+    spoken = page.evaluate("window.__spoken")
+    volumes = [s["volume"] for s in spoken]
+    assert len(spoken) > len(story) + 1  # it went on past the end of the story
+    assert volumes[0] == pytest.approx(0.8)
+    assert 0 < volumes[-1] < 0.4  # faded
+    assert volumes == sorted(volumes, reverse=True)
+    assert watched.problems == []
+
+
+# -- The bar --------------------------------------------------------------------------------
+
+# Samples the bar of the card named window.__card every 50 ms, with the number of its
+# polls answered (and swapped in) so far; data-polled once there have been three.
+WATCH_THE_BAR = """
+  window.__bar = [];
+  let polls = 0;
+  const bar = () => window.__card && document.querySelector(`#${window.__card} progress`);
+  document.addEventListener("htmx:afterRequest", (event) => {
+    if (event.detail.requestConfig.verb !== "get" || !bar()) return;
+    polls += 1;
+    if (polls >= 3) document.documentElement.dataset.polled = "";
+  });
+  setInterval(() => { if (bar()) window.__bar.push([polls, bar().value]); }, 50);
+"""
+
+
+@pytest.mark.parametrize("motion", ["no-preference", "reduce"])
+def test_the_bar_moves_smoothly_between_polls_and_never_backwards(
+    open_page, slow_app, motion
+):
+    watched = open_page(slow_app, "tablet", reduced_motion=motion)
+    page = watched.page
+    page.add_init_script(WATCH_THE_BAR)
+    page.goto(slow_app + "/")
+    card = write(page, f"a snail's slow parade ({motion})")
+    page.evaluate("id => { window.__card = id; }", card.get_attribute("id"))
+    card.locator("progress").wait_for()
+    page.locator("html[data-polled]").wait_for(timeout=15_000)
+    samples = page.evaluate("window.__bar")
+    values = [value for _, value in samples]
+    assert values == sorted(values), "the bar moved backwards"
+    assert max(values) <= 99
+    by_poll: dict[int, set[float]] = {}
+    for polls, value in samples:
+        by_poll.setdefault(polls, set()).add(value)
+    between = [len(by_poll.get(polls, ())) for polls in (1, 2)]  # whole intervals
+    if motion == "reduce":
+        assert between == [1, 1], by_poll  # still between polls
+    else:
+        assert min(between) >= 4, by_poll  # moving between polls
+    assert watched.problems == []
+
+
+# -- The day's limit before typing ---------------------------------------------------------
+
+
+def test_at_zero_left_the_form_says_so_with_its_button_disabled(open_page, limited_app):
+    watched = open_page(limited_app, "phone")
+    page = watched.page
+    page.goto(limited_app + "/")
+    button = page.get_by_role("button", name="Write the story")
+    expect(page.get_by_text("1 story left today")).to_be_visible()
+    expect(button).to_be_enabled()
+    write(page, "a quiet library of clouds")
+    # The form comes back (out of band) with the news, before anyone types again.
+    note = page.locator("#limit-note")
+    expect(note).to_contain_text("That's all 1 story for today. More after midnight, in")
+    expect(button).to_be_disabled()
+    expect(page.get_by_text("0 stories left today")).to_be_visible()
+    watched.shot("phone-js-home-limit")
+
+    without_js = open_page(limited_app, "phone", java_script_enabled=False)
+    without_js.page.goto(limited_app + "/")
+    expect(without_js.page.locator("#limit-note")).to_be_visible()
+    expect(without_js.page.get_by_role("button", name="Write the story")).to_be_disabled()
+    assert without_js.page.locator(".job-card .notice").count() == 0  # said once, at the form
+    assert watched.problems == [] and without_js.problems == []
