@@ -58,3 +58,16 @@ def served_over_http(settings: Settings) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+@contextlib.contextmanager
+def launched_chromium() -> Iterator[object]:
+    """Debian's Chromium, headless, through Playwright (never a downloaded browser)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

@@ -27,12 +27,14 @@ async def shelve(
     """A completed job and its story; the story's id."""
     request = StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
                            sequel_of=sequel_of, previously="before" if sequel_of else None)
-    job = await store.create(key, key, request)
-    assert job is not None
-    await store.db.execute(
-        "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
-        " claimed_by = gen_random_uuid() WHERE id = :id", {"id": job.id},
-    )
+    # One transaction: a running app's worker never sees the job pending, so never runs it.
+    async with store.db.transaction():
+        job = await store.create(key, key, request)
+        assert job is not None
+        await store.db.execute(
+            "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
+            " claimed_by = gen_random_uuid() WHERE id = :id", {"id": job.id},
+        )
     story_id = await store.insert_story(job.id, Story(title=title, body=body, model="m"))
     assert await store.complete(job.id, story_id)
     return story_id

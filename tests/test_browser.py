@@ -20,7 +20,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from app.config import Settings
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.browser import (
+    launched_chromium,
+    needs_chromium,
+    served_over_http,
+)
 from tests.conftest import TEMPLATE_DB, _admin, with_database
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
@@ -64,13 +68,9 @@ def live_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 class Watched:

@@ -21,7 +21,11 @@ import pytest
 from playwright.sync_api import expect
 
 from app.config import Settings
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.browser import (
+    launched_chromium,
+    needs_chromium,
+    served_over_http,
+)
 from tests.conftest import TEMPLATE_DB, with_database
 from tests.test_browser import (
     ARTIFACTS,
@@ -147,13 +151,9 @@ def limited_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture

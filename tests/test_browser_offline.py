@@ -17,7 +17,11 @@ import pytest
 from databases import Database
 
 from app.config import Settings
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.browser import (
+    launched_chromium,
+    needs_chromium,
+    served_over_http,
+)
 from tests.conftest import TEMPLATE_DB, with_database
 from tests.shelving import shelve_many
 from tests.test_browser import ARTIFACTS, STORY_WAIT_MS, VIEWPORTS, admin, overflows, request_story
@@ -66,13 +70,9 @@ def live_url(live_database: str, tmp_path_factory: pytest.TempPathFactory) -> It
 
 @pytest.fixture
 def browser():
-    from playwright.sync_api import sync_playwright
-
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with launched_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 def shot(page, name: str) -> None:

@@ -5,22 +5,10 @@ from __future__ import annotations
 import pytest
 
 from app.jobs import JobStore
-from app.storytellers import Story, StoryRequest
+from app.storytellers import StoryRequest
+from tests.shelving import shelve
 
 pytestmark = pytest.mark.anyio
-
-
-async def shelve(store: JobStore, key: str, title: str, child_name: str | None = None) -> int:
-    """A completed job and its story, as the worker leaves them."""
-    job = await store.create(key, key, StoryRequest(prompt="a kind moon", child_name=child_name))
-    assert job is not None
-    await store.db.execute(
-        "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
-        " claimed_by = gen_random_uuid() WHERE id = :id", {"id": job.id},
-    )
-    story_id = await store.insert_story(job.id, Story(title=title, body="Once.", model="m"))
-    assert await store.complete(job.id, story_id)
-    return story_id
 
 
 async def test_migration_adds_the_shelf_columns(db):
@@ -36,7 +24,7 @@ async def test_migration_adds_the_shelf_columns(db):
 
 async def test_a_deleted_story_is_gone_but_its_job_still_points_at_it(db):
     store = JobStore(db)
-    story_id = await shelve(store, "k1", "The Moon")
+    story_id = await shelve(store, "k1", title="The Moon")
     assert await store.delete_story(story_id) is True
     assert await store.delete_story(story_id) is False  # already off the shelf
     assert await store.get_story(story_id) is None
@@ -49,8 +37,8 @@ async def test_a_deleted_story_is_gone_but_its_job_still_points_at_it(db):
 
 async def test_search_is_literal_and_matches_title_or_child(db):
     store = JobStore(db)
-    percent = await shelve(store, "k1", "100% Sleepy", child_name="Ada")
-    other = await shelve(store, "k2", "The Owl", child_name="Theo")
+    percent = await shelve(store, "k1", title="100% Sleepy", child_name="Ada")
+    other = await shelve(store, "k2", title="The Owl", child_name="Theo")
     assert [s.id for s in await store.search_library("100%")] == [percent]
     assert [s.id for s in await store.search_library("%")] == [percent]
     assert [s.id for s in await store.search_library("_")] == []
