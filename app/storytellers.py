@@ -326,8 +326,9 @@ class DemoStoryteller:
         rng = random.Random(f"{self.seed}:{job_id}:{request.prompt}")
         hero = request.child_name or rng.choice(["Pip", "Juniper", "Theo", "Luna", "Rowan"])
         idea = request.prompt.strip().rstrip(".!?")
-        names = {"hero": hero, "idea": idea, "place": rng.choice(_PLACES),
-                 "friend": rng.choice(_FRIENDS), "sky": rng.choice(_SKIES)}
+        friend = rng.choice(_FRIENDS)
+        names = {"hero": hero, "idea": idea, "place": rng.choice(_PLACES), "friend": friend,
+                 "Friend": friend[0].upper() + friend[1:], "sky": rng.choice(_SKIES)}
         opening = [p.format(**names) for p in _OPENINGS[rng.randrange(len(_OPENINGS))]]
         ending = rng.choice(_ENDINGS).format(**names)
         target = LENGTH_WORDS[request.length]
@@ -388,7 +389,7 @@ _MIDDLES = [
     "They passed a tree so old that its roots had made little rooms underground. In one of "
     "them a family of mice was already asleep, tails curled like question marks, and {hero} "
     "whispered so quietly that not one of them stirred.",
-    "{friend} knew a song about {idea}. It had only four notes, and they went up, and "
+    "{Friend} knew a song about {idea}. It had only four notes, and they went up, and "
     "they came down again, like someone climbing a small hill and deciding the bottom was "
     "the best place after all. {hero} learned it at once.",
     "The path led to a meadow where the grass was soft and silver in the moonlight. {hero} "
@@ -400,7 +401,7 @@ _MIDDLES = [
     "{hero} found a pebble that was warm from the day's sun and held it in one hand. It "
     "felt like holding a little piece of the afternoon, kept safe for later, and {hero} "
     "decided to keep it under the pillow.",
-    "Fireflies drew slow circles in the air. {friend} said they were writing goodnight "
+    "Fireflies drew slow circles in the air. {Friend} said they were writing goodnight "
     "letters to everyone in {place}, one glowing word at a time, and that tonight one of "
     "the letters was for {hero}.",
     "They stopped at a wooden bridge and listened. Under it, the frogs were practising "
@@ -410,12 +411,12 @@ _MIDDLES = [
     "the way with a pale, kind light, so that every step was easy and every shadow was only "
     "a shadow, and nothing more.",
     "{hero} told {friend} all about the day: the good parts, and the one part that had "
-    "been a little hard. {friend} listened to every word and then said, \"Tomorrow is a "
+    "been a little hard. {Friend} listened to every word and then said, \"Tomorrow is a "
     "new page,\" which made the hard part feel smaller.",
     "A rabbit hopped out to see who was awake so late, twitched its nose twice, and hopped "
     "home again to tell the others that all was well. Somewhere a door closed softly, and "
     "a lamp in a window went out.",
-    "They came to a gate covered in sleeping roses. {friend} showed {hero} how to open it "
+    "They came to a gate covered in sleeping roses. {Friend} showed {hero} how to open it "
     "without a single creak, by lifting it just a little, gently, the way you would pick up "
     "a cat who is nearly asleep.",
     "The wind changed its tune to something slower. The leaves stopped rustling and only "
