@@ -397,7 +397,9 @@ ROUTES = [
     ("GET", "/healthz"), ("GET", "/login"), ("GET", "/static/style.css"), ("GET", "/nowhere"),
     ("POST", "/stories/generate"), ("POST", "/preferences"), ("POST", "/stories/jobs/1/retry"),
     ("POST", "/stories/1/favourite"), ("POST", "/stories/1/delete"), ("POST", "/login"),
-    ("POST", "/logout"),
+    ("POST", "/logout"), ("GET", "/stories/deleted"), ("POST", "/stories/1/restore"),
+    ("GET", "/stories/1/markdown"), ("GET", "/stories/backup.zip"), ("GET", "/sw.js"),
+    ("GET", "/?like=1"), ("GET", "/?sequel=1"),
 ]
 # Bytes of every kind, percent-encoded: NUL, lone surrogates (as CESU-8 bytes), invalid UTF-8.
 raw_texts = st.one_of(
