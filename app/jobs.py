@@ -23,7 +23,7 @@ from databases import Database
 
 from app.logs import log
 from app.queries import load_queries
-from app.storytellers import READ_ALOUD_WORDS_PER_MIN, Story, StoryRequest, reading_minutes
+from app.storytellers import Story, StoryRequest, minutes_for_words, reading_minutes
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
 INTAKE_LOCK_KEY = 0x5707_10B
@@ -140,7 +140,7 @@ class StorySummary:
     @property
     def reading_minutes(self) -> int:
         """Minutes to read it aloud, slowly; at least one."""
-        return max(round(self.words / READ_ALOUD_WORDS_PER_MIN), 1)
+        return minutes_for_words(self.words)
 
 
 _LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "series_id", "sequel_of",

@@ -78,7 +78,12 @@ TextSink = Callable[[str], None]
 
 def reading_minutes(text: str) -> int:
     """Minutes to read `text` aloud, slowly; at least one."""
-    return max(round(len(text.split()) / READ_ALOUD_WORDS_PER_MIN), 1)
+    return minutes_for_words(len(text.split()))
+
+
+def minutes_for_words(words: int) -> int:
+    """Minutes to read this many words aloud, slowly; at least one."""
+    return max(round(words / READ_ALOUD_WORDS_PER_MIN), 1)
 
 
 class StorytellerError(Exception):
