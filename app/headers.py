@@ -1,11 +1,15 @@
 """The headers every response carries, refusals included.
 
     send = with_security_headers(send, https=True)
+    send = with_security_headers(send, https=True, asset=True)   # a script, a stylesheet
+
+A static asset gets only what applies to it: the policies for documents (CSP, framing,
+referrer, permissions, opener) do nothing on a script, a stylesheet or an image, and would
+add some 700 bytes to each of a first visit's files.
 """
 
 from __future__ import annotations
 
-from starlette.datastructures import MutableHeaders
 from starlette.types import Message, Send
 
 HSTS_MAX_AGE_S = 365 * 24 * 3600
@@ -32,14 +36,31 @@ SECURITY_HEADERS = {
 }
 
 
-def with_security_headers(send: Send, *, https: bool) -> Send:
+ASSET_HEADERS = {"X-Content-Type-Options": SECURITY_HEADERS["X-Content-Type-Options"]}
+HSTS = {"Strict-Transport-Security": f"max-age={HSTS_MAX_AGE_S}"}
+
+
+def _raw(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+
+
+# Built once: the raw (name, value) pairs an ASGI message carries.
+_CHOSEN = {
+    (asset, https): _raw({**(ASSET_HEADERS if asset else SECURITY_HEADERS),
+                          **(HSTS if https else {})})
+    for asset in (False, True) for https in (False, True)
+}
+
+
+def with_security_headers(send: Send, *, https: bool, asset: bool = False) -> Send:
+    """Adds each header the response does not set itself."""
+    chosen = _CHOSEN[asset, https]
+
     async def send_with_headers(message: Message) -> None:
         if message["type"] == "http.response.start":
-            headers = MutableHeaders(scope=message)
-            for name, value in SECURITY_HEADERS.items():
-                headers.setdefault(name, value)
-            if https:
-                headers.setdefault("Strict-Transport-Security", f"max-age={HSTS_MAX_AGE_S}")
+            present = {name.lower() for name, _ in message["headers"]}
+            message["headers"] = [*message["headers"],
+                                  *(pair for pair in chosen if pair[0] not in present)]
         await send(message)
 
     return send_with_headers

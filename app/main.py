@@ -22,6 +22,8 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 
+from app.assets import Assets
+from app.compression import CompressionMiddleware
 from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError
@@ -33,6 +35,7 @@ from app.services import Services
 from app.sessions import load_secret_key
 from app.storytellers import Storyteller
 from app.web import (
+    STATIC_DIR,
     handle_app_error,
     handle_database_down,
     handle_http_error,
@@ -74,15 +77,17 @@ def create_app(
     for error_class in DATABASE_UNAVAILABLE:
         exception_handlers[error_class] = handle_database_down
 
+    assets = Assets(STATIC_DIR)  # once per app: the static files, for the routes and pages
     app = Starlette(
-        routes=login_routes() + routes(),
+        routes=login_routes() + routes(assets),
         lifespan=lifespan,
         exception_handlers=exception_handlers,
-        middleware=[Middleware(SecurityMiddleware, guard=guard)],
+        # Compression outermost: it sees the final response, security headers and all.
+        middleware=[Middleware(CompressionMiddleware), Middleware(SecurityMiddleware, guard=guard)],
     )
     app.state.settings = settings
     app.state.guard = guard
-    app.state.templates = make_templates(settings.tz)
+    app.state.templates = make_templates(settings.tz, static=assets.urls)
     app.state.page_context = page_context
     return app
 

@@ -6,9 +6,9 @@ import asyncio
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
+from starlette.routing import Route
 
+from app.assets import Assets
 from app.errors import AppError, Invalid, NotFound
 from app.intake import FIELDS, parse_idempotency_key, parse_story_request
 from app.jobs import Job, Status, StoredStory
@@ -16,7 +16,6 @@ from app.pages import home_context, page_routes
 from app.sequels import as_sequel, earlier_story
 from app.shelf import library_page, shelf_routes
 from app.web import (
-    STATIC_DIR,
     VARY,
     is_htmx,
     iso_time,
@@ -203,14 +202,16 @@ async def healthz(request: Request) -> Response:
     return JSONResponse(body, status_code=200 if healthy else 503)
 
 
-def routes() -> list[Route | Mount]:
+def routes(assets: Assets) -> list[Route]:
+    """Every route but the login's; `assets` is the app's static files, read once by
+    create_app, which also hands their URLs to the templates."""
     return [
         *page_routes(),
-        *shelf_routes(),  # before /stories/{story_id}: /stories/deleted is not a story
+        *shelf_routes(assets),  # before /stories/{story_id}: /stories/deleted is not a story
         Route("/healthz", healthz, methods=["GET"]),
         Route("/stories/generate", generate, methods=["POST"]),
         Route("/stories/jobs/{job_id}", job_status, methods=["GET"]),
         Route("/stories", library, methods=["GET"]),
         Route("/stories/{story_id}", story_page, methods=["GET"]),
-        Mount("/static", StaticFiles(directory=str(STATIC_DIR)), name="static"),
+        *assets.routes(),  # /static/{path}: from memory, fingerprinted, compressed
     ]

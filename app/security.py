@@ -36,13 +36,21 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.clients import Clients
+from app.compression import validate_as
 from app.config import Settings
 from app.crosssite import cross_site_verdict
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError, Forbidden, Unauthorized
 from app.headers import with_security_headers
 from app.logs import log
-from app.sessions import SESSION_MAX_AGE_S, SESSION_RENEW_AFTER_S, LoginLimiter, Sessions
+from app.sessions import (
+    SESSION_MAX_AGE_S,
+    SESSION_RENEW_AFTER_S,
+    LoginLimiter,
+    Sessions,
+    mask_csrf,
+    unmask_csrf,
+)
 from app.web import (
     BODY_MAX_BYTES,
     accepts_html,
@@ -62,6 +70,8 @@ SESSION_COOKIE = "bedtime_session"
 # the session or before signing in (the service worker, the manifest and icons in /static/).
 PUBLIC_PATHS = ("/healthz", "/sw.js")
 PUBLIC_PREFIX = "/static/"
+# Static files that a browser may show as a page of their own: they keep every header.
+DOCUMENT_SUFFIXES = (".html", ".svg")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
@@ -145,18 +155,31 @@ class Guard:
             request.headers.get("host", ""))
 
     def csrf_ok(self, request: Request, given: str | None) -> bool:
+        """The session's token, masked (what pages carry) or bare (what nothing shows now)."""
         session = self.session(request)
         if session is None or not given or self.sessions is None:
             return False
-        return hmac.compare_digest(given.encode(), self.sessions.csrf_token(session[0]).encode())
+        token = unmask_csrf(given) or given
+        return hmac.compare_digest(token.encode(), self.sessions.csrf_token(session[0]).encode())
 
     def page_context(self, request: Request) -> dict[str, object]:
+        """What every template gets: `signed_in`, and `csrf_token` masked for this render.
+
+        The mask is made here, where the token is rendered, rather than by a step that
+        swaps the bare token for a masked one in the finished body: Starlette renders a 500
+        page in ServerErrorMiddleware, outside every middleware, and a streamed page would
+        slip past such a step too, so the bare token would reach those pages. Masked here,
+        no page can carry it. What the swap would have kept, a story page's 304 in password
+        mode, `validate_as` keeps: the ETag is computed over the body with the bare token
+        in place of this mask (so it is also the session's own).
+        """
         session = self.session(request)
-        return {
-            "signed_in": session is not None,
-            "csrf_token": self.sessions.csrf_token(session[0])
-            if session and self.sessions else None,
-        }
+        token = None
+        if session is not None and self.sessions is not None:
+            bare = self.sessions.csrf_token(session[0])
+            token = mask_csrf(bare)
+            validate_as(request.scope, token, bare)
+        return {"signed_in": session is not None, "csrf_token": token}
 
 
 class SecurityMiddleware:
@@ -185,9 +208,11 @@ class SecurityMiddleware:
             return
         self.guard.clients.resolve(scope)
         request = Request(scope, receive)
-        send = with_security_headers(send, https=request.url.scheme == "https")
-        path = request.url.path
+        path = scope["path"]  # what request.url.path says, without building the URL
         public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIX)
+        send = with_security_headers(send, https=scope["scheme"] == "https",
+                                     asset=path.startswith(PUBLIC_PREFIX)
+                                     and not path.endswith(DOCUMENT_SUFFIXES))
 
         if not public and self.guard.refused_as_stranger(request):
             await self._stranger_page(request)(scope, receive, send)

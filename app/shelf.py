@@ -18,19 +18,19 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from pathlib import Path
+from pathlib import PurePosixPath
 from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from app.assets import Assets
 from app.backup import export_zip, markdown_name, story_markdown
 from app.errors import NotFound
 from app.jobs import DELETED_KEEP_S, StoredStory, StorySummary
 from app.storytellers import clean_text
 from app.web import (
-    STATIC_DIR,
     VARY,
     is_htmx,
     local_path,
@@ -145,34 +145,34 @@ async def backup_zip(request: Request) -> Response:
     })
 
 
-def static_version(static_dir: Path = STATIC_DIR) -> str:
-    """A hash of every static file (names and contents): changes whenever a deploy does."""
+def static_version(assets: Assets) -> str:
+    """A hash over every static file's name and content hash: changes whenever a deploy
+    changes any of them."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in static_dir.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(static_dir).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes())
+    for name, file in sorted(assets.files.items()):
+        digest.update(f"{name}\0{file.digest}\n".encode())
     return digest.hexdigest()[:16]
 
 
-def shell_urls(static_dir: Path = STATIC_DIR) -> list[str]:
-    """The app shell the service worker keeps: the static files a page may need."""
-    return sorted(
-        "/static/" + path.relative_to(static_dir).as_posix()
-        for path in static_dir.rglob("*")
-        if path.is_file() and path.suffix in SHELL_SUFFIXES and path.name != SERVICE_WORKER
-    )
+def shell_urls(assets: Assets) -> list[str]:
+    """The app shell the service worker keeps: the static files a page may need, at the
+    fingerprinted URLs the pages use, so `cache.addAll` finds them in the HTTP cache."""
+    return [
+        url for name, url in sorted(assets.urls.items())
+        if PurePosixPath(name).suffix in SHELL_SUFFIXES and name != SERVICE_WORKER
+    ]
 
 
-def service_worker_source(static_dir: Path = STATIC_DIR) -> str:
+def service_worker_source(assets: Assets) -> str:
     """static/sw.js with its version and shell filled in."""
-    source = (static_dir / SERVICE_WORKER).read_text()
-    return source.replace('"__VERSION__"', json.dumps(static_version(static_dir))).replace(
-        '["__SHELL__"]', json.dumps(shell_urls(static_dir))
+    source = assets.files[SERVICE_WORKER].body.decode()
+    return source.replace('"__VERSION__"', json.dumps(static_version(assets))).replace(
+        '["__SHELL__"]', json.dumps(shell_urls(assets))
     )
 
 
-def shelf_routes() -> list[Route]:
-    worker_source = service_worker_source()  # once per app: the files change only by deploy
+def shelf_routes(assets: Assets) -> list[Route]:
+    worker_source = service_worker_source(assets)  # once per app: files change only by deploy
 
     async def service_worker(request: Request) -> Response:
         return Response(worker_source, media_type="text/javascript",

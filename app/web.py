@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
@@ -43,8 +44,11 @@ DEFAULT_TEXT_SIZE = 3
 PREFERENCE_MAX_AGE_S = 365 * 24 * 3600
 
 
-def make_templates(timezone: tzinfo = UTC) -> Jinja2Templates:
+def make_templates(timezone: tzinfo = UTC, *, static: Mapping[str, str]) -> Jinja2Templates:
+    """The templates, with the filters and `static`: {relative name: fingerprinted URL}
+    (app/assets.py), as in `<link rel="stylesheet" href="{{ static["style.css"] }}">`."""
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    templates.env.globals["static"] = static
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: day(moment, timezone)
     templates.env.filters["when"] = lambda moment: when(moment, timezone)

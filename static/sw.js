@@ -5,7 +5,8 @@
    which drops the old shell) and SHELL (the static files to keep).
 
    What it keeps, and how:
-   - the shell (/static/...): cached at install, answered from the cache;
+   - the shell (/static/...): cached at install, answered from the cache, whatever the
+     ?v= of the asking page (the pages' fingerprinted URLs, an older deploy's, or none);
    - story pages (/stories/123): from the network whenever it answers (and kept, fresh,
      for later); from the cache when it does not; a story deleted meanwhile (404) is
      forgotten. Kept across deploys, so yesterday's story stays readable;
@@ -20,6 +21,11 @@ var SHELL = ["__SHELL__"];
 var SHELL_CACHE = "bedtime-shell-" + VERSION;
 var STORIES_CACHE = "bedtime-stories-v1";
 var OFFLINE_PAGE = "/static/offline.html";
+// The shell is kept under this deploy's fingerprinted URLs (/static/style.css?v=3f2a1b9c0d);
+// a page from an earlier deploy asks with another ?v=, and offline.html (a static file) with
+// none: each gets the kept copy. ignoreVary: the server's Vary: Accept-Encoding must not make
+// a kept file miss.
+var SHELL_MATCH = { cacheName: SHELL_CACHE, ignoreSearch: true, ignoreVary: true };
 var STORY_PAGE = /^\/stories\/\d+$/;
 
 self.addEventListener("install", function (event) {
@@ -43,7 +49,7 @@ self.addEventListener("activate", function (event) {
 });
 
 function offlinePage() {
-  return caches.match(OFFLINE_PAGE, { cacheName: SHELL_CACHE }).then(function (page) {
+  return caches.match(OFFLINE_PAGE, SHELL_MATCH).then(function (page) {
     return page || new Response("You are offline. Please try again when the connection is back.", {
       status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" }
     });
@@ -51,7 +57,7 @@ function offlinePage() {
 }
 
 function fromShell(request) {
-  return caches.match(request, { cacheName: SHELL_CACHE }).then(function (kept) {
+  return caches.match(request, SHELL_MATCH).then(function (kept) {
     return kept || fetch(request);
   });
 }

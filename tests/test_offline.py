@@ -11,6 +11,7 @@ import struct
 
 import pytest
 
+from app.assets import Assets
 from app.shelf import service_worker_source, shell_urls, static_version
 from app.web import STATIC_DIR
 from tests.conftest import serve, wait_for_job
@@ -26,6 +27,14 @@ PASSWORD = "moonbeam"
 async def client(make_app):
     async with serve(make_app(), from_own_pages=True) as http:
         yield http
+
+
+def links(page: str, tag: str) -> bool:
+    """`tag` is in the page, its /static/ URL fingerprinted (`?v=...`, the templates) or
+    plain (static/offline.html)."""
+    before, url, after = re.split(r'(?<=")(/static/[^"]+)(?=")', tag, maxsplit=1)
+    pattern = re.escape(before + url) + r"(\?v=[0-9a-f]+)?" + re.escape(after)
+    return re.search(pattern, page) is not None
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -65,12 +74,13 @@ async def test_every_page_links_the_manifest_and_the_touch_icon(make_app, client
              "/stories/deleted", "/nowhere", "/static/offline.html"]
     for path in pages:
         page = (await client.get(path)).text
-        assert f'<link rel="manifest" href="{MANIFEST}">' in page, path
-        assert '<link rel="apple-touch-icon" href="/static/icons/apple-touch-icon.png">' in page
-        assert '<script src="/static/shelf.js" defer></script>' in page, path
+        assert links(page, f'<link rel="manifest" href="{MANIFEST}">'), path
+        touch_icon = '<link rel="apple-touch-icon" href="/static/icons/apple-touch-icon.png">'
+        assert links(page, touch_icon), path
+        assert links(page, '<script src="/static/shelf.js" defer></script>'), path
     async with serve(make_app(household_password=PASSWORD, allow_open=False)) as signed_out:
         login = (await signed_out.get("/login")).text
-        assert f'<link rel="manifest" href="{MANIFEST}">' in login
+        assert links(login, f'<link rel="manifest" href="{MANIFEST}">')
         # What a browser fetches without the session is served before signing in.
         for path in (MANIFEST, "/sw.js", "/static/icons/icon-192.png"):
             assert (await signed_out.get(path)).status_code == 200, path
@@ -84,10 +94,11 @@ async def test_the_service_worker_is_served_from_the_root_fresh_and_versioned(cl
     source = response.text
     assert "__VERSION__" not in source and "__SHELL__" not in source
     version = re.search(r'var VERSION = "([0-9a-f]{16})";', source).group(1)
-    assert version == static_version()
+    assets = Assets(STATIC_DIR)
+    assert version == static_version(assets)
     shell = json.loads(re.search(r"var SHELL = (\[.*?\]);", source).group(1))
-    assert "/static/offline.html" in shell and "/static/style.css" in shell
-    assert "/static/sw.js" not in shell
+    assert assets.urls["offline.html"] in shell and assets.urls["style.css"] in shell
+    assert not [url for url in shell if url.startswith("/static/sw.js")]
     for url in shell:
         assert (await client.get(url)).status_code == 200, url
     csp = response.headers["content-security-policy"]
@@ -98,13 +109,15 @@ async def test_the_service_worker_is_served_from_the_root_fresh_and_versioned(cl
 def test_a_deploy_that_changes_a_static_file_changes_the_version(tmp_path):
     copy = tmp_path / "static"
     shutil.copytree(STATIC_DIR, copy)
-    before = static_version(copy)
-    assert before == static_version(STATIC_DIR)
+    before = static_version(Assets(copy))
+    assert before == static_version(Assets(STATIC_DIR))
     (copy / "style.css").write_text((copy / "style.css").read_text() + "\n/* new */\n")
-    after = static_version(copy)
+    after = static_version(Assets(copy))
     assert after != before
-    assert f'"{after}"' in service_worker_source(copy)
-    assert shell_urls(copy) == shell_urls(STATIC_DIR)
+    assert f'"{after}"' in service_worker_source(Assets(copy))
+    # The same files, but style.css at a new URL (its new content's hash).
+    changed = [url for url in shell_urls(Assets(STATIC_DIR)) if url not in shell_urls(Assets(copy))]
+    assert [url.split("?")[0] for url in changed] == ["/static/style.css"]
 
 
 def test_the_service_worker_never_keeps_posts_job_cards_or_fragments():

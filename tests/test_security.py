@@ -450,7 +450,8 @@ async def test_security_headers_on_every_page(household_app):
             await http.get("/login"),
             await http.get("/"),  # the redirect
             await http.get("/healthz"),
-            await http.get("/static/style.css"),
+            await http.get("/static/moon.svg"),  # an image a browser may open as a page
+            await http.get("/static/offline.html"),
             await http.get("/nowhere"),
         ]
         await sign_in(http)
@@ -470,6 +471,19 @@ async def test_security_headers_on_every_page(household_app):
         for feature in ("camera=()", "microphone=()", "geolocation=()", "payment=()"):
             assert feature in policy
         assert "strict-transport-security" not in headers  # plain http: no HSTS
+
+
+async def test_scripts_and_stylesheets_carry_only_the_headers_that_apply_to_them(household_app):
+    async with serve(household_app) as http:
+        page = await http.get("/login")
+        for name in ("style.css", "app.js", "icons/icon-192.png"):
+            headers = (await http.get(f"/static/{name}")).headers
+            assert headers["x-content-type-options"] == "nosniff"
+            for document_only in ("content-security-policy", "x-frame-options",
+                                  "permissions-policy", "cross-origin-opener-policy"):
+                assert document_only not in headers, (name, document_only)
+        worker = await http.get("/sw.js")  # a service worker's CSP is its script's own
+    assert page.headers["content-security-policy"] == worker.headers["content-security-policy"]
 
 
 async def test_headers_on_refusals_too(make_app):
