@@ -8,8 +8,10 @@
 A replay is answered before any capacity or limit check, so retrying a request can never
 be refused. A new job is checked against the queue bound (pending rows in the whole
 database) and the day's limit under the intake lock before anything is written, so a
-refusal writes nothing and the key stays unused. The same transaction notifies every
-process's idle workers, so one claims the job the moment it commits.
+refusal writes nothing and the key stays unused. The same statement notifies every
+process's idle workers, so one claims the job the moment it commits: the replay check,
+the counts, the insert and the notification are one statement (`intake_job`), after the
+lock, so an accepted job costs three round trips and a commit.
 """
 
 from __future__ import annotations
@@ -23,10 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from databases import Database
-
 from app.errors import BadRequest, Busy, Invalid, Unavailable
-from app.jobs import Job, JobStore
+from app.jobs import IntakeResult, Job, JobStore
 from app.moderation import Moderator
 from app.queue import Wakeup
 from app.storytellers import LENGTHS, StoryRequest
@@ -126,7 +126,6 @@ def request_hash(request: StoryRequest) -> str:
 class Intake:
     def __init__(
         self,
-        db: Database,
         store: JobStore,
         wakeup: Wakeup,
         *,
@@ -135,7 +134,6 @@ class Intake:
         timezone: tzinfo,
         moderator: Moderator | None = None,
     ) -> None:
-        self.db = db
         self.store = store
         self.wakeup = wakeup
         self.queue_max = queue_max
@@ -146,32 +144,32 @@ class Intake:
 
     async def submit(self, key: str, request: StoryRequest) -> Submission:
         digest = request_hash(request)
-        existing = await self.store.get_by_key(key)
-        if existing is not None:
-            return self._replay(existing, digest)
-        if self.closed:
-            raise Unavailable(
-                "The storyteller is restarting; please try again in a moment.",
-                code="shutting_down",
-                retry_after_s=SHUTDOWN_RETRY_AFTER_S,
-            )
-        if self.moderator is not None:  # before the lock: a network call must not hold it
-            await self.moderator.check_request(request)
-        async with self.db.transaction():
-            # One intake at a time, in every process: 50 racing copies of a request see
-            # one job, and the queue bound and the daily count see one picture.
-            await self.store.lock_intake()
+        if self.closed or self.moderator is not None:
+            # A replay is answered as ever; only a new job is refused at shutdown, or
+            # screened (a network call, which must not hold the intake lock).
             existing = await self.store.get_by_key(key)
             if existing is not None:
                 return self._replay(existing, digest)
-            await self._check_queue_bound()
-            await self._check_daily_limit()
-            job = await self.store.create(key, digest, request)
-            if job is None:  # only a writer that skipped the lock can get here
-                raise Unavailable("Please try again.", retry_after_s=1)
-            await self.store.notify_created(job.id)  # delivered when this commits
+            if self.closed:
+                raise Unavailable(
+                    "The storyteller is restarting; please try again in a moment.",
+                    code="shutting_down",
+                    retry_after_s=SHUTDOWN_RETRY_AFTER_S,
+                )
+            if self.moderator is not None:
+                await self.moderator.check_request(request)
+        result = await self.store.intake(
+            key, digest, request, since=self._midnight(), queue_max=self.queue_max,
+            daily_limit=self.daily_story_limit,
+        )
+        if result.replayed:
+            assert result.job is not None
+            return self._replay(result.job, digest)
+        if result.job is None:
+            self._refuse(result)
+        assert result.job is not None
         self.wakeup.poke()  # this process's own idle workers need not wait for the NOTIFY
-        return Submission(job=job, replayed=False)
+        return Submission(job=result.job, replayed=False)
 
     def stories_left_today(self, used: int) -> int:
         return max(self.daily_story_limit - used, 0)
@@ -187,18 +185,19 @@ class Intake:
             )
         return Submission(job=existing, replayed=True)
 
-    async def _check_queue_bound(self) -> None:
-        if await self.store.count_pending() >= self.queue_max:
+    def _refuse(self, result: IntakeResult) -> None:
+        """Why the intake made no job: the queue bound first, then the day's limit."""
+        if result.pending >= self.queue_max:
             raise Busy(
                 "The storyteller has a queue of stories to write; please try again shortly.",
                 code="queue_full",
                 retry_after_s=QUEUE_FULL_RETRY_AFTER_S,
             )
-
-    async def _check_daily_limit(self) -> None:
-        if await self.used_today() >= self.daily_story_limit:
+        if result.used_today >= self.daily_story_limit:
             message, retry_after_s = self.limit_reached()
             raise Busy(message, code="daily_limit_reached", retry_after_s=retry_after_s)
+        # Only a writer that skipped the intake lock could take the key in between.
+        raise Unavailable("Please try again.", retry_after_s=1)
 
     def limit_reached(self) -> tuple[str, int]:
         """What to say once the day's stories are used up, and the seconds until midnight

@@ -15,6 +15,7 @@ import enum
 import logging
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 from databases import Database
 
 from app.logs import log
-from app.queries import load_queries
+from app.queries import load_statements
 from app.storytellers import Story, StoryRequest, minutes_for_words, reading_minutes
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
@@ -80,8 +81,8 @@ class Job:
                 child_name=row["child_name"],
                 age=row["age"],
                 length=row["length"],
-                sequel_of=row["sequel_of"] if "sequel_of" in row._mapping else None,
-                previously=row["previously"] if "previously" in row._mapping else None,
+                sequel_of=row["sequel_of"] if "sequel_of" in row else None,
+                previously=row["previously"] if "previously" in row else None,
             ),
             status=Status(row["status"]),
             story_id=row["story_id"],
@@ -89,9 +90,20 @@ class Job:
             created_at=row["created_at"],
             started_at=row["started_at"],
             completed_at=row["completed_at"],
-            position=row["position"] if "position" in row._mapping else None,
-            text_so_far=row["text_so_far"] if "text_so_far" in row._mapping else "",
+            position=row["position"] if "position" in row else None,
+            text_so_far=row["text_so_far"] if "text_so_far" in row else "",
         )
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    """What the intake statement found: the key's job (`replayed`) or the new one; no job
+    when the counts (each counted only up to its bound) refused it."""
+
+    job: Job | None
+    replayed: bool
+    pending: int
+    used_today: int
 
 
 @dataclass(frozen=True)
@@ -151,7 +163,7 @@ def _summary(row: Any) -> StorySummary:
     return StorySummary(
         id=row["id"], job_id=row["job_id"], title=row["title"], child_name=row["child_name"],
         created_at=row["created_at"], favourite=row["favourite"],
-        **{name: row[name] for name in _LIBRARY_COLUMNS if name in row._mapping},
+        **{name: row[name] for name in _LIBRARY_COLUMNS if name in row},
     )
 
 
@@ -201,45 +213,63 @@ def search_words(search: str) -> list[str]:
 class JobStore:
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._sql = load_queries()
+        self._statements = load_statements()
+
+    # Every statement runs on the asyncpg connection under `databases`' pool, already in
+    # asyncpg's `$n` form: no SQL is compiled per call (app/queries.py). Inside
+    # `db.transaction()`, `db.connection()` is the transaction's connection.
+
+    async def _one(self, query: str, params: Mapping[str, object] | None = None) -> Any:
+        statement = self._statements[query]
+        async with self.db.connection() as connection:
+            return await connection.raw_connection.fetchrow(
+                statement.sql, *statement.args(params or {}))
+
+    async def _all(self, query: str, params: Mapping[str, object] | None = None) -> list[Any]:
+        statement = self._statements[query]
+        async with self.db.connection() as connection:
+            return await connection.raw_connection.fetch(
+                statement.sql, *statement.args(params or {}))
+
+    async def _val(self, query: str, params: Mapping[str, object] | None = None) -> Any:
+        statement = self._statements[query]
+        async with self.db.connection() as connection:
+            return await connection.raw_connection.fetchval(
+                statement.sql, *statement.args(params or {}))
 
     # -- reads -----------------------------------------------------------------------
 
     async def get(self, job_id: int) -> Job | None:
-        row = await self.db.fetch_one(self._sql["get_job"], {"job_id": job_id})
+        row = await self._one("get_job", {"job_id": job_id})
         return Job.from_row(row) if row else None
 
     async def get_by_key(self, idempotency_key: str) -> Job | None:
-        row = await self.db.fetch_one(
-            self._sql["get_job_by_key"], {"idempotency_key": idempotency_key}
-        )
+        row = await self._one("get_job_by_key", {"idempotency_key": idempotency_key})
         return Job.from_row(row) if row else None
 
     async def count_since(self, since: datetime) -> int:
-        return await self.db.fetch_val(self._sql["count_jobs_since"], {"since": since})
+        return await self._val("count_jobs_since", {"since": since})
 
     async def count_pending(self) -> int:
         """Jobs waiting to be claimed, in every process sharing the database."""
-        return await self.db.fetch_val(self._sql["count_pending"])
+        return await self._val("count_pending")
 
     async def recent(self, *, recent_s: float = 600, limit: int = 20) -> list[Job]:
-        rows = await self.db.fetch_all(
-            self._sql["recent_jobs"], {"recent_s": float(recent_s), "limit": limit}
-        )
+        rows = await self._all("recent_jobs", {"recent_s": float(recent_s), "limit": limit})
         return [Job.from_row(row) for row in rows]
 
     async def queue_capacity(self, stale_s: float) -> tuple[int, int]:
         """(jobs running, job slots of the live workers), in the whole database."""
-        row = await self.db.fetch_one(self._sql["queue_capacity"], {"stale_s": stale_s})
+        row = await self._one("queue_capacity", {"stale_s": stale_s})
         return row["running"], row["slots"]
 
     async def median_durations(self, model: str) -> dict[str, tuple[float, int]]:
         """{length: (median seconds, samples)} over the model's recent stories."""
-        rows = await self.db.fetch_all(self._sql["median_durations"], {"model": model})
+        rows = await self._all("median_durations", {"model": model})
         return {row["length"]: (row["seconds"], row["samples"]) for row in rows}
 
     async def get_story(self, story_id: int) -> StoredStory | None:
-        row = await self.db.fetch_one(self._sql["get_story"], {"story_id": story_id})
+        row = await self._one("get_story", {"story_id": story_id})
         if row is None:
             return None
         return StoredStory(
@@ -260,7 +290,7 @@ class JobStore:
 
     async def list_stories(self, *, limit: int | None = None) -> list[StorySummary]:
         """The stories on the shelf, newest first (all of them, or the newest `limit`)."""
-        rows = await self.db.fetch_all(self._sql["list_stories"], {"limit": limit})
+        rows = await self._all("list_stories", {"limit": limit})
         return [_summary(row) for row in rows]
 
     async def library(
@@ -282,7 +312,7 @@ class JobStore:
         else:
             query = "search_library_letters"
             params["search"] = search
-        rows = await self.db.fetch_all(self._sql[query], params)
+        rows = await self._all(query, params)
         return LibraryPage([_summary(row) for row in rows[:per_page]], more=len(rows) > per_page)
 
     async def search_library(self, search: str = "", *, limit: int = 500) -> list[StorySummary]:
@@ -292,11 +322,11 @@ class JobStore:
     async def story_title(self, story_id: int) -> str | None:
         """The title of a story on the shelf; None once it has been deleted (or while it
         is hidden by its screening)."""
-        return await self.db.fetch_val(self._sql["story_title"], {"story_id": story_id})
+        return await self._val("story_title", {"story_id": story_id})
 
     async def story_for_card(self, story_id: int) -> tuple[str, Screening | None] | None:
         """A stored story's title and screening; None once it has been deleted."""
-        row = await self.db.fetch_one(self._sql["story_for_card"], {"story_id": story_id})
+        row = await self._one("story_for_card", {"story_id": story_id})
         if row is None:
             return None
         screening = row["screening"]
@@ -304,13 +334,13 @@ class JobStore:
 
     async def stories_awaiting_screening(self, *, limit: int = 20) -> list[StoryToScreen]:
         """Stories stored while they could not be screened, oldest first."""
-        rows = await self.db.fetch_all(self._sql["stories_awaiting_screening"], {"limit": limit})
+        rows = await self._all("stories_awaiting_screening", {"limit": limit})
         return [StoryToScreen(id=row["id"], job_id=row["job_id"], title=row["title"],
                               body=row["body"]) for row in rows]
 
     async def last_request(self) -> StoryRequest | None:
         """What the newest job asked for: the story form's defaults."""
-        row = await self.db.fetch_one(self._sql["last_request"])
+        row = await self._one("last_request")
         if row is None:
             return None
         return StoryRequest(
@@ -322,30 +352,24 @@ class JobStore:
 
     async def delete_story(self, story_id: int) -> bool:
         """Take a story off the shelf; False when it was not there."""
-        row = await self.db.fetch_one(self._sql["delete_story"], {"story_id": story_id})
+        row = await self._one("delete_story", {"story_id": story_id})
         return row is not None
 
     async def set_favourite(self, story_id: int, favourite: bool) -> bool:
         """Mark or unmark a favourite; False when the story is not on the shelf."""
-        row = await self.db.fetch_one(
-            self._sql["set_favourite"], {"story_id": story_id, "favourite": favourite}
-        )
+        row = await self._one("set_favourite", {"story_id": story_id, "favourite": favourite})
         return row is not None
 
     async def restore_story(self, story_id: int, *, keep_s: float = DELETED_KEEP_S) -> bool:
         """Undo a delete (within `keep_s`); False when there was nothing to restore."""
-        row = await self.db.fetch_one(
-            self._sql["restore_story"], {"story_id": story_id, "keep_s": float(keep_s)}
-        )
+        row = await self._one("restore_story", {"story_id": story_id, "keep_s": float(keep_s)})
         return row is not None
 
     async def recently_deleted(
         self, *, keep_s: float = DELETED_KEEP_S, limit: int = 500
     ) -> list[DeletedStory]:
         """Stories that can still be restored, the most recently deleted first."""
-        rows = await self.db.fetch_all(
-            self._sql["recently_deleted"], {"keep_s": float(keep_s), "limit": limit}
-        )
+        rows = await self._all("recently_deleted", {"keep_s": float(keep_s), "limit": limit})
         return [DeletedStory(id=row["id"], title=row["title"], child_name=row["child_name"],
                              prompt=row["prompt"], created_at=row["created_at"],
                              deleted_at=row["deleted_at"], purge_at=row["purge_at"])
@@ -355,30 +379,26 @@ class JobStore:
         self, story_id: int, *, keep_s: float = DELETED_KEEP_S
     ) -> str | None:
         """The title of a story that was deleted and can still be restored."""
-        return await self.db.fetch_val(
-            self._sql["deleted_story_title"], {"story_id": story_id, "keep_s": float(keep_s)}
-        )
+        return await self._val(
+                               "deleted_story_title",
+                               {"story_id": story_id, "keep_s": float(keep_s)})
 
     async def count_recently_deleted(self, *, keep_s: float = DELETED_KEEP_S) -> int:
-        return await self.db.fetch_val(
-            self._sql["count_recently_deleted"], {"keep_s": float(keep_s)}
-        )
+        return await self._val("count_recently_deleted", {"keep_s": float(keep_s)})
 
     async def purge_deleted_stories(self, *, keep_s: float = DELETED_KEEP_S) -> list[int]:
         """Stories deleted more than `keep_s` ago, gone for good with their jobs; their ids."""
-        rows = await self.db.fetch_all(
-            self._sql["purge_deleted_stories"], {"keep_s": float(keep_s)}
-        )
+        rows = await self._all("purge_deleted_stories", {"keep_s": float(keep_s)})
         return sorted(row["id"] for row in rows)
 
     async def story_sequels(self, story_id: int) -> list[tuple[int, str]]:
         """(id, title) of the stories on the shelf that continue this one, oldest first."""
-        rows = await self.db.fetch_all(self._sql["story_sequels"], {"story_id": story_id})
+        rows = await self._all("story_sequels", {"story_id": story_id})
         return [(row["id"], row["title"]) for row in rows]
 
     async def export_stories(self) -> list[BackupStory]:
         """Every story on the shelf, oldest first, as a backup keeps it."""
-        rows = await self.db.fetch_all(self._sql["export_stories"])
+        rows = await self._all("export_stories")
         return [
             BackupStory(
                 uid=row["uid"], title=row["title"], body=row["body"],
@@ -401,10 +421,10 @@ class JobStore:
         already. One transaction: a story is restored whole or not at all."""
         request = story.request
         async with self.db.transaction():
-            if await self.db.fetch_val(self._sql["story_by_uid"], {"uid": story.uid}):
+            if await self._val("story_by_uid", {"uid": story.uid}):
                 return False
-            job_id = await self.db.fetch_val(
-                self._sql["import_job"],
+            job_id = await self._val(
+                "import_job",
                 {
                     "idempotency_key": f"import-{story.uid}",
                     "request_hash": request_hash,
@@ -420,8 +440,8 @@ class JobStore:
             )
             if job_id is None:  # imported already (by a concurrent import of the same file)
                 return False
-            story_id = await self.db.fetch_val(
-                self._sql["import_story"],
+            story_id = await self._val(
+                "import_story",
                 {
                     "uid": story.uid, "job_id": job_id, "title": story.title,
                     "body": story.body, "model": story.model,
@@ -440,21 +460,17 @@ class JobStore:
     async def ids(self, query: str, **params: object) -> list[int]:
         """The ids a read-only check query finds (the `check_*` queries)."""
         assert query.startswith("check_"), query
-        rows = await self.db.fetch_all(self._sql[query], params)
+        rows = await self._all(query, params)
         return [row["id"] for row in rows]
 
     # -- transitions -----------------------------------------------------------------
-
-    async def lock_intake(self) -> None:
-        """Inside a transaction: wait for, then hold, the job-intake lock until commit."""
-        await self.db.fetch_val(self._sql["lock_job_intake"], {"lock_key": INTAKE_LOCK_KEY})
 
     async def create(
         self, idempotency_key: str, request_hash: str, request: StoryRequest
     ) -> Job | None:
         """(new) -> pending. None when the key already has a job (a replay or a reuse)."""
-        row = await self.db.fetch_one(
-            self._sql["create_job"],
+        row = await self._one(
+            "create_job",
             {
                 "idempotency_key": idempotency_key,
                 "request_hash": request_hash,
@@ -468,27 +484,40 @@ class JobStore:
         )
         return Job.from_row(row) if row else None
 
-    async def notify_created(self, job_id: int) -> None:
-        """Inside the intake transaction: wake idle workers everywhere once it commits."""
-        await self.db.fetch_val(self._sql["notify_job_created"], {"job_id": str(job_id)})
+    async def intake(
+        self, idempotency_key: str, request_hash: str, request: StoryRequest, *,
+        since: datetime, queue_max: int, daily_limit: int,
+    ) -> IntakeResult:
+        """(new) -> pending, unless the key has a job already (a replay) or the queue bound
+        or the day's limit (jobs created since `since`) refuses it: one statement under
+        the intake lock (`intake_job`), one round trip. A new job's NOTIFY goes out at
+        commit, and its place in line comes with it."""
+        row = await self._one("intake_job", {
+            "idempotency_key": idempotency_key, "request_hash": request_hash,
+            "prompt": request.prompt, "child_name": request.child_name, "age": request.age,
+            "length": request.length, "sequel_of": request.sequel_of,
+            "previously": request.previously, "since": since, "queue_max": queue_max,
+            "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
+        })
+        job = Job.from_row(row) if row["id"] is not None else None
+        return IntakeResult(job=job, replayed=bool(row["replayed"]), pending=row["pending"],
+                            used_today=row["used_today"])
 
     async def claim_next(self, boot_id: uuid.UUID) -> Job | None:
         """pending -> running for the oldest waiting job; None when there is none to take."""
-        row = await self.db.fetch_one(self._sql["claim_next_job"], {"boot_id": boot_id})
+        row = await self._one("claim_next_job", {"boot_id": boot_id})
         return Job.from_row(row) if row else None
 
     async def beat(self, job_id: int, boot_id: uuid.UUID) -> bool:
         """Refresh a running job's heartbeat; False once it is no longer ours to run."""
-        row = await self.db.fetch_one(
-            self._sql["beat_heartbeat"], {"job_id": job_id, "boot_id": boot_id}
-        )
+        row = await self._one("beat_heartbeat", {"job_id": job_id, "boot_id": boot_id})
         return row is not None
 
     async def save_text_so_far(self, job_id: int, boot_id: uuid.UUID, text: str) -> bool:
         """The streamed text so far, on our running job (and its heartbeat); False once
         the job is no longer ours to write."""
-        row = await self.db.fetch_one(
-            self._sql["save_text_so_far"],
+        row = await self._one(
+            "save_text_so_far",
             {"job_id": job_id, "boot_id": boot_id, "text_so_far": text},
         )
         return row is not None
@@ -498,8 +527,8 @@ class JobStore:
     ) -> int:
         """Store the story (idempotent: a retry gets the first insert's id); hidden until
         screened when `screening` is PENDING."""
-        return await self.db.fetch_val(
-            self._sql["insert_story"],
+        return await self._val(
+            "insert_story",
             {
                 "job_id": job_id,
                 "title": story.title,
@@ -514,8 +543,8 @@ class JobStore:
     async def finish_screening(self, story_id: int, *, flagged: bool) -> bool:
         """A pending story passed (shown from now on) or was flagged (hidden for good);
         False when it was not waiting for a screening any more."""
-        row = await self.db.fetch_one(
-            self._sql["finish_screening"],
+        row = await self._one(
+            "finish_screening",
             {"story_id": story_id, "screening": Screening.FLAGGED.value if flagged else None},
         )
         return row is not None
@@ -533,7 +562,7 @@ class JobStore:
     async def sweep_dead_running(self, stale_s: float) -> tuple[list[int], list[int]]:
         """For every running job whose heartbeat stopped: running -> completed when its
         story is stored, else running -> failed ('interrupted'). (recovered, interrupted)"""
-        rows = await self.db.fetch_all(self._sql["sweep_dead_running"], {"stale_s": stale_s})
+        rows = await self._all("sweep_dead_running", {"stale_s": stale_s})
         recovered = [row["id"] for row in rows if row["status"] == Status.COMPLETED]
         interrupted = [row["id"] for row in rows if row["status"] == Status.FAILED]
         return sorted(recovered), sorted(interrupted)
@@ -541,40 +570,36 @@ class JobStore:
     async def sweep_expired_pending(self, threshold_s: float) -> list[int]:
         """pending -> failed ('expired') for jobs that waited past the threshold while no
         worker was alive to run them."""
-        rows = await self.db.fetch_all(
-            self._sql["sweep_expired_pending"], {"threshold_s": threshold_s}
-        )
+        rows = await self._all("sweep_expired_pending", {"threshold_s": threshold_s})
         return sorted(row["id"] for row in rows)
 
     async def seconds_until_next_stale(self, stale_s: float, boot_id: uuid.UUID) -> float | None:
         """When another process's running job will look dead, if there is one."""
-        return await self.db.fetch_val(
-            self._sql["seconds_until_next_stale"], {"stale_s": stale_s, "boot_id": boot_id}
-        )
+        return await self._val("seconds_until_next_stale", {"stale_s": stale_s, "boot_id": boot_id})
 
     # -- the processes sharing the database --------------------------------------------
 
     async def register_process(
         self, boot_id: uuid.UUID, *, host: str, pid: int, concurrency: int
     ) -> None:
-        await self.db.fetch_val(
-            self._sql["register_process"],
+        await self._val(
+            "register_process",
             {"boot_id": boot_id, "host": host, "pid": pid, "concurrency": concurrency},
         )
 
     async def beat_process(self, boot_id: uuid.UUID) -> bool:
         """False when the row is gone (pruned while this process could not beat)."""
-        return await self.db.fetch_val(self._sql["beat_process"], {"boot_id": boot_id}) is not None
+        return await self._val("beat_process", {"boot_id": boot_id}) is not None
 
     async def stop_process(self, boot_id: uuid.UUID) -> None:
-        await self.db.fetch_val(self._sql["stop_process"], {"boot_id": boot_id})
+        await self._val("stop_process", {"boot_id": boot_id})
 
     async def prune_processes(self) -> int:
-        return len(await self.db.fetch_all(self._sql["prune_processes"]))
+        return len(await self._all("prune_processes"))
 
     async def _guarded(self, query: str, transition: str, **params: object) -> Any:
         """Run a guarded UPDATE; its row, or None (logged once) when the guard lost."""
-        row = await self.db.fetch_one(self._sql[query], params)
+        row = await self._one(query, params)
         if row is None:
             log("guard_lost", level=logging.WARNING, job_id=params["job_id"], transition=transition)
         return row

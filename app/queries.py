@@ -5,16 +5,25 @@
     UPDATE story_jobs SET ...
 
 Each statement sits under its `-- name:` header; the comment lines after it describe it.
+Parameters are `:name`; `positional()` turns a statement into asyncpg's `$1` form once, so
+running it costs no per-call compilation:
+
+    statement = positional(load_queries()["get_job"])
+    row = await connection.fetchrow(statement.sql, *statement.args({"job_id": 17}))
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 _HEADER = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
+# `:name`, but not the second colon of a `::type` cast.
+_PARAMETER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 
 def parse_queries(text: str) -> dict[str, str]:
@@ -32,3 +41,31 @@ def parse_queries(text: str) -> dict[str, str]:
 @cache
 def load_queries() -> dict[str, str]:
     return parse_queries((SQL_DIR / "queries.sql").read_text())
+
+
+@dataclass(frozen=True)
+class Statement:
+    """A named statement in asyncpg's form: `$n` placeholders, and the names they stand for."""
+
+    sql: str
+    names: tuple[str, ...]
+
+    def args(self, params: Mapping[str, object]) -> list[object]:
+        return [params[name] for name in self.names]
+
+
+def positional(sql: str) -> Statement:
+    """`:name` -> `$n`, the same `n` each time a name comes back."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    return Statement(_PARAMETER.sub(number, sql), tuple(names))
+
+
+@cache
+def load_statements() -> dict[str, Statement]:
+    return {name: positional(sql) for name, sql in load_queries().items()}

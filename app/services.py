@@ -129,7 +129,6 @@ class Services:
             store=store,
             wakeup=wakeup,
             intake=Intake(
-                db,
                 store,
                 wakeup,
                 queue_max=settings.queue_max,

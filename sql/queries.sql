@@ -2,10 +2,16 @@
 -- here: each is an UPDATE guarded by the status it expects, ending in RETURNING id, so no
 -- row back means another writer got there first and this one changed nothing.
 
--- name: lock_job_intake
--- Serialises job creation (transaction-scoped), so the replay check, the daily count and
--- the insert see one consistent picture even when 50 copies of a request race.
-SELECT pg_advisory_xact_lock(:lock_key)::text
+-- name: intake_job
+-- (new) -> pending, one intake at a time (the function is migration 009's): one row, with
+-- the job the idempotency key made already (replayed), or the job made now, or no job (id
+-- NULL) when the queue bound or the day's limit refused it, with the counts that did.
+-- Autocommitted on its own: the intake lock is held until the new job is committed.
+SELECT (i.job).*, i.replayed, i.pending, i.used_today,
+       CASE WHEN (i.job).status = 'pending' AND NOT i.replayed THEN i.pending + 1
+       END AS position
+  FROM intake_job(:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
+                  :sequel_of, :previously, :since, :queue_max, :daily_limit, :lock_key) AS i
 
 -- name: create_job
 -- (new) -> pending. Zero rows: the key exists already, so this request is a replay.
@@ -41,10 +47,6 @@ SELECT count(*) FROM story_jobs
 -- name: count_pending
 -- Jobs waiting in the whole database (every process's), for QUEUE_MAX and /healthz.
 SELECT count(*) FROM story_jobs WHERE status = 'pending'
-
--- name: notify_job_created
--- Inside the intake transaction: wakes an idle worker in any process when it commits.
-SELECT pg_notify('story_jobs', :job_id)::text
 
 -- name: claim_next_job
 -- pending -> running: an idle worker takes the oldest waiting job, stamping its boot id.
