@@ -1,6 +1,6 @@
 """Kid-safe screening with the provider's moderation endpoint (MODERATION=on).
 
-    moderator = Moderator(openai.AsyncOpenAI(..., max_retries=0))
+    moderator = Moderator(ProviderClient(api_key=..., max_retries=0))
     await moderator.check_request(story_request)   # Invalid 422 `content_flagged`
     screener = StoryScreener(store, moderator)
     await screener.screen(story_id, text, job_id=17)   # right after the story is stored
@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-
-import openai
+from typing import TYPE_CHECKING
 
 from app.errors import Invalid, Unavailable
 from app.jobs import JobStore
 from app.logs import log
 from app.storytellers import StoryRequest
+
+if TYPE_CHECKING:
+    from app.provider import ProviderClient
 
 MODERATION_TIMEOUT_S = 20.0
 MODERATION_ATTEMPTS = 3  # for a finished story, right after it is stored
@@ -43,17 +45,19 @@ class ModerationUnavailable(Exception):
 
 
 class Moderator:
-    def __init__(self, client: openai.AsyncOpenAI) -> None:
+    def __init__(self, client: ProviderClient) -> None:
         self.client = client
 
     async def aclose(self) -> None:
-        await self.client.close()
+        await self.client.aclose()
 
     async def flagged(self, text: str, *, attempts: int = 1) -> bool:
         """Whether the provider flags this text; ModerationUnavailable when it cannot say."""
+        import openai  # loaded by now (app/provider.py warms it up after start-up)
+
         for attempt in range(1, attempts + 1):
             try:
-                result = await self.client.moderations.create(input=text)
+                result = await self.client().moderations.create(input=text)
                 return any(item.flagged for item in result.results)
             except openai.APIError as error:
                 log("moderation_failed", level=logging.WARNING, attempt=attempt,

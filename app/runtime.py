@@ -14,12 +14,11 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 
-import openai
-
 from app.config import Settings
 from app.db import database_url, pool_for
 from app.logs import log
 from app.moderation import MODERATION_TIMEOUT_S, Moderator
+from app.provider import ProviderClient, warm_up
 from app.services import Services
 from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
 
@@ -36,6 +35,8 @@ async def running_services(
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url)
     try:
         await services.start()
+        if storyteller is None and settings.storyteller == "openai":
+            services.tasks.append(asyncio.create_task(warm_up(), name="warm_up"))
         try:
             yield services
         finally:
@@ -49,7 +50,7 @@ async def running_services(
 
 def make_storyteller(settings: Settings) -> Storyteller:
     if settings.storyteller == "openai":
-        client = openai.AsyncOpenAI(
+        client = ProviderClient(
             api_key=settings.openai_api_key,
             base_url=settings.openai_base_url,
             max_retries=0,  # one request per job, ever: a retry is a second bill
@@ -69,7 +70,7 @@ def make_moderator(settings: Settings) -> Moderator | None:
         log("moderation_skipped", level=logging.WARNING, storyteller=settings.storyteller,
             reason="no moderation endpoint without a provider")
         return None
-    client = openai.AsyncOpenAI(
+    client = ProviderClient(
         api_key=settings.openai_api_key,
         base_url=settings.openai_base_url,
         max_retries=0,  # the moderator decides about retries itself

@@ -1,6 +1,6 @@
 """Storytellers: whatever turns a StoryRequest into a Story.
 
-    storyteller = OpenAIStoryteller(client, model="gpt-4o-mini")
+    storyteller = OpenAIStoryteller(ProviderClient(api_key=...), model="gpt-4o-mini")
     story = await storyteller.write(request, job_id=17, on_text=print)   # streamed
     story = clean_story(story)          # what the worker stores, whoever wrote it
 
@@ -19,11 +19,12 @@ import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Protocol
-
-import openai
+from typing import TYPE_CHECKING, Protocol
 
 from app.logs import log
+
+if TYPE_CHECKING:
+    from app.provider import ProviderClient
 
 LENGTHS = ("short", "medium", "long")
 # Roughly how many words each length asks for, and the token budget that fits it: about
@@ -219,19 +220,21 @@ def split_title(text: str) -> tuple[str, str]:
 class OpenAIStoryteller:
     name = "openai"
 
-    def __init__(self, client: openai.AsyncOpenAI, *, model: str) -> None:
+    def __init__(self, client: ProviderClient, *, model: str) -> None:
         self.client = client
         self.model = model
 
     async def aclose(self) -> None:
-        await self.client.close()
+        await self.client.aclose()
 
     async def write(
         self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
     ) -> Story:
+        import openai  # loaded by now (app/provider.py warms it up after start-up)
+
         text, finish, refused, usage, model, answered = "", None, False, None, None, False
         try:
-            stream = await self.client.chat.completions.create(
+            stream = await self.client().chat.completions.create(
                 model=self.model,
                 messages=build_messages(request),  # type: ignore[arg-type]
                 stream=True,

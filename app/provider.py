@@ -1,0 +1,43 @@
+"""The model provider's client, made on first use.
+
+    client = ProviderClient(api_key=..., base_url=..., max_retries=0, timeout=120)
+    await client().chat.completions.create(...)     # the openai.AsyncOpenAI, made once
+    await warm_up()                                  # after start-up, in a thread
+    await client.aclose()
+
+Importing the `openai` library takes most of a second, longer than the rest of start-up
+put together. A platform that stops idle apps starts this one on a family's first tap, so
+start-up does not wait for it: once the app serves, `warm_up` imports it in a thread, and
+the first story finds it loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import openai
+
+
+class ProviderClient:
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self._client: openai.AsyncOpenAI | None = None
+
+    def __call__(self) -> openai.AsyncOpenAI:
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(**self.options)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+async def warm_up() -> None:
+    """Import the openai library off the event loop, so no request waits for it."""
+    await asyncio.to_thread(importlib.import_module, "openai")
