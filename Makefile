@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test lint bench chaos lock clean
+.PHONY: run test lint bench bench-queue chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
@@ -28,7 +28,13 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 
+# One table, about a minute: bytes on the wire, cold start, polls, POST -> 202 and memory,
+# each against a baseline from the same run (needs wrk and chromium from Debian).
 bench: $(STAMP)
+	$(BIN)/python bench/perf.py
+
+# The queue's own figures: job overhead, jobs/s with 1, 2 and 4 processes, POST -> running.
+bench-queue: $(STAMP)
 	$(BIN)/python bench/job_overhead.py
 	$(BIN)/python bench/scale_out.py
 

@@ -1,0 +1,94 @@
+"""The baselines the app is measured against, served by the same uvicorn with the same flags.
+
+    uvicorn bench.baselines:bare     # bare Starlette: the least any endpoint can cost
+    uvicorn bench.baselines:floor    # the "DB floor": + asyncpg doing the one statement an
+                                     # endpoint minimally needs (DATABASE_URL)
+
+The floor's endpoints do only what the database must: one round trip each. Its pool skips
+asyncpg's reset query on release (the floor's statements leave no session state behind),
+so it is the least work, not merely the usual code.
+
+    GET  /healthz                 {"status": "ok"}            (both)
+    GET  /stories/jobs/{id}       SELECT the row, as JSON     (floor)
+    POST /stories/generate        one committed INSERT, 202   (floor; into floor_jobs, a
+                                  copy of story_jobs with its constraints and indexes)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+
+import asyncpg
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+FLOOR_POOL_MAX = 8  # the app's DATABASE_POOL_MAX default
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+bare = Starlette(routes=[Route("/healthz", healthz)])
+
+
+def iso(moment: object) -> str | None:
+    return None if moment is None else moment.strftime("%Y-%m-%dT%H:%M:%SZ")  # type: ignore[attr-defined]
+
+
+async def job(request: Request) -> Response:
+    pool: asyncpg.Pool = request.app.state.pool
+    row = await pool.fetchrow("SELECT * FROM story_jobs WHERE id = $1",
+                              int(request.path_params["job_id"]))
+    if row is None:
+        return JSONResponse({"error": {"code": "not_found"}}, status_code=404)
+    return JSONResponse({
+        "job_id": row["id"], "status": row["status"], "story_id": row["story_id"],
+        "error": row["error_text"], "created_at": iso(row["created_at"]),
+        "started_at": iso(row["started_at"]), "completed_at": iso(row["completed_at"]),
+        "text_so_far": row["text_so_far"],
+    })
+
+
+async def generate(request: Request) -> Response:
+    pool: asyncpg.Pool = request.app.state.pool
+    body = json.loads(await request.body())
+    key = request.headers.get("idempotency-key") or uuid.uuid4().hex
+    job_id = await pool.fetchval(
+        "INSERT INTO floor_jobs (idempotency_key, request_hash, prompt, length)"
+        " VALUES ($1, $2, $3, $4) RETURNING id",
+        key, "-", body["prompt"], body.get("length", "medium"))
+    return JSONResponse({"job_id": job_id, "status": "pending",
+                         "poll_url": f"/stories/jobs/{job_id}"}, status_code=202)
+
+
+async def _no_reset(connection: asyncpg.Connection) -> None:
+    """Nothing to undo: every statement here is one autocommitted round trip."""
+
+
+@contextlib.asynccontextmanager
+async def _pool(app: Starlette) -> AsyncIterator[None]:
+    app.state.pool = await asyncpg.create_pool(
+        os.environ["DATABASE_URL"], min_size=1, max_size=FLOOR_POOL_MAX, reset=_no_reset)
+    await app.state.pool.execute(
+        "CREATE TABLE IF NOT EXISTS floor_jobs (LIKE story_jobs INCLUDING ALL)")
+    try:
+        yield
+    finally:
+        await app.state.pool.close()
+
+
+floor = Starlette(
+    routes=[
+        Route("/healthz", healthz),
+        Route("/stories/jobs/{job_id:int}", job),
+        Route("/stories/generate", generate, methods=["POST"]),
+    ],
+    lifespan=_pool,
+)
