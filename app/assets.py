@@ -23,6 +23,7 @@ import asyncio
 import gzip
 import hashlib
 import mimetypes
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,7 @@ CONTENT_TYPES = {
     ".json": "application/json",
     ".webmanifest": "application/manifest+json",
 }
+CSS_COMMENT = re.compile(rb"/\*.*?\*/", re.DOTALL)
 # Text compresses; PNG is compressed already.
 COMPRESSIBLE_TYPES = (
     "text/", "image/svg+xml", "application/json", "application/manifest+json",
@@ -79,6 +81,13 @@ class StaticFile:
     @property
     def compressible(self) -> bool:
         return self.content_type.startswith(COMPRESSIBLE_TYPES)
+
+
+def without_comments(css: bytes) -> bytes:
+    """A stylesheet as browsers need it: without its comments, indentation and blank lines
+    (a sixth of style.css after compression). Ours has no `/*` inside a string or url()."""
+    text = CSS_COMMENT.sub(b"", css)
+    return b"\n".join(line.strip() for line in text.splitlines() if line.strip()) + b"\n"
 
 
 def content_type(name: str) -> str:
@@ -153,6 +162,8 @@ class Assets:
         for path in sorted(p for p in directory.rglob("*") if p.is_file()):
             name = path.relative_to(directory).as_posix()
             body = path.read_bytes()
+            if path.suffix == ".css":
+                body = without_comments(body)
             self.files[name] = StaticFile(
                 body, content_type(name), hashlib.sha256(body).hexdigest()
             )

@@ -16,6 +16,7 @@ also mends what uvicorn's own proxy handling does with `*` (it takes the leftmos
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from urllib.parse import urlsplit
 
@@ -27,6 +28,12 @@ SCHEMES = ("http", "https")
 ADDRESS_MAX_CHARS = 64  # longer than any IP address with a port: not an address
 
 
+# Addresses and host names repeat from request to request: each verdict is worked out once
+# (parsing an address costs more than the rest of the checks put together).
+VERDICTS_CACHED = 1024
+
+
+@functools.lru_cache(maxsize=VERDICTS_CACHED)
 def is_loopback_address(address: str | None) -> bool:
     try:
         ip = ipaddress.ip_address(address or "")
@@ -55,13 +62,14 @@ class TrustedProxies:
         self.everyone = "*" in items
         self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         self._literals: set[str] = set()
+        self.trust = functools.lru_cache(maxsize=VERDICTS_CACHED)(self._trust)
         for item in items:
             try:
                 self._networks.append(ipaddress.ip_network(item, strict=False))
             except ValueError:
                 self._literals.add(item)  # e.g. a unix socket's "address"
 
-    def trust(self, address: str | None) -> bool:
+    def _trust(self, address: str | None) -> bool:
         if self.everyone:
             return True
         if not address:
@@ -77,6 +85,7 @@ class Clients:
     def __init__(self, *, forwarded_allow_ips: str, allowed_hosts: tuple[str, ...] = ()) -> None:
         self.proxies = TrustedProxies(forwarded_allow_ips)
         self.allowed_hosts = frozenset(name.lower().rstrip(".") for name in allowed_hosts)
+        self.host_allowed = functools.lru_cache(maxsize=VERDICTS_CACHED)(self._host_allowed)
 
     def resolve(self, scope: Scope) -> None:
         """Rewrite the scope's client and scheme from a trusted proxy's headers."""
@@ -111,7 +120,7 @@ class Clients:
             and not self.came_through_proxy(scope)
         )
 
-    def host_allowed(self, host: str) -> bool:
+    def _host_allowed(self, host: str) -> bool:
         """An IP, `localhost` (or `*.localhost`), a dotless name, or one in ALLOWED_HOSTS.
 
         DNS rebinding points a stranger's domain (it has a dot) at this app's address, so a

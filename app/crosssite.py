@@ -29,7 +29,7 @@ def origin_of(url: str) -> str | None:
 
 
 def own_origin(request: Request) -> str | None:
-    return origin_of(f"{request.url.scheme}://{request.headers.get('host', '')}")
+    return origin_of(f"{request.scope['scheme']}://{request.headers.get('host', '')}")
 
 
 def cross_site_verdict(request: Request) -> bool | None:
@@ -45,12 +45,13 @@ def cross_site_verdict(request: Request) -> bool | None:
     None means curl or a script: no browser makes a state-changing request without at
     least one of these.
     """
-    own = own_origin(request)
     origin = request.headers.get("origin")
     if origin is not None:
+        own = own_origin(request)
         return own is not None and origin_of(origin) == own
     referer = request.headers.get("referer")
     if referer is not None:
+        own = own_origin(request)
         return own is not None and origin_of(referer) == own
     fetch_site = request.headers.get("sec-fetch-site")
     if fetch_site is not None:

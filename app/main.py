@@ -79,7 +79,7 @@ def create_app(
 
     assets = Assets(STATIC_DIR)  # once per app: the static files, for the routes and pages
     app = Starlette(
-        routes=login_routes() + routes(assets),
+        routes=routes(assets) + login_routes(),
         lifespan=lifespan,
         exception_handlers=exception_handlers,
         # Compression outermost: it sees the final response, security headers and all.

@@ -206,11 +206,12 @@ def routes(assets: Assets) -> list[Route]:
     """Every route but the login's; `assets` is the app's static files, read once by
     create_app, which also hands their URLs to the templates."""
     return [
+        # The busiest first (a card polls every 3 s): routes are tried in order.
+        Route("/stories/jobs/{job_id}", job_status, methods=["GET"]),
+        Route("/stories/generate", generate, methods=["POST"]),
+        Route("/healthz", healthz, methods=["GET"]),
         *page_routes(),
         *shelf_routes(assets),  # before /stories/{story_id}: /stories/deleted is not a story
-        Route("/healthz", healthz, methods=["GET"]),
-        Route("/stories/generate", generate, methods=["POST"]),
-        Route("/stories/jobs/{job_id}", job_status, methods=["GET"]),
         Route("/stories", library, methods=["GET"]),
         Route("/stories/{story_id}", story_page, methods=["GET"]),
         *assets.routes(),  # /static/{path}: from memory, fingerprinted, compressed

@@ -70,8 +70,9 @@ SESSION_COOKIE = "bedtime_session"
 # the session or before signing in (the service worker, the manifest and icons in /static/).
 PUBLIC_PATHS = ("/healthz", "/sw.js")
 PUBLIC_PREFIX = "/static/"
-# Static files that a browser may show as a page of their own: they keep every header.
-DOCUMENT_SUFFIXES = (".html", ".svg")
+# The static page a browser may show as a page of its own (the offline page) keeps every
+# header; scripts, stylesheets and images (our own, never a visitor's) need only nosniff.
+DOCUMENT_SUFFIXES = (".html",)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 

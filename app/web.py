@@ -94,7 +94,8 @@ def iso_time(moment: datetime | None) -> str | None:
     """The contract's timestamps: UTC, whole seconds, `Z`."""
     if moment is None:
         return None
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat, not strftime: the same text at a tenth of the cost (three on every poll).
+    return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
 
 
 def wants_json(request: Request) -> bool:
@@ -160,7 +161,10 @@ def parse_json(body: bytes) -> object:
     """
     try:
         data = json.loads(body)
-        json.dumps(data, ensure_ascii=False).encode()  # UnicodeEncodeError on lone surrogates
+        # Only an escape (\\ud800), or the bytes json.loads lets through as "surrogatepass"
+        # (ED A0..BF ..), can spell a lone surrogate: otherwise there is nothing to look for.
+        if b"\\u" in body or b"\xed" in body:
+            json.dumps(data, ensure_ascii=False).encode()  # UnicodeEncodeError on one
     except (ValueError, RecursionError):  # ValueError includes both Unicode errors
         raise BadRequest("The body is not valid JSON.", code="malformed_json") from None
     return data

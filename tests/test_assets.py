@@ -19,7 +19,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 import app.assets
-from app.assets import IMMUTABLE, Assets, choose_encoding
+from app.assets import IMMUTABLE, Assets, choose_encoding, without_comments
 from app.web import STATIC_DIR
 from tests.conftest import serve
 from tests.test_pages import finished_story
@@ -29,6 +29,12 @@ pytestmark = pytest.mark.anyio
 TEXT_FILES = ("style.css", "app.js", "shelf.js", "htmx-2.0.11.min.js", "moon.svg")
 FINGERPRINTED = re.compile(r"^/static/[\w./-]+\?v=[0-9a-f]{10}$")
 STATIC_LINK = re.compile(r'(?:href|src)="(/static/[^"]*)"')
+
+
+def served(name: str) -> bytes:
+    """A static file as it is sent: a stylesheet without its comments, else as it is."""
+    body = (STATIC_DIR / name).read_bytes()
+    return without_comments(body) if name.endswith(".css") else body
 
 
 @pytest.fixture
@@ -65,7 +71,7 @@ async def raw_get(
 
 @pytest.mark.parametrize("name", TEXT_FILES)
 async def test_text_is_sent_brotli_or_gzip_as_the_client_accepts(client, assets, name):
-    original = (STATIC_DIR / name).read_bytes()
+    original = served(name)
     for accept, encoding, decompress in [
         ("gzip, deflate, br, zstd", "br", brotli.decompress),  # what Chromium sends
         ("gzip, deflate", "gzip", gzip.decompress),
@@ -81,7 +87,7 @@ async def test_text_is_sent_brotli_or_gzip_as_the_client_accepts(client, assets,
 
 @pytest.mark.parametrize("accept", [None, "identity", "", "br;q=0, gzip;q=0", "zstd"])
 async def test_text_is_sent_as_is_to_a_client_that_takes_no_compression(client, assets, accept):
-    original = (STATIC_DIR / "style.css").read_bytes()
+    original = served("style.css")
     response, sent = await raw_get(client, assets.urls["style.css"], accept)
     assert "content-encoding" not in response.headers
     assert response.headers["vary"] == "Accept-Encoding"  # another client may get br
@@ -94,7 +100,7 @@ async def test_png_is_never_compressed(client, assets):
     response, sent = await raw_get(client, assets.urls[name], "gzip, deflate, br")
     assert response.headers["content-type"] == "image/png"
     assert "content-encoding" not in response.headers and "vary" not in response.headers
-    assert sent == (STATIC_DIR / name).read_bytes()
+    assert sent == served(name)
 
 
 @pytest.mark.parametrize("header, expected", [
@@ -121,11 +127,11 @@ def test_without_brotli_it_is_gzip(monkeypatch):
 
 
 async def test_a_compressed_copy_no_smaller_than_the_file_is_not_sent(tmp_path):
-    (tmp_path / "tiny.css").write_bytes(b"a{}")  # gzip's header alone is longer
+    (tmp_path / "tiny.js").write_bytes(b"a()")  # gzip's header alone is longer
     assets = Assets(tmp_path)
     async with serve(Starlette(routes=assets.routes())) as http:
-        response, sent = await raw_get(http, assets.urls["tiny.css"], "gzip")
-    assert sent == b"a{}" and "content-encoding" not in response.headers
+        response, sent = await raw_get(http, assets.urls["tiny.js"], "gzip")
+    assert sent == b"a()" and "content-encoding" not in response.headers
     assert response.headers["content-length"] == "3"
     assert response.headers["vary"] == "Accept-Encoding"
 
@@ -144,7 +150,7 @@ async def test_each_file_is_compressed_once_in_a_thread_when_first_asked(monkeyp
     first = await asyncio.gather(*(assets.encoded("app.js", "br") for _ in range(5)))
     again = await assets.encoded("app.js", "br")
     assert calls == [("br", False)]  # once for five at a time, and off the event loop
-    assert again == first[0] and brotli.decompress(again) == (STATIC_DIR / "app.js").read_bytes()
+    assert again == first[0] and brotli.decompress(again) == served("app.js")
     await assets.encoded("app.js", "gzip")
     assert calls == [("br", False), ("gzip", False)]
 
@@ -158,7 +164,7 @@ def test_a_files_url_changes_with_its_content_and_only_then(tmp_path):
     before = Assets(copy).urls
     assert before == Assets(STATIC_DIR).urls  # the hash is of the content, not the place
     assert Assets(copy).urls == before  # rebuilt, nothing changed: the same URLs
-    (copy / "style.css").write_text((copy / "style.css").read_text() + "\n/* new */\n")
+    (copy / "style.css").write_text((copy / "style.css").read_text() + "\n.new { margin: 0; }\n")
     after = Assets(copy).urls
     assert after["style.css"] != before["style.css"]
     assert after["style.css"].split("?")[0] == before["style.css"].split("?")[0]
@@ -178,7 +184,7 @@ async def test_only_the_current_fingerprint_is_cached_for_a_year(client, assets)
     for response in (bare, stale):
         assert response.status_code == 200
         assert response.headers["cache-control"] == "no-cache"
-        assert response.content == current.content == (STATIC_DIR / "style.css").read_bytes()
+        assert response.content == current.content == served("style.css")
         assert response.headers["etag"] == current.headers["etag"]
 
 
@@ -196,7 +202,7 @@ async def test_a_revalidation_with_the_etag_answers_304_without_a_body(client, a
             expected = IMMUTABLE if path == url else "no-cache"
             assert response.headers["cache-control"] == expected
     other = await client.get(url, headers={"If-None-Match": '"0000000000"'})
-    assert other.status_code == 200 and other.content == (STATIC_DIR / "app.js").read_bytes()
+    assert other.status_code == 200 and other.content == served("app.js")
 
 
 async def test_head_answers_the_headers_without_the_body(client, assets):
@@ -260,3 +266,12 @@ async def test_the_service_worker_lists_the_fingerprinted_shell(client, assets):
         assert response.status_code == 200 and response.headers["cache-control"] == IMMUTABLE
     # Looked up whatever the ?v= (offline.html links /static/style.css plainly).
     assert source.count("SHELL_MATCH") == 3 and "ignoreSearch: true" in source
+
+
+def test_a_stylesheet_is_sent_without_its_comments_and_with_every_rule():
+    source = (STATIC_DIR / "style.css").read_bytes()
+    sent = Assets(STATIC_DIR).files["style.css"].body
+    assert b"/*" not in sent and b"*/" not in sent and len(sent) < len(source)
+    assert sent.count(b"{") == source.count(b"{") and sent.count(b";") <= source.count(b";")
+    assert without_comments(b"a {\n  /* why */\n  color: red; /* and\n  more */\n}\n") == (
+        b"a {\ncolor: red;\n}\n")

@@ -111,7 +111,7 @@ def test_a_deploy_that_changes_a_static_file_changes_the_version(tmp_path):
     shutil.copytree(STATIC_DIR, copy)
     before = static_version(Assets(copy))
     assert before == static_version(Assets(STATIC_DIR))
-    (copy / "style.css").write_text((copy / "style.css").read_text() + "\n/* new */\n")
+    (copy / "style.css").write_text((copy / "style.css").read_text() + "\n.new { margin: 0; }\n")
     after = static_version(Assets(copy))
     assert after != before
     assert f'"{after}"' in service_worker_source(Assets(copy))

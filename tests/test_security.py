@@ -450,8 +450,7 @@ async def test_security_headers_on_every_page(household_app):
             await http.get("/login"),
             await http.get("/"),  # the redirect
             await http.get("/healthz"),
-            await http.get("/static/moon.svg"),  # an image a browser may open as a page
-            await http.get("/static/offline.html"),
+            await http.get("/static/offline.html"),  # a page of its own
             await http.get("/nowhere"),
         ]
         await sign_in(http)
@@ -476,7 +475,7 @@ async def test_security_headers_on_every_page(household_app):
 async def test_scripts_and_stylesheets_carry_only_the_headers_that_apply_to_them(household_app):
     async with serve(household_app) as http:
         page = await http.get("/login")
-        for name in ("style.css", "app.js", "icons/icon-192.png"):
+        for name in ("style.css", "app.js", "moon.svg", "icons/icon-192.png"):
             headers = (await http.get(f"/static/{name}")).headers
             assert headers["x-content-type-options"] == "nosniff"
             for document_only in ("content-security-policy", "x-frame-options",
