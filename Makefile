@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test lint bench bench-queue chaos lock clean
+.PHONY: run test lint bench bench-queue profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
@@ -32,6 +32,10 @@ lint: $(STAMP)
 # each against a baseline from the same run (needs wrk and chromium from Debian).
 bench: $(STAMP)
 	$(BIN)/python bench/perf.py
+
+# Flame graphs (py-spy) of a poll, a card and a POST under load: test-artifacts/profile-*.svg
+profile: $(STAMP)
+	$(BIN)/python bench/profile.py
 
 # The queue's own figures: job overhead, jobs/s with 1, 2 and 4 processes, POST -> running.
 bench-queue: $(STAMP)

@@ -48,6 +48,8 @@ def make_templates(timezone: tzinfo = UTC, *, static: Mapping[str, str]) -> Jinj
     """The templates, with the filters and `static`: {relative name: fingerprinted URL}
     (app/assets.py), as in `<link rel="stylesheet" href="{{ static["style.css"] }}">`."""
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    # Templates change only with a deploy, like the static files: no stat() per render.
+    templates.env.auto_reload = False
     templates.env.globals["static"] = static
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: day(moment, timezone)

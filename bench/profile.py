@@ -1,0 +1,118 @@
+"""Where a request's time goes: py-spy flame graphs of the app under wrk.
+
+    .venv/bin/python bench/profile.py [poll|card|post ...]     # make profile
+
+Starts the app as bench/perf.py does (uvicorn, the Procfile's flags, a running job), loads
+it with wrk and records it with py-spy (pip install py-spy; it needs ptrace, which root in
+a container has). Writes test-artifacts/profile-<measure>.svg, and prints each profile's
+heaviest frames, so a change can be judged by the profile before the bench.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.perf import (  # noqa: E402
+    HELD_CHUNKS,
+    ROOT,
+    STORY,
+    KeepAlive,
+    Server,
+    app_env,
+    embedded_postgres_url,
+    fresh_database,
+    submit,
+    wait_for,
+    wrk,
+)
+from tests.fake_llm import FakeLLM  # noqa: E402
+
+SECONDS = 6
+TOP_FRAMES = 15
+OUT = ROOT / "test-artifacts"
+POST_BODY = b'{"prompt": "a lantern fox who lights the way home", "length": "short"}'
+
+
+def record(pid: int, name: str, collapsed: bool) -> subprocess.Popen[bytes]:
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    suffix, fmt = (".txt", "raw") if collapsed else (".svg", "flamegraph")
+    out = OUT / f"profile-{name}{suffix}"
+    return subprocess.Popen([spy, "record", "-p", str(pid), "-d", str(SECONDS), "-r", "250",
+                             "--nonblocking", "-f", fmt, "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def heaviest(path: Path) -> list[str]:
+    """From py-spy's collapsed stacks: the app's own frames in the most samples (inclusive),
+    then the frames that were running themselves most often (self), wherever they are."""
+    inclusive: collections.Counter[str] = collections.Counter()
+    own: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in path.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        total += int(count)
+        own[frames[-1]] += int(count)
+        for frame in set(frames):
+            if "(app/" in frame:
+                inclusive[frame] += int(count)
+    return ([f"{100 * n / total:5.1f}%  {frame[:110]}"
+             for frame, n in inclusive.most_common(TOP_FRAMES)] + ["  self:"] +
+            [f"{100 * n / total:5.1f}%  {frame[:110]}" for frame, n in own.most_common(10)])
+
+
+async def load(kind: str, app: Server, poll: str) -> None:
+    if kind == "post":
+        async with KeepAlive(app.url) as client:
+            for _ in range(SECONDS * 400):
+                await client.post_json("/stories/generate", POST_BODY,
+                                       {"Idempotency-Key": uuid.uuid4().hex})
+        return
+    headers = ({"Accept": "application/json"} if kind == "poll" else
+               {"HX-Request": "true", "Accept": "*/*", "Accept-Encoding": "gzip, br"})
+    await asyncio.to_thread(wrk, app.url + poll, headers=headers, seconds=SECONDS)
+
+
+async def main(kinds: list[str]) -> None:
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp, FakeLLM() as fake:
+        database_url = await fresh_database(embedded_postgres_url(Path(tmp) / "pg",
+                                                                  stop_at_exit=True))
+        app = Server("app.main:app", app_env(database_url, fake.url), Path(tmp) / "app.log")
+        app.start()
+        conn = await asyncpg.connect(database_url)
+        try:
+            fake.story, fake.hold_after_chunks = STORY, HELD_CHUNKS
+            fake.hold()
+            async with httpx.AsyncClient(base_url=app.url) as client:
+                running, = await submit(client, 1)
+            await wait_for(conn, "SELECT length(text_so_far) > 1000 FROM story_jobs"
+                           " WHERE id = $1", running)
+            for kind in kinds:
+                assert app.process is not None
+                for collapsed in (True, False):
+                    spy = record(app.process.pid, kind, collapsed)
+                    await load(kind, app, f"/stories/jobs/{running}")
+                    spy.wait()
+                print(f"\n{kind}: test-artifacts/profile-{kind}.svg")
+                print("\n".join(heaviest(OUT / f"profile-{kind}.txt")))
+        finally:
+            fake.release()
+            await conn.close()
+            app.stop()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:] or ["poll", "card", "post"]))
