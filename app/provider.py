@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import time
 from typing import TYPE_CHECKING, Any
+
+from app.logs import log
 
 if TYPE_CHECKING:
     import openai
@@ -40,4 +43,6 @@ class ProviderClient:
 
 async def warm_up() -> None:
     """Import the openai library off the event loop, so no request waits for it."""
+    started = time.monotonic()
     await asyncio.to_thread(importlib.import_module, "openai")
+    log("provider_loaded", library="openai", import_s=f"{time.monotonic() - started:.2f}")

@@ -112,7 +112,10 @@ async def test_the_procfile_web_line_with_web_concurrency_2_runs_eight_stories(
     assert all(fake_llm.calls_for(j) == 1 for j in job_ids)
     assert len({jobs[j]["claimed_by"] for j in job_ids}) == 2
     assert exit_code == 0
-    assert app.log_path.read_text().count("event=stopped") == 2
+    log = app.log_path.read_text()
+    assert log.count("event=stopped") == 2
+    # Each process served first and loaded the model's client library after (app/provider.py).
+    assert log.count("event=provider_loaded") == 2
     assert_clean_logs(app)
 
 
