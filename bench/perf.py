@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.db import embedded_postgres_url  # noqa: E402
+from bench.scale_out import fresh_database  # noqa: E402
 from tests.fake_llm import FakeLLM, free_port  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -249,16 +250,6 @@ async def submit(client: httpx.AsyncClient, count: int) -> list[int]:
 
 
 # -- the run ----------------------------------------------------------------------------
-
-
-async def fresh_database(server_url: str) -> str:
-    from tests.chaos import with_database
-
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    conn = await asyncpg.connect(server_url)
-    await conn.execute(f'CREATE DATABASE "{name}"')
-    await conn.close()
-    return with_database(server_url, name)
 
 
 def app_env(database_url: str, llm_url: str, **extra: str) -> dict[str, str]:
