@@ -23,7 +23,7 @@ from typing import Any
 from databases import Database
 
 from app.logs import log
-from app.queries import load_statements
+from app.queries import fetch_all, fetch_one, fetch_val
 from app.storytellers import Story, StoryRequest, minutes_for_words, reading_minutes
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
@@ -213,29 +213,17 @@ def search_words(search: str) -> list[str]:
 class JobStore:
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._statements = load_statements()
 
-    # Every statement runs on the asyncpg connection under `databases`' pool, already in
-    # asyncpg's `$n` form: no SQL is compiled per call (app/queries.py). Inside
-    # `db.transaction()`, `db.connection()` is the transaction's connection.
+    # The named statements, run as app/queries.py runs them (no SQL compiled per call).
 
     async def _one(self, query: str, params: Mapping[str, object] | None = None) -> Any:
-        statement = self._statements[query]
-        async with self.db.connection() as connection:
-            return await connection.raw_connection.fetchrow(
-                statement.sql, *statement.args(params or {}))
+        return await fetch_one(self.db, query, params)
 
     async def _all(self, query: str, params: Mapping[str, object] | None = None) -> list[Any]:
-        statement = self._statements[query]
-        async with self.db.connection() as connection:
-            return await connection.raw_connection.fetch(
-                statement.sql, *statement.args(params or {}))
+        return await fetch_all(self.db, query, params)
 
     async def _val(self, query: str, params: Mapping[str, object] | None = None) -> Any:
-        statement = self._statements[query]
-        async with self.db.connection() as connection:
-            return await connection.raw_connection.fetchval(
-                statement.sql, *statement.args(params or {}))
+        return await fetch_val(self.db, query, params)
 
     # -- reads -----------------------------------------------------------------------
 

@@ -5,11 +5,13 @@
     UPDATE story_jobs SET ...
 
 Each statement sits under its `-- name:` header; the comment lines after it describe it.
-Parameters are `:name`; `positional()` turns a statement into asyncpg's `$1` form once, so
-running it costs no per-call compilation:
+Parameters are `:name`; `positional()` turns each statement into asyncpg's `$1` form once,
+so running one compiles nothing:
 
-    statement = positional(load_queries()["get_job"])
-    row = await connection.fetchrow(statement.sql, *statement.args({"job_id": 17}))
+    row = await fetch_one(db, "get_job", {"job_id": 17})   # fetch_all, fetch_val alike
+
+They run on the asyncpg connection under the `databases` pool (inside `db.transaction()`,
+the transaction's own).
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+from databases import Database
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 _HEADER = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
@@ -69,3 +74,26 @@ def positional(sql: str) -> Statement:
 @cache
 def load_statements() -> dict[str, Statement]:
     return {name: positional(sql) for name, sql in load_queries().items()}
+
+
+async def fetch_one(db: Database, query: str, params: Mapping[str, object] | None = None) -> Any:
+    """The first row of a named statement (an asyncpg Record), or None."""
+    statement = load_statements()[query]
+    async with db.connection() as connection:
+        return await connection.raw_connection.fetchrow(statement.sql,
+                                                        *statement.args(params or {}))
+
+
+async def fetch_all(db: Database, query: str,
+                    params: Mapping[str, object] | None = None) -> list[Any]:
+    statement = load_statements()[query]
+    async with db.connection() as connection:
+        return await connection.raw_connection.fetch(statement.sql, *statement.args(params or {}))
+
+
+async def fetch_val(db: Database, query: str, params: Mapping[str, object] | None = None) -> Any:
+    """The first column of the first row, or None."""
+    statement = load_statements()[query]
+    async with db.connection() as connection:
+        return await connection.raw_connection.fetchval(statement.sql,
+                                                        *statement.args(params or {}))

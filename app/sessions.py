@@ -30,7 +30,7 @@ from databases import Database
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from app.config import Settings
-from app.queries import load_queries
+from app.queries import fetch_all, fetch_val
 
 SESSION_MAX_AGE_S = 30 * 24 * 3600  # a parent signs in once per tablet
 SESSION_RENEW_AFTER_S = 24 * 3600  # a tablet in use stays signed in
@@ -97,7 +97,6 @@ class Sessions:
         fingerprint = hashlib.sha256(password.encode()).hexdigest()[:16]
         self._serializer = URLSafeTimedSerializer(secret_key, salt=f"session:{fingerprint}")
         self._csrf_key = hashlib.sha256(f"csrf:{secret_key}".encode()).digest()
-        self._sql = load_queries()
 
     def sign(self, sid: str) -> str:
         return self._serializer.dumps({"sid": sid})
@@ -120,14 +119,15 @@ class Sessions:
         return hmac.new(self._csrf_key, sid.encode(), hashlib.sha256).hexdigest()
 
     async def open(self, db: Database) -> str:
-        await db.fetch_all(self._sql["prune_sessions"], {"max_age_s": float(SESSION_MAX_AGE_S)})
-        return await db.fetch_val(self._sql["create_session"], {"sid": secrets.token_urlsafe(24)})
+        await fetch_all(db, "prune_sessions", {"max_age_s": float(SESSION_MAX_AGE_S)})
+        return await fetch_val(db, "create_session", {"sid": secrets.token_urlsafe(24)})
 
     async def alive(self, db: Database, sid: str) -> bool:
-        return await db.fetch_val(self._sql["session_alive"], {"sid": sid}) is not None
+        # On every request in password mode: one indexed read, compiled no more than once.
+        return await fetch_val(db, "session_alive", {"sid": sid}) is not None
 
     async def end(self, db: Database, sid: str) -> None:
-        await db.fetch_val(self._sql["end_session"], {"sid": sid})
+        await fetch_val(db, "end_session", {"sid": sid})
 
 
 class LoginLimiter:
