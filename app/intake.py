@@ -9,9 +9,9 @@ A replay is answered before any capacity or limit check, so retrying a request c
 be refused. A new job is checked against the queue bound (pending rows in the whole
 database) and the day's limit under the intake lock before anything is written, so a
 refusal writes nothing and the key stays unused. The same statement notifies every
-process's idle workers, so one claims the job the moment it commits: the replay check,
-the counts, the insert and the notification are one statement (`intake_job`), after the
-lock, so an accepted job costs three round trips and a commit.
+process's idle workers, so one claims the job the moment it commits: the lock, the
+replay check, the counts, the insert and the notification are one statement
+(`intake_job`, migration 009), so an accepted job costs one round trip.
 """
 
 from __future__ import annotations

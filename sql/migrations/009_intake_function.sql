@@ -34,7 +34,12 @@ BEGIN
                             sequel_of, previously)
     VALUES (p_idempotency_key, p_request_hash, p_prompt, p_child_name, p_age, p_length,
             p_sequel_of, p_previously)
+    -- Only a writer that skips the lock (a backup's import) could take the key meanwhile:
+    -- then no job, and the caller asks for a retry, which replays.
+    ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING * INTO job;
-    PERFORM pg_notify('story_jobs', job.id::text);
+    IF job.id IS NOT NULL THEN
+        PERFORM pg_notify('story_jobs', job.id::text);
+    END IF;
 END
 $$;
