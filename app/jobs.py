@@ -367,8 +367,7 @@ class JobStore:
         self, story_id: int, *, keep_s: float = DELETED_KEEP_S
     ) -> str | None:
         """The title of a story that was deleted and can still be restored."""
-        return await self._val(
-                               "deleted_story_title",
+        return await self._val("deleted_story_title",
                                {"story_id": story_id, "keep_s": float(keep_s)})
 
     async def count_recently_deleted(self, *, keep_s: float = DELETED_KEEP_S) -> int:

@@ -92,7 +92,6 @@ async def test_a_rolled_back_intake_leaves_room_for_the_one_that_waited(db, data
 async def test_a_key_taken_without_the_lock_meanwhile_asks_for_a_retry_not_a_500(db):
     """A writer that skips the intake lock (a backup's import) takes the key between the
     replay check and the insert: no job, no error; the caller says try again."""
-    holder_key = "taken-meanwhile"
     await db.execute(
         "CREATE FUNCTION take_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         " IF NEW.idempotency_key = 'taken-meanwhile' AND NEW.prompt <> 'the taker' THEN"
@@ -101,7 +100,7 @@ async def test_a_key_taken_without_the_lock_meanwhile_asks_for_a_retry_not_a_500
         " RETURN NEW; END $$")
     await db.execute("CREATE TRIGGER take_key BEFORE INSERT ON story_jobs"
                      " FOR EACH ROW EXECUTE FUNCTION take_key()")
-    result = await JobStore(db).intake(holder_key, request_hash(OTHER), OTHER, since=SINCE,
+    result = await JobStore(db).intake("taken-meanwhile", request_hash(OTHER), OTHER, since=SINCE,
                                        queue_max=10, daily_limit=10)
     assert result.job is None and not result.replayed
     assert await db.fetch_val("SELECT prompt FROM story_jobs") == "the taker"
