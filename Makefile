@@ -1,19 +1,21 @@
 # `make run` and `make test` are all a new user types: each creates ./.venv when needed,
 # from the same pinned lock a platform installs (requirements.txt), plus the tools in
-# requirements-dev.txt (the embedded PostgreSQL and the tests), pinned alike.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# requirements-dev.txt (the embedded PostgreSQL and the tests), pinned alike. Any Python
+# 3.11 to 3.14 will do: tools/find-python picks the newest on PATH (or: make PYTHON=...).
+PYTHON ?= $(shell tools/find-python)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test lint bench bench-queue profile chaos lock clean
+.PHONY: run test lint smoke bench bench-queue profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
-	  echo "Bedtime Stories needs Python 3.11 or newer (.python-version); found: $$($(PYTHON) --version 2>&1)."; \
-	  echo "Install Python 3.11, or run: make PYTHON=/path/to/python3.11"; exit 1; }
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
+	  echo "Bedtime Stories needs Python 3.11 to 3.14; found: $$($(PYTHON) --version 2>&1 || echo none)."; \
+	  echo "Install one (python3.13, say), or run: make PYTHON=/path/to/python3.13"; exit 1; }
+	@test -x $(BIN)/python || { echo "Using $$($(PYTHON) --version) ($(PYTHON)) for $(VENV)"; \
+	  $(PYTHON) -m venv $(VENV); }
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $(STAMP)
@@ -21,12 +23,22 @@ $(STAMP): requirements-dev.txt
 run: $(STAMP)
 	PORT=$(PORT) $(BIN)/python -m app serve
 
+# tools/system-packages installs what some tests need from the system (Debian's Chromium
+# and PgBouncer) when it can, as root with apt; otherwise it says what to install and
+# those tests are skipped, with the reason in the summary.
 test: $(STAMP)
+	@tools/system-packages
 	$(BIN)/ruff check $(wildcard app tests bench tools)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
+
+# The smallest proof that a Python works end to end (CI runs it on the newest one found):
+# install, start-up, one story over HTTP, and the queue's own tests.
+smoke: $(STAMP)
+	$(BIN)/python -m pytest -q tests/test_queue.py tests/test_transitions.py tests/test_intake.py \
+	  tests/test_procfile.py tests/test_api.py $(PYTEST_ARGS)
 
 # One table, about a minute: bytes on the wire, cold start, polls, POST -> 202 and memory,
 # each against a baseline from the same run (needs wrk and chromium from Debian).
@@ -48,13 +60,17 @@ chaos: $(STAMP)
 
 # Re-pin the dependencies after changing pyproject.toml: requirements.txt is what a platform
 # installs; requirements-dev.txt adds the extras, held to the same versions.
-lock: $(STAMP)
+# One lock for every supported Python (--universal: markers where versions differ), then a
+# check that each pin has a wheel or a source for 3.14, which this machine may not have.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 --python-platform linux \
+	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements.txt
 	$(BIN)/uv pip compile pyproject.toml --extra embedded --extra test -c requirements.txt \
-	  --python-version 3.11 --python-platform linux \
+	  --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements-dev.txt
+	$(BIN)/python tools/check_wheels.py 3.14
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -19,11 +19,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from databases import Database
-
 from app.check import check_invariants
 from app.config import ConfigError, Settings, load_settings
-from app.db import DATABASE_UNAVAILABLE, database_url, migrate, pool_for
+from app.db import DATABASE_UNAVAILABLE, Pool, database_url, migrate, pool_for
 from app.jobs import JobStore
 
 if TYPE_CHECKING:
@@ -105,7 +103,7 @@ async def run_worker(settings: Settings) -> int:
 
 
 async def with_database(
-    settings: Settings, command: str, work: Callable[[Database], Awaitable[T]]
+    settings: Settings, command: str, work: Callable[[Pool], Awaitable[T]]
 ) -> T | None:
     """Run `work` on a connected pool; None (and one line on stderr) if the database is down."""
     db = pool_for(settings, database_url(settings))
@@ -116,8 +114,7 @@ async def with_database(
         print(f"{command}: the database is unreachable: {error}", file=sys.stderr)
         return None
     finally:
-        if db.is_connected:
-            await db.disconnect()
+        await db.close()
 
 
 async def run_migrations(settings: Settings) -> int:
@@ -142,7 +139,7 @@ async def run_export(settings: Settings, file: str | None) -> int:
     """Write every story to a zip (after migrating, so any installation can export)."""
     from app.backup import export_zip
 
-    async def export(db: Database) -> bytes:
+    async def export(db: Pool) -> bytes:
         await migrate(db)
         return await export_zip(JobStore(db), settings.tz)
 
@@ -173,7 +170,7 @@ async def run_import(settings: Settings, file: str) -> int:
         print(f"import: {file}: {error}", file=sys.stderr)
         return 1
 
-    async def restore(db: Database) -> ImportResult:
+    async def restore(db: Pool) -> ImportResult:
         await migrate(db)
         return await import_backup(JobStore(db), data)
 

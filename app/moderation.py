@@ -1,6 +1,6 @@
 """Kid-safe screening with the provider's moderation endpoint (MODERATION=on).
 
-    moderator = Moderator(ProviderClient(api_key=..., max_retries=0))
+    moderator = Moderator(ProviderClient(api_key=..., max_retries=0, timeout_s=10))
     await moderator.check_request(story_request)   # Invalid 422 `content_flagged`
     screener = StoryScreener(store, moderator)
     await screener.screen(story_id, text, job_id=17)   # right after the story is stored

@@ -1,6 +1,6 @@
 """The model provider's client, made on first use.
 
-    client = ProviderClient(api_key=..., base_url=..., max_retries=0, timeout=120)
+    client = ProviderClient(api_key=..., base_url=..., max_retries=0, timeout_s=120)
     await client().chat.completions.create(...)     # the openai.AsyncOpenAI, made once
     await warm_up()                                  # after start-up, in a thread
     await client.aclose()
@@ -23,9 +23,16 @@ from app.logs import log
 if TYPE_CHECKING:
     import openai
 
+# A provider that does not even accept the connection in this long is down: said at once,
+# not after the whole call's limit.
+CONNECT_TIMEOUT_S = 10.0
+
 
 class ProviderClient:
-    def __init__(self, **options: Any) -> None:
+    """`timeout_s` bounds a whole call; connecting has CONNECT_TIMEOUT_S of it."""
+
+    def __init__(self, *, timeout_s: float, **options: Any) -> None:
+        self.timeout_s = timeout_s
         self.options = options
         self._client: openai.AsyncOpenAI | None = None
 
@@ -33,7 +40,8 @@ class ProviderClient:
         if self._client is None:
             import openai
 
-            self._client = openai.AsyncOpenAI(**self.options)
+            timeout = openai.Timeout(self.timeout_s, connect=min(CONNECT_TIMEOUT_S, self.timeout_s))
+            self._client = openai.AsyncOpenAI(timeout=timeout, **self.options)
         return self._client
 
     async def aclose(self) -> None:

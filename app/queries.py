@@ -10,8 +10,11 @@ so running one compiles nothing:
 
     row = await fetch_one(db, "get_job", {"job_id": 17})   # fetch_all, fetch_val alike
 
-They run on the asyncpg connection under the `databases` pool (inside `db.transaction()`,
-the transaction's own).
+Each runs on the pool (a connection for that statement alone) or on the connection it is
+given, such as a transaction's:
+
+    async with db.transaction() as connection:
+        await fetch_val(connection, "import_job", {...})
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from databases import Database
+import asyncpg
+
+from app.db import Pool
 
 SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 _HEADER = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
@@ -76,24 +81,23 @@ def load_statements() -> dict[str, Statement]:
     return {name: positional(sql) for name, sql in load_queries().items()}
 
 
-async def fetch_one(db: Database, query: str, params: Mapping[str, object] | None = None) -> Any:
+# Where a statement runs: the pool, or one connection (a transaction's).
+Queryable = Pool | asyncpg.Connection
+
+
+async def fetch_one(on: Queryable, query: str, params: Mapping[str, object] | None = None) -> Any:
     """The first row of a named statement (an asyncpg Record), or None."""
     statement = load_statements()[query]
-    async with db.connection() as connection:
-        return await connection.raw_connection.fetchrow(statement.sql,
-                                                        *statement.args(params or {}))
+    return await on.fetchrow(statement.sql, *statement.args(params or {}))
 
 
-async def fetch_all(db: Database, query: str,
+async def fetch_all(on: Queryable, query: str,
                     params: Mapping[str, object] | None = None) -> list[Any]:
     statement = load_statements()[query]
-    async with db.connection() as connection:
-        return await connection.raw_connection.fetch(statement.sql, *statement.args(params or {}))
+    return await on.fetch(statement.sql, *statement.args(params or {}))
 
 
-async def fetch_val(db: Database, query: str, params: Mapping[str, object] | None = None) -> Any:
+async def fetch_val(on: Queryable, query: str, params: Mapping[str, object] | None = None) -> Any:
     """The first column of the first row, or None."""
     statement = load_statements()[query]
-    async with db.connection() as connection:
-        return await connection.raw_connection.fetchval(statement.sql,
-                                                        *statement.args(params or {}))
+    return await on.fetchval(statement.sql, *statement.args(params or {}))

@@ -45,7 +45,7 @@ async def running_services(
         await chosen_storyteller.aclose()
         if moderator is not None:
             await moderator.aclose()
-        await db.disconnect()
+        await db.close()
 
 
 def make_storyteller(settings: Settings) -> Storyteller:
@@ -54,7 +54,7 @@ def make_storyteller(settings: Settings) -> Storyteller:
             api_key=settings.openai_api_key,
             base_url=settings.openai_base_url,
             max_retries=0,  # one request per job, ever: a retry is a second bill
-            timeout=settings.llm_timeout_s,
+            timeout_s=settings.llm_timeout_s,
         )
         return OpenAIStoryteller(client, model=settings.story_model)
     return DemoStoryteller(delay_s=settings.demo_delay_s)
@@ -74,6 +74,6 @@ def make_moderator(settings: Settings) -> Moderator | None:
         api_key=settings.openai_api_key,
         base_url=settings.openai_base_url,
         max_retries=0,  # the moderator decides about retries itself
-        timeout=MODERATION_TIMEOUT_S,
+        timeout_s=MODERATION_TIMEOUT_S,
     )
     return Moderator(client)

@@ -18,10 +18,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from databases import Database
-
 from app.config import Settings
-from app.db import DATABASE_UNAVAILABLE, connect_one, migrate
+from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
 from app.estimates import DEFAULT_EXPECTED_S, Estimates, progress_percent, queue_eta_s
 from app.intake import Intake
 from app.jobs import Job, JobStore, Screening, Status
@@ -88,7 +86,7 @@ def estimates_for(settings: Settings, store: JobStore) -> Estimates:
 @dataclass
 class Services:
     settings: Settings
-    db: Database
+    db: Pool
     store: JobStore
     wakeup: Wakeup
     intake: Intake
@@ -105,7 +103,7 @@ class Services:
     def build(
         cls,
         settings: Settings,
-        db: Database,
+        db: Pool,
         storyteller: Storyteller,
         moderator: Moderator | None = None,
         *,

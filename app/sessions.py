@@ -26,10 +26,10 @@ import time
 from collections import OrderedDict, deque
 from pathlib import Path
 
-from databases import Database
 from itsdangerous import BadSignature, URLSafeTimedSerializer
 
 from app.config import Settings
+from app.db import Pool
 from app.queries import fetch_all, fetch_val
 
 SESSION_MAX_AGE_S = 30 * 24 * 3600  # a parent signs in once per tablet
@@ -118,15 +118,15 @@ class Sessions:
     def csrf_token(self, sid: str) -> str:
         return hmac.new(self._csrf_key, sid.encode(), hashlib.sha256).hexdigest()
 
-    async def open(self, db: Database) -> str:
+    async def open(self, db: Pool) -> str:
         await fetch_all(db, "prune_sessions", {"max_age_s": float(SESSION_MAX_AGE_S)})
         return await fetch_val(db, "create_session", {"sid": secrets.token_urlsafe(24)})
 
-    async def alive(self, db: Database, sid: str) -> bool:
+    async def alive(self, db: Pool, sid: str) -> bool:
         # On every request in password mode: one indexed read, compiled no more than once.
         return await fetch_val(db, "session_alive", {"sid": sid}) is not None
 
-    async def end(self, db: Database, sid: str) -> None:
+    async def end(self, db: Pool, sid: str) -> None:
         await fetch_val(db, "end_session", {"sid": sid})
 
 

@@ -1,6 +1,6 @@
 """Storytellers: whatever turns a StoryRequest into a Story.
 
-    storyteller = OpenAIStoryteller(ProviderClient(api_key=...), model="gpt-4o-mini")
+    storyteller = OpenAIStoryteller(ProviderClient(api_key=..., timeout_s=180), model="gpt-4o-mini")
     story = await storyteller.write(request, job_id=17, on_text=print)   # streamed
     story = clean_story(story)          # what the worker stores, whoever wrote it
 

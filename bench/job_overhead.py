@@ -33,6 +33,7 @@ from app.config import Settings  # noqa: E402
 from app.db import connect_pool, embedded_postgres_url  # noqa: E402
 from app.main import create_app  # noqa: E402
 from tests.fake_llm import FakeLLM, free_port  # noqa: E402
+from tests.sql import fetch_all, fetch_val
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -90,12 +91,12 @@ async def main(jobs: int) -> None:
                     post_s.append(time.perf_counter() - started)
                     assert response.status_code == 202, response.text
                     job_ids.append(response.json()["job_id"])
-                    while await db.fetch_val(
+                    while await fetch_val(db, 
                         "SELECT status FROM story_jobs WHERE id = :id", {"id": job_ids[-1]}
                     ) not in ("completed", "failed"):
                         await asyncio.sleep(0.002)
 
-            rows = await db.fetch_all(
+            rows = await fetch_all(db, 
                 "SELECT status, extract(epoch FROM completed_at - created_at)::float8 AS total_s"
                 " FROM story_jobs WHERE id = ANY(:ids)", {"ids": job_ids})
             assert all(row["status"] == "completed" for row in rows)
@@ -103,7 +104,7 @@ async def main(jobs: int) -> None:
             overhead_s = [row["total_s"] - llm_median for row in rows]
         finally:
             await llm.close()
-            await db.disconnect()
+            await db.close()
             server.should_exit = True
             thread.join(timeout=30)
 

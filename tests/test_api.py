@@ -17,6 +17,7 @@ from tests.conftest import (
     serve,
     wait_for_job,
 )
+from tests.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +32,7 @@ def error_code(response) -> str:
 
 
 async def job_count(db) -> int:
-    return await db.fetch_val("SELECT count(*) FROM story_jobs")
+    return await fetch_val(db, "SELECT count(*) FROM story_jobs")
 
 
 async def test_a_story_is_requested_written_polled_and_read(client, fake_llm):

@@ -13,12 +13,13 @@ from datetime import UTC
 from pathlib import Path
 
 import pytest
-from databases import Database
 
 from app.backup import BackupError, export_zip, import_backup, read_backup
+from app.db import connect_pool
 from app.jobs import JobStore
 from tests.conftest import _admin, serve, with_database
 from tests.shelving import shelve
+from tests.sql import fetch_all, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -64,7 +65,7 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
     assert exported["format"] == "bedtime-stories-backup" and exported["count"] == 3
     assert "Deleted" not in {s["title"] for s in exported["stories"]}
 
-    async with Database(second_installation) as other:
+    async with connect_pool(second_installation) as other:
         from app.db import migrate
 
         await migrate(other)
@@ -73,14 +74,14 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
         assert (first.restored, first.already_here) == (3, 0)
         again = await import_backup(store, data)
         assert (again.restored, again.already_here) == (0, 3)
-        assert await other.fetch_val("SELECT count(*) FROM stories") == 3
-        assert await other.fetch_val("SELECT count(*) FROM story_jobs") == 3
+        assert await fetch_val(other, "SELECT count(*) FROM stories") == 3
+        assert await fetch_val(other, "SELECT count(*) FROM story_jobs") == 3
         restored = stories_json(await export_zip(store, UTC))
         library = [(s.title, s.favourite, s.sequel_of_title)
                    for s in (await store.library()).stories]
         for check in ("check_completed_without_story", "check_unreachable_stories"):
             assert await store.ids(check) == []
-        jobs = await other.fetch_all("SELECT status, created_at, completed_at FROM story_jobs")
+        jobs = await fetch_all(other, "SELECT status, created_at, completed_at FROM story_jobs")
         assert {job["status"] for job in jobs} == {"completed"}
         # Made and finished at the story's own time (an old story is no "latest request").
         assert all(job["completed_at"] == job["created_at"] for job in jobs)
@@ -129,7 +130,7 @@ async def test_a_file_that_is_not_a_backup_is_refused_and_writes_nothing(db):
     ]}
     with pytest.raises(BackupError, match="story 2"):
         await import_backup(store, json.dumps(broken).encode())
-    assert await db.fetch_val("SELECT count(*) FROM stories") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
     broken["stories"] = broken["stories"][:1]
     assert len(read_backup(json.dumps(broken).encode())) == 1  # stories.json alone will do
 

@@ -19,14 +19,15 @@ from urllib.parse import quote
 import httpx
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
-from databases import Database
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.db import Pool
 from app.intake import FIELDS
 from app.storytellers import LENGTHS
 from app.web import BODY_MAX_BYTES
 from tests.conftest import JSON, OWN_ORIGIN, new_key, serve
+from tests.sql import fetch_val
 
 EXAMPLES = 200
 PROPERTY = settings(
@@ -43,13 +44,13 @@ class Running:
 
     portal: BlockingPortal
     client: httpx.AsyncClient
-    db: Database
+    db: Pool
 
     def request(self, method: str, url: str, **kwargs: object) -> httpx.Response:
         return self.portal.call(lambda: self.client.request(method, url, **kwargs))
 
     def job_count(self) -> int:
-        return self.portal.call(self.db.fetch_val, "SELECT count(*) FROM story_jobs")
+        return self.portal.call(fetch_val, self.db, "SELECT count(*) FROM story_jobs")
 
 
 SAME_ORIGIN = OWN_ORIGIN  # where the app's own pages post from
@@ -438,7 +439,7 @@ def test_any_query_string_cookie_and_header_on_any_route_is_answered_sanely(make
     overrides = {"household_password": "pw", "api_token": "token", "allow_open": False} \
         if mode == "password" else {}
     with running(make_app, **overrides) as app:
-        stories_before = app.portal.call(app.db.fetch_val, "SELECT count(*) FROM stories")
+        stories_before = app.portal.call(fetch_val, app.db, "SELECT count(*) FROM stories")
 
         @PROPERTY
         @given(route=st.sampled_from(ROUTES), query=query_strings, cookies=cookie_headers,
@@ -458,7 +459,7 @@ def test_any_query_string_cookie_and_header_on_any_route_is_answered_sanely(make
                 assert app.job_count() == before
 
         check()
-        stories_after = app.portal.call(app.db.fetch_val, "SELECT count(*) FROM stories")
+        stories_after = app.portal.call(fetch_val, app.db, "SELECT count(*) FROM stories")
         assert stories_after == stories_before
 
 
@@ -510,7 +511,7 @@ async def test_an_endless_body_is_refused_after_16_kib_without_reading_it_all(
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "body_too_large"
     assert sent <= BODY_MAX_BYTES // len(chunk) + 2
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 
 @pytest.mark.anyio
@@ -531,7 +532,7 @@ async def test_a_declared_length_over_the_limit_is_refused_before_reading(client
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "body_too_large"
     assert sent == 0
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 
 
@@ -556,7 +557,7 @@ async def test_json_that_is_not_unicode_text_or_too_deep_is_malformed(client, db
     )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "malformed_json"
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 
 @pytest.mark.anyio
@@ -570,7 +571,7 @@ async def test_a_form_with_a_file_part_is_refused_and_leaves_no_open_file(client
     gc.collect()  # an unclosed spooled file would warn here (and fail: filterwarnings=error)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "malformed_form"
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 
 @pytest.mark.anyio
@@ -602,4 +603,4 @@ async def test_a_form_age_with_thousands_of_digits_is_a_field_error(client, db):
     )
     assert response.status_code == 422
     assert "age must be a whole number from 1 to 12." in response.text
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0

@@ -14,9 +14,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from databases import Database
 
 from app.config import Settings
+from app.db import connect_pool
 from tests.browser import (
     launched_chromium,
     needs_chromium,
@@ -172,7 +172,7 @@ def test_a_story_read_before_opens_offline_and_the_shelf_works(browser, live_url
 
 def test_more_stories_grows_the_list_in_place(browser, live_url, live_database):
     async def many() -> None:
-        async with Database(live_database) as db:
+        async with connect_pool(live_database) as db:
             await shelve_many(db, 60)
 
     worker = threading.Thread(target=asyncio.run, args=(many(),))  # Playwright owns this loop

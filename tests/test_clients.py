@@ -16,6 +16,7 @@ from app.sessions import LoginLimiter
 from tests.chaos import AppProcess
 from tests.conftest import post_story, serve
 from tests.fake_llm import free_port
+from tests.sql import fetch_val
 from tests.test_security import PASSWORD, SAME_ORIGIN, serve_as, sign_in
 
 pytestmark = pytest.mark.anyio
@@ -119,7 +120,7 @@ async def test_allowed_hosts_in_open_mode_refuse_a_rebound_name(make_app, db):
         assert (await http.get("/healthz")).status_code == 200
     async with serve_as(app, ("203.0.113.5", 1), base_url="https://stories.example") as http:
         assert (await http.get("/")).status_code == 200
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 
 async def test_signing_out_ends_the_session_on_the_server(make_app):

@@ -22,6 +22,7 @@ from app.sessions import unmask_csrf
 from app.storytellers import StoryRequest
 from tests.conftest import ACCEPT_JSON, OWN_ORIGIN, serve
 from tests.shelving import shelve
+from tests.sql import execute
 
 pytestmark = pytest.mark.anyio
 
@@ -184,9 +185,10 @@ async def test_streamed_encoded_and_other_bodies_pass_untouched():
 async def test_the_csrf_token_is_different_on_every_response(household_app, db):
     store = JobStore(db)
     story_id = await shelve(store, "k1", title="Hush")
-    async with store.db.transaction():  # a failed job: its card carries a "Try again" form
-        job = await store.create("k2", "k2", StoryRequest(prompt="a fox"))
-        await db.execute("UPDATE story_jobs SET status = 'failed', error_text = 'expired',"
+    # A failed job: its card carries a "Try again" form.
+    async with store.db.transaction() as connection:
+        job = await JobStore(connection).create("k2", "k2", StoryRequest(prompt="a fox"))
+        await execute(connection, "UPDATE story_jobs SET status = 'failed', error_text = 'expired',"
                          " completed_at = now() WHERE id = :id", {"id": job.id})
     async with serve(household_app) as http:
         await sign_in(http)

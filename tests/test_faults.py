@@ -21,6 +21,7 @@ from app.jobs import JobStore
 from app.storytellers import StoryRequest
 from tests.chaos import AppProcess, run_once, submit
 from tests.conftest import ACCEPT_JSON, post_story, postgres_dir, serve, wait_for_job
+from tests.sql import execute, fetch_val
 from tests.test_transitions import holding, wait_until_blocked
 
 pytestmark = pytest.mark.anyio
@@ -101,10 +102,9 @@ def own_postgres():
     """A PostgreSQL server of this test's own, so it can be stopped and started."""
     data_dir = postgres_dir()
     server = embedded_server(data_dir, stop_at_exit=True)
-    from pgserver._commands import pg_ctl  # loaded (quietly) by embedded_server already
 
     def stop() -> None:
-        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+        server.stop()  # pg_ctl stop: fast mode, waits until the server is down
 
     def start() -> None:
         with server._lock:
@@ -230,7 +230,7 @@ async def test_live_race_a_worker_cut_off_past_the_stale_limit_keeps_the_story_a
     async with serve(make_app(heartbeat_stale_s=60)) as client:
         job_id = (await post_story(client)).json()["job_id"]
         await asyncio.to_thread(fake_llm.wait_for_call, job_id)
-        await db.execute(
+        await execute(db, 
             "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour' WHERE id = :id",
             {"id": job_id})
         async with holding(database_url) as sweeper_side:
@@ -242,7 +242,7 @@ async def test_live_race_a_worker_cut_off_past_the_stale_limit_keeps_the_story_a
             if "event=story_orphaned" in caplog.text:
                 break
             await asyncio.sleep(0.02)
-        story_count = await db.fetch_val(
+        story_count = await fetch_val(db, 
             "SELECT count(*) FROM stories WHERE job_id = :id", {"id": job_id})
     assert (job["status"], job["error"]) == ("failed", "interrupted")
     assert story_count == 1  # paid for, so kept
@@ -261,7 +261,7 @@ async def test_live_race_worker_wins_the_sweeper_updates_nothing(
     async with serve(app) as client:
         job_id = (await post_story(client)).json()["job_id"]
         await asyncio.to_thread(fake_llm.wait_for_call, job_id)
-        await db.execute(  # the job looks dead to any sweep from now on
+        await execute(db,   # the job looks dead to any sweep from now on
             "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour' WHERE id = :id",
             {"id": job_id})
         conn, transaction = await hold_row(
@@ -313,21 +313,21 @@ async def test_check_reports_jobs_expired_while_a_worker_was_alive_or_left_stran
     store = JobStore(db)
     wrongly = await store.create("wrongly", "h", StoryRequest(prompt="expired while alive"))
     stranded = await store.create("stranded", "h", StoryRequest(prompt="nobody expired it"))
-    await db.execute("UPDATE story_jobs SET created_at = now() - interval '2 hours'")
+    await execute(db, "UPDATE story_jobs SET created_at = now() - interval '2 hours'")
     # The sweeper judged no worker alive: this job expires, correctly, and nothing is wrong.
     assert await store.sweep_expired_pending(480) == [wrongly.id, stranded.id]
     assert not (await check_invariants(store, settings)).broken
     # Had a worker been alive then (started before, beating since), it was a defect.
     await store.register_process(uuid.uuid4(), host="h", pid=1, concurrency=1)
-    await db.execute("UPDATE workers SET started_at = now() - interval '3 hours'")
-    await db.execute(
+    await execute(db, "UPDATE workers SET started_at = now() - interval '3 hours'")
+    await execute(db, 
         "UPDATE story_jobs SET status = 'pending', error_text = NULL, completed_at = NULL"
         " WHERE id = :id", {"id": stranded.id})
-    await db.execute("UPDATE workers SET heartbeat_at = now() - interval '1 hour'")
+    await execute(db, "UPDATE workers SET heartbeat_at = now() - interval '1 hour'")
     report = await check_invariants(store, settings)
     assert report.count("jobs expired while a worker was alive") == 0
     assert report.count("pending jobs with no live worker") == 1  # the sweeper is behind
-    await db.execute("UPDATE workers SET heartbeat_at = now()")
+    await execute(db, "UPDATE workers SET heartbeat_at = now()")
     report = await check_invariants(store, settings)
     assert report.count("jobs expired while a worker was alive") == 1 and report.broken
     assert report.count("pending jobs with no live worker") == 0

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from tests.conftest import JSON, post_story, serve, wait_for_job
+from tests.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -51,7 +52,7 @@ async def test_the_same_key_with_another_body_is_refused(client, db):
         response = await post_story(client, body, key="k1")
         assert response.status_code == 422
         assert response.json()["error"]["code"] == "idempotency_key_reused"
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 1
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 1
 
 
 async def test_fifty_racing_copies_make_one_job_and_one_call(make_app, fake_llm, db):
@@ -69,4 +70,4 @@ async def test_fifty_racing_copies_make_one_job_and_one_call(make_app, fake_llm,
         job = await wait_for_job(client, job_ids.pop())
     assert job["status"] == "completed"
     assert fake_llm.total_calls == 1
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 1
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 1

@@ -16,6 +16,7 @@ from app.jobs import INTAKE_LOCK_KEY, IntakeResult, JobStore
 from app.queries import load_statements
 from app.storytellers import StoryRequest
 from tests.chaos import wait_until_blocked
+from tests.sql import execute, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -66,14 +67,14 @@ async def test_an_intake_that_waited_counts_the_job_made_before_it(db, database_
     assert first["id"] is not None and not first["replayed"]
     # The limit of one is spent by the job it waited for: refused, nothing written.
     assert result.job is None and result.used_today == 1 and result.pending == 1
-    assert await db.fetch_val("SELECT array_agg(idempotency_key) FROM story_jobs") == ["first"]
+    assert await fetch_val(db, "SELECT array_agg(idempotency_key) FROM story_jobs") == ["first"]
 
 
 async def test_an_intake_that_waited_replays_the_job_its_key_made_meanwhile(db, database_url):
     first, result = await race(db, database_url, first_key="same-key", second_key="same-key",
                                request=HELD, end="commit")
     assert result.replayed and result.job is not None and result.job.id == first["id"]
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 1
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 1
 
 
 async def test_an_intake_waits_for_the_queue_bound_the_same_way(db, database_url):
@@ -92,15 +93,15 @@ async def test_a_rolled_back_intake_leaves_room_for_the_one_that_waited(db, data
 async def test_a_key_taken_without_the_lock_meanwhile_asks_for_a_retry_not_a_500(db):
     """A writer that skips the intake lock (a backup's import) takes the key between the
     replay check and the insert: no job, no error; the caller says try again."""
-    await db.execute(
+    await execute(db, 
         "CREATE FUNCTION take_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         " IF NEW.idempotency_key = 'taken-meanwhile' AND NEW.prompt <> 'the taker' THEN"
         "   INSERT INTO story_jobs (idempotency_key, request_hash, prompt, length)"
         "   VALUES (NEW.idempotency_key, 'other', 'the taker', 'short'); END IF;"
         " RETURN NEW; END $$")
-    await db.execute("CREATE TRIGGER take_key BEFORE INSERT ON story_jobs"
+    await execute(db, "CREATE TRIGGER take_key BEFORE INSERT ON story_jobs"
                      " FOR EACH ROW EXECUTE FUNCTION take_key()")
     result = await JobStore(db).intake("taken-meanwhile", request_hash(OTHER), OTHER, since=SINCE,
                                        queue_max=10, daily_limit=10)
     assert result.job is None and not result.replayed
-    assert await db.fetch_val("SELECT prompt FROM story_jobs") == "the taker"
+    assert await fetch_val(db, "SELECT prompt FROM story_jobs") == "the taker"

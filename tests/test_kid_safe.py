@@ -18,6 +18,7 @@ from app.jobs import JobStore, Screening, Status
 from app.storytellers import SYSTEM_PROMPT, Story, StoryRequest
 from tests.conftest import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
 from tests.fake_llm import FLAG_WORD
+from tests.sql import fetch_val
 
 HX = {"HX-Request": "true"}
 CHECKING = "Your story is written; we're just checking it…"
@@ -32,7 +33,7 @@ HOSTILE_STORY = (
 
 
 async def job_count(db) -> int:
-    return await db.fetch_val("SELECT count(*) FROM story_jobs")
+    return await fetch_val(db, "SELECT count(*) FROM story_jobs")
 
 
 async def test_story_with_script_is_rendered_as_text(client, fake_llm):
@@ -132,7 +133,7 @@ async def assert_hidden(http: httpx.AsyncClient, story_id: int, *words: str) -> 
 
 
 async def screening_of(db, story_id: int) -> str | None:
-    return await db.fetch_val("SELECT screening FROM stories WHERE id = :id", {"id": story_id})
+    return await fetch_val(db, "SELECT screening FROM stories WHERE id = :id", {"id": story_id})
 
 
 @pytest.fixture

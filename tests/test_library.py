@@ -14,6 +14,7 @@ from app.queries import load_queries
 from app.sweeper import Sweeper
 from tests.conftest import ACCEPT_JSON, serve
 from tests.shelving import shelve, shelve_many
+from tests.sql import execute, fetch_all, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -82,12 +83,12 @@ async def test_the_search_uses_the_gin_index_once_there_are_many_stories(db):
     await shelve_many(db, 5000, rare_word="owl", every=1000)
     # What autovacuum does by itself in a while: fresh statistics, and the GIN index's
     # pending list merged (until then the planner prices the index as if it were huge).
-    await db.execute("VACUUM ANALYZE stories")
+    await execute(db, "VACUUM ANALYZE stories")
     store = JobStore(db)
     found = (await store.library("owl")).stories
     assert len(found) == 5 and all("owl" in (story.prompt or "") for story in found)
     query = load_queries()["search_library_words"]
-    rows = await db.fetch_all("EXPLAIN " + query, {"query": "owl:*", "limit": 51, "offset": 0})
+    rows = await fetch_all(db, "EXPLAIN " + query, {"query": "owl:*", "limit": 51, "offset": 0})
     plan = "\n".join(row[0] for row in rows)
     # The planner chooses the index by itself (no `SET enable_seqscan = off` needed).
     assert "Bitmap Index Scan on stories_search" in plan, plan
@@ -189,15 +190,15 @@ async def test_the_purge_removes_only_stories_deleted_30_days_ago_or_more(db):
     shelved = await shelve(store, "k3", title="On the shelf")
     sequel = await shelve(store, "k4", title="What happened next", sequel_of=old)
     for story_id, days in ((old, 31), (recent, 29)):
-        await db.execute("UPDATE stories SET deleted_at = now() - make_interval(days => :days)"
+        await execute(db, "UPDATE stories SET deleted_at = now() - make_interval(days => :days)"
                          " WHERE id = :id", {"id": story_id, "days": days})
     sweeper = Sweeper(store, boot_id=uuid.uuid4(), interval_s=300, threshold_min=8,
                       heartbeat_stale_s=60)
     result = await sweeper.sweep()
     assert result.purged == [old]
-    remaining = {row["id"] for row in await db.fetch_all("SELECT id FROM stories")}
+    remaining = {row["id"] for row in await fetch_all(db, "SELECT id FROM stories")}
     assert remaining == {recent, shelved, sequel}
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs WHERE story_id = :id",
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs WHERE story_id = :id",
                               {"id": old}) == 0
     assert await store.get_story(sequel) is not None  # it keeps its place, without the link
     assert (await store.get_story(sequel)).request.sequel_of is None

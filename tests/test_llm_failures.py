@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -22,6 +23,7 @@ from app.storytellers import (
 )
 from tests.conftest import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.fake_llm import free_port
+from tests.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -188,7 +190,7 @@ async def test_a_story_the_database_refuses_fails_the_job_at_once(
     assert time.monotonic() - started < 2  # the stale-heartbeat limit of these tests
     assert (job["status"], job["error"]) == ("failed", "the story could not be saved")
     assert fake_llm.calls_for(job_id) == 1
-    assert await db.fetch_val("SELECT count(*) FROM stories") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
 
 
 # -- the request: budget and shape ------------------------------------------------------------
@@ -224,3 +226,15 @@ async def test_a_chat_model_gets_max_tokens_and_a_temperature(client, fake_llm):
     sent = request["body"]
     assert (sent["max_tokens"], sent["temperature"]) == (LENGTH_MAX_TOKENS["short"], TEMPERATURE)
     assert "max_completion_tokens" not in sent
+
+
+def test_the_provider_client_bounds_the_call_and_connecting_apart(settings):
+    """LLM_TIMEOUT_S bounds the whole call; a provider that does not accept the connection
+    is given up after 10 s, not after the whole limit; and the client never retries."""
+    import openai
+
+    from app.runtime import make_storyteller
+
+    client = make_storyteller(replace(settings, llm_timeout_s=180)).client()
+    assert client.timeout == openai.Timeout(180, connect=10)
+    assert client.max_retries == 0

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from databases import Database
 
-from app.db import migrate, migration_files
+from app.db import connect_pool, migrate, migration_files
 from app.queries import load_queries, parse_queries
 from tests.conftest import _admin, with_database
+from tests.sql import fetch_all, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -24,16 +24,16 @@ async def empty_db(pg_url):
 
 
 async def test_all_migrations_apply_to_an_empty_database(empty_db):
-    async with Database(empty_db) as db:
+    async with connect_pool(empty_db) as db:
         applied = await migrate(db)
         assert applied == [path.name for _, path in migration_files()]
-        tables = {r["tablename"] for r in await db.fetch_all(
+        tables = {r["tablename"] for r in await fetch_all(db, 
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         assert {"story_jobs", "stories", "schema_migrations"} <= tables
-        checks = {r["conname"] for r in await db.fetch_all(
+        checks = {r["conname"] for r in await fetch_all(db, 
             "SELECT conname FROM pg_constraint WHERE conrelid = 'story_jobs'::regclass")}
         assert {"completed_has_story", "failed_has_error", "finished_has_time"} <= checks
-        unique = await db.fetch_val(
+        unique = await fetch_val(db, 
             "SELECT count(*) FROM pg_indexes WHERE tablename = 'stories'"
             " AND indexdef LIKE '%UNIQUE%(job_id)%'")
         assert unique == 1
@@ -42,13 +42,13 @@ async def test_all_migrations_apply_to_an_empty_database(empty_db):
 
 async def test_two_processes_migrating_at_once_apply_each_file_once(empty_db):
     async def one_process() -> list[str]:
-        async with Database(empty_db) as db:
+        async with connect_pool(empty_db) as db:
             return await migrate(db)
 
     first, second = await asyncio.gather(one_process(), one_process())
     assert sorted(first + second) == [path.name for _, path in migration_files()]
-    async with Database(empty_db) as db:
-        versions = await db.fetch_all("SELECT version FROM schema_migrations ORDER BY version")
+    async with connect_pool(empty_db) as db:
+        versions = await fetch_all(db, "SELECT version FROM schema_migrations ORDER BY version")
     assert [r["version"] for r in versions] == [v for v, _ in migration_files()]
 
 

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.conftest import ACCEPT_JSON, serve, wait_for_job
+from tests.sql import fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -112,7 +113,7 @@ async def test_double_submit_makes_one_job(client, db):
     assert first.headers["location"] == second.headers["location"]
     with_htmx = await submit(client, key=key, htmx=True)
     assert job_id_of(with_htmx) == job_id_of(first)
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 1
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 1
 
 
 async def test_card_polls_while_unfinished_and_stops_once_finished(client, fake_llm):
@@ -173,7 +174,7 @@ async def test_field_errors_are_shown_beside_the_field_with_the_input_kept(clien
     assert htmx.status_code == 422
     assert htmx.headers["hx-retarget"] == "#story-form"
     assert htmx.text.lstrip().startswith("<form")
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 0
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 
 async def test_a_full_queue_is_a_friendly_sentence_and_writes_nothing(make_app, fake_llm, db):
@@ -188,7 +189,7 @@ async def test_a_full_queue_is_a_friendly_sentence_and_writes_nothing(make_app, 
         assert "a garden that grows at night</textarea>" in refused.text
         htmx = await submit(client, htmx=True)
         assert htmx.status_code == 429 and 'role="alert"' in htmx.text
-        assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 2
+        assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 2
         fake_llm.release()
 
 
@@ -232,8 +233,8 @@ async def test_failed_job_offers_try_again_which_makes_one_new_job(client, fake_
     assert first.status_code == 303
     retried = job_id_of(first)
     assert retried != failed and job_id_of(again) == retried
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 2
-    row = await db.fetch_one("SELECT prompt, child_name, age FROM story_jobs WHERE id = :id",
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 2
+    row = await fetch_one(db, "SELECT prompt, child_name, age FROM story_jobs WHERE id = :id",
                              {"id": retried})
     assert (row["prompt"], row["child_name"], row["age"]) == ("a brave little dragon", "Theo", 4)
     assert (await wait_for_job(client, retried))["status"] == "completed"

@@ -19,6 +19,7 @@ from tests.conftest import (
     serve,
     wait_for_job,
 )
+from tests.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -34,8 +35,8 @@ async def test_a_full_queue_refuses_and_writes_nothing_then_the_same_key_succeed
         assert refused.status_code == 429
         assert refused.json()["error"]["code"] == "queue_full"
         assert int(refused.headers["retry-after"]) > 0
-        assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 3
-        assert await db.fetch_val(
+        assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 3
+        assert await fetch_val(db, 
             "SELECT count(*) FROM story_jobs WHERE idempotency_key = 'fourth'") == 0
         assert (await client.get("/healthz")).json()["queue_depth"] == 2
 

@@ -12,6 +12,7 @@ import pytest
 from app.jobs import JobStore, Status
 from app.storytellers import StoryRequest
 from tests.conftest import one_running_then_waiting, post_story, serve, wait_for_job
+from tests.sql import execute
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +23,7 @@ async def running_job_of_a_dead_process(db, *, heartbeat_age_s: float) -> int:
     store = JobStore(db)
     job = await store.create(uuid.uuid4().hex, "h", StoryRequest(prompt="lost"))
     assert (await store.claim_next(DEAD_BOOT)).id == job.id
-    await db.execute(
+    await execute(db, 
         "UPDATE story_jobs SET heartbeat_at = now() - make_interval(secs => :s) WHERE id = :id",
         {"s": float(heartbeat_age_s), "id": job.id},
     )
@@ -84,7 +85,7 @@ async def test_an_old_pending_job_nobody_holds_expires_at_start_up(make_app, fak
     store = JobStore(db)
     old = await store.create("old", "h", StoryRequest(prompt="old"))
     young = await store.create("young", "h", StoryRequest(prompt="young"))
-    await db.execute(
+    await execute(db, 
         "UPDATE story_jobs SET created_at = now() - interval '1 hour' WHERE id = :id",
         {"id": old.id},
     )

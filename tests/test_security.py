@@ -17,6 +17,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.security import SESSION_COOKIE
 from tests.conftest import ACCEPT_JSON, JSON, new_key, post_story, serve
+from tests.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +50,7 @@ async def sign_in(
 
 
 async def job_count(db) -> int:
-    return await db.fetch_val("SELECT count(*) FROM story_jobs")
+    return await fetch_val(db, "SELECT count(*) FROM story_jobs")
 
 
 # -- 1. household login ------------------------------------------------------------------

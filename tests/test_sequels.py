@@ -13,6 +13,7 @@ from app.jobs import JobStore
 from app.sequels import characters
 from tests.conftest import JSON, new_key, serve, wait_for_job
 from tests.shelving import shelve
+from tests.sql import fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -70,10 +71,10 @@ async def test_another_like_this_fills_the_form_and_makes_one_job(client, db, fa
     assert (fields["child_name"], fields["age"], fields["length"]) == ("Mia", "5", "long")
     assert "sequel_of" not in fields
     fields["prompt"] += " and counts the stars"  # editable, as any form
-    before = await db.fetch_val("SELECT count(*) FROM story_jobs")
+    before = await fetch_val(db, "SELECT count(*) FROM story_jobs")
     job_id = await write(client, fields)
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == before + 1
-    row = await db.fetch_one("SELECT * FROM story_jobs WHERE id = :id", {"id": job_id})
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == before + 1
+    row = await fetch_one(db, "SELECT * FROM story_jobs WHERE id = :id", {"id": job_id})
     assert (row["prompt"], row["child_name"], row["age"], row["length"]) == (
         "an owl who cannot sleep and counts the stars", "Mia", 5, "long")
     assert row["sequel_of"] is None and row["previously"] is None
@@ -95,7 +96,7 @@ async def test_what_happens_next_is_one_small_request_that_links_back(client, db
 
     job_id = await write(client, fields)
     assert fake_llm.calls_for(job_id) == 1 and fake_llm.calls_for(first_job) == 1
-    row = await db.fetch_one("SELECT * FROM story_jobs WHERE id = :id", {"id": job_id})
+    row = await fetch_one(db, "SELECT * FROM story_jobs WHERE id = :id", {"id": job_id})
     assert row["sequel_of"] == story_id and row["child_name"] == "Mia" and row["age"] == 5
     assert "Pip and the Owl" in row["previously"]
     assert "Characters: Mia, Pip, Hoot, Luna" in row["previously"]

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.conftest import new_key, post_story, serve
+from tests.sql import execute, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +35,7 @@ async def test_fifty_racing_requests_cannot_exceed_the_limit(make_app, db, fake_
         assert response.json()["error"]["code"] == "daily_limit_reached"
         assert "midnight" in response.json()["error"]["message"]
         assert abs(int(response.headers["retry-after"]) - expected_s) <= 5
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 5
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 5
 
 
 async def test_replays_are_not_counted_and_never_refused(make_app, db):
@@ -50,7 +51,7 @@ async def test_replays_are_not_counted_and_never_refused(make_app, db):
         third = await post_story(http)
         assert third.status_code == 429
         assert third.json()["error"]["code"] == "daily_limit_reached"
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 2
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 2
 
 
 async def test_refused_key_is_not_burned_and_yesterday_does_not_count(make_app, db):
@@ -59,7 +60,7 @@ async def test_refused_key_is_not_burned_and_yesterday_does_not_count(make_app, 
         assert (await post_story(http)).status_code == 202
         key = new_key()
         assert (await post_story(http, key=key)).status_code == 429
-        await db.execute("UPDATE story_jobs SET created_at = created_at - interval '1 day'")
+        await execute(db, "UPDATE story_jobs SET created_at = created_at - interval '1 day'")
         assert (await post_story(http, key=key)).status_code == 202  # a new day: same key works
 
 
@@ -91,12 +92,12 @@ async def test_jobs_that_never_reached_the_model_give_the_day_its_story_back(mak
         claimed = (await post_story(http)).json()["job_id"]
         expired = (await post_story(http)).json()["job_id"]
         assert (await post_story(http)).status_code == 429
-        await db.execute(
+        await execute(db, 
             "UPDATE story_jobs SET status = 'failed', error_text = 'interrupted',"
             " started_at = now(), heartbeat_at = now(), claimed_by = gen_random_uuid(),"
             " completed_at = now() WHERE id = :id", {"id": claimed},
         )
-        await db.execute(  # what the sweeper does to a job that waited with no worker alive
+        await execute(db,   # what the sweeper does to a job that waited with no worker alive
             "UPDATE story_jobs SET status = 'failed', error_text = 'expired', completed_at = now()"
             " WHERE id = :id", {"id": expired},
         )

@@ -29,6 +29,7 @@ from app.storytellers import (
 )
 from tests.chaos import AppProcess, submit
 from tests.conftest import ACCEPT_JSON, post_story, serve, wait_for_job
+from tests.sql import execute
 
 pytestmark = pytest.mark.anyio
 
@@ -188,7 +189,7 @@ async def test_expected_time_comes_from_recent_history_per_length_and_model(db):
         assert claimed.id == made.id
         story_id = await store.insert_story(made.id, Story(title="t", body="b", model=model))
         assert await store.complete(made.id, story_id)
-        await db.execute("UPDATE story_jobs SET completed_at = started_at"
+        await execute(db, "UPDATE story_jobs SET completed_at = started_at"
                          " + make_interval(secs => :s) WHERE id = :id",
                          {"s": seconds, "id": made.id})
 

@@ -22,6 +22,7 @@ from app.jobs import JobStore, Status
 from app.queue import Wakeup
 from app.storytellers import Story, StoryRequest
 from app.worker import Worker
+from tests.sql import execute, fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +57,7 @@ async def status_of(store: JobStore, job_id: int) -> Status:
 
 
 async def age(db, job_id: int, *, heartbeat_s: float = 0, created_s: float = 0) -> None:
-    await db.execute(
+    await execute(db, 
         "UPDATE story_jobs SET heartbeat_at = heartbeat_at - make_interval(secs => :h),"
         " created_at = created_at - make_interval(secs => :c) WHERE id = :id",
         {"h": float(heartbeat_s), "c": float(created_s), "id": job_id},
@@ -67,7 +68,7 @@ async def wait_until_blocked(db, fragment: str, timeout_s: float = 10) -> None:
     """Until a statement containing `fragment` waits on a lock (seen in pg_stat_activity)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        waiting = await db.fetch_val(
+        waiting = await fetch_val(db, 
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
             " AND datname = current_database() AND query LIKE :pattern",
             {"pattern": f"%{fragment}%"},
@@ -82,18 +83,8 @@ async def wait_until_blocked(db, fragment: str, timeout_s: float = 10) -> None:
 async def holding(database_url: str) -> AsyncIterator[JobStore]:
     """A job store on a connection of its own whose statements run in one open
     transaction, so the row locks they take are held until the block ends (commit)."""
-    holder = connect_pool(database_url)
-    await holder.connect()
-    try:
-        transaction = await holder.transaction()
-        try:
-            yield JobStore(holder)
-        except BaseException:
-            await transaction.rollback()
-            raise
-        await transaction.commit()
-    finally:
-        await holder.disconnect()
+    async with connect_pool(database_url) as holder, holder.transaction() as connection:
+        yield JobStore(connection)  # rolled back if the block raises
 
 
 # -- create -----------------------------------------------------------------------------
@@ -109,7 +100,7 @@ async def test_create_inserts_a_pending_job(store):
 async def test_create_with_an_existing_key_writes_nothing(store, db):
     first = await store.create("key-1", "hash", REQUEST)
     assert await store.create("key-1", "other-hash", REQUEST) is None
-    assert await db.fetch_val("SELECT count(*) FROM story_jobs") == 1
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 1
     assert (await store.get_by_key("key-1")).id == first.id
 
 
@@ -120,7 +111,7 @@ async def test_claim_moves_the_oldest_pending_job_to_running_and_stamps_the_boot
     older, newer = await make_job(store), await make_job(store)
     claimed = await store.claim_next(BOOT)
     assert claimed is not None and claimed.id == older and claimed.status == Status.RUNNING
-    row = await db.fetch_one("SELECT * FROM story_jobs WHERE id = :id", {"id": older})
+    row = await fetch_one(db, "SELECT * FROM story_jobs WHERE id = :id", {"id": older})
     assert row["claimed_by"] == BOOT and row["started_at"] and row["heartbeat_at"]
     assert (await store.claim_next(OTHER_BOOT)).id == newer
     assert await store.claim_next(BOOT) is None  # nothing left to claim
@@ -142,7 +133,7 @@ async def test_claims_race_on_one_job_and_exactly_one_wins(store, db, database_u
         losers = await asyncio.gather(*(store.claim_next(BOOT) for _ in range(3)))
         assert losers == [None, None, None]
     assert await store.claim_next(BOOT) is None  # committed: it is running, not pending
-    row = await db.fetch_one("SELECT status, claimed_by FROM story_jobs WHERE id = :id",
+    row = await fetch_one(db, "SELECT status, claimed_by FROM story_jobs WHERE id = :id",
                              {"id": job_id})
     assert (row["status"], row["claimed_by"]) == ("running", OTHER_BOOT)
 
@@ -173,7 +164,7 @@ async def test_many_workers_claiming_at_once_run_each_job_once(store, database_u
                                          for pool in pools))
     finally:
         for pool in pools:
-            await pool.disconnect()
+            await pool.close()
     won = sorted(job.id for job in claimed if job is not None)
     assert won == job_ids  # five claims won, three found nothing; no job twice
 
@@ -186,7 +177,7 @@ async def test_heartbeat_refreshes_only_our_own_running_job(store, db):
     await age(db, job_id, heartbeat_s=100)
     assert await store.beat(job_id, BOOT)
     assert not await store.beat(job_id, OTHER_BOOT)
-    fresh = await db.fetch_val(
+    fresh = await fetch_val(db, 
         "SELECT heartbeat_at > now() - interval '5 seconds' FROM story_jobs WHERE id = :id",
         {"id": job_id},
     )
@@ -207,7 +198,7 @@ async def test_insert_story_is_idempotent(store, db):
     first = await store.insert_story(job_id, STORY)
     again = await store.insert_story(job_id, Story(title="Other", body="x", model="m"))
     assert first == again
-    assert await db.fetch_val("SELECT count(*) FROM stories") == 1
+    assert await fetch_val(db, "SELECT count(*) FROM stories") == 1
 
 
 async def test_complete_moves_running_to_completed_with_its_story(store):
@@ -295,7 +286,7 @@ async def worker_row(store: JobStore, db, *, concurrency: int = 1, silent_s: flo
     await store.register_process(boot_id, host="h", pid=1, concurrency=concurrency)
     if stopped:
         await store.stop_process(boot_id)
-    await db.execute(
+    await execute(db, 
         "UPDATE workers SET heartbeat_at = now() - make_interval(secs => :s),"
         " started_at = now() - interval '1 day' WHERE boot_id = :b",
         {"s": float(silent_s), "b": boot_id},
@@ -336,11 +327,11 @@ async def test_expiry_leaves_jobs_that_left_pending_alone(store, db, status):
 async def test_the_database_refuses_a_row_that_lies_about_its_state(store, db):
     job_id = await make_job(store)
     with pytest.raises(asyncpg.CheckViolationError):
-        await db.execute(
+        await execute(db, 
             "UPDATE story_jobs SET status = 'completed' WHERE id = :id", {"id": job_id}
         )
     with pytest.raises(asyncpg.CheckViolationError):
-        await db.execute(
+        await execute(db, 
             "UPDATE story_jobs SET status = 'failed', completed_at = now() WHERE id = :id",
             {"id": job_id},
         )
@@ -392,7 +383,7 @@ async def test_a_worker_cut_off_past_the_stale_limit_loses_its_job_but_keeps_the
     await storing
     job = await store.get(job_id)
     assert (job.status, job.error_text, job.story_id) == (Status.FAILED, "interrupted", None)
-    kept = await db.fetch_one("SELECT id, title FROM stories WHERE job_id = :id", {"id": job_id})
+    kept = await fetch_one(db, "SELECT id, title FROM stories WHERE job_id = :id", {"id": job_id})
     assert kept["title"] == STORY.title  # paid for, so kept, and logged for a person
     assert f"event=guard_lost job_id={job_id} transition=complete" in caplog.text
     assert f"event=story_orphaned job_id={job_id} story_id={kept['id']}" in caplog.text
