@@ -91,12 +91,12 @@ async def main(jobs: int) -> None:
                     post_s.append(time.perf_counter() - started)
                     assert response.status_code == 202, response.text
                     job_ids.append(response.json()["job_id"])
-                    while await fetch_val(db, 
+                    while await fetch_val(db,
                         "SELECT status FROM story_jobs WHERE id = :id", {"id": job_ids[-1]}
                     ) not in ("completed", "failed"):
                         await asyncio.sleep(0.002)
 
-            rows = await fetch_all(db, 
+            rows = await fetch_all(db,
                 "SELECT status, extract(epoch FROM completed_at - created_at)::float8 AS total_s"
                 " FROM story_jobs WHERE id = ANY(:ids)", {"ids": job_ids})
             assert all(row["status"] == "completed" for row in rows)

@@ -43,7 +43,7 @@ async def shelve(
 async def shelve_many(db: Pool, count: int, *, rare_word: str = "", every: int = 0) -> None:
     """`count` stories at once (a year of bedtimes), each a minute older than the last;
     every `every`-th one is about `rare_word`, the others about sheep."""
-    await execute(db, 
+    await execute(db,
         "INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, length,"
         "                        status, created_at, started_at, heartbeat_at, claimed_by)"
         " SELECT 'bulk-' || n, 'h',"
@@ -54,13 +54,13 @@ async def shelve_many(db: Pool, count: int, *, rare_word: str = "", every: int =
         "   FROM generate_series(1, :count) AS n",
         {"count": count, "every": every, "rare_word": rare_word},
     )
-    await execute(db, 
+    await execute(db,
         "INSERT INTO stories (job_id, title, body, model, created_at)"
         " SELECT id, 'Night ' || id, 'Once upon a time there was a field of sheep.', 'm',"
         "        created_at"
         "   FROM story_jobs WHERE status = 'running' AND idempotency_key LIKE 'bulk-%'"
     )
-    await execute(db, 
+    await execute(db,
         "UPDATE story_jobs j SET status = 'completed', story_id = s.id, completed_at = now()"
         "  FROM stories s WHERE s.job_id = j.id AND j.status = 'running'"
     )

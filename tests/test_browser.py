@@ -122,7 +122,7 @@ def new_context(browser):
     yield open_context
     for context in opened:
         context.close()
-    
+
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 def test_a_story_from_one_tap_to_reading_with_javascript(new_context, live_app, viewport):

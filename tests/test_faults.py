@@ -230,7 +230,7 @@ async def test_live_race_a_worker_cut_off_past_the_stale_limit_keeps_the_story_a
     async with serve(make_app(heartbeat_stale_s=60)) as client:
         job_id = (await post_story(client)).json()["job_id"]
         await asyncio.to_thread(fake_llm.wait_for_call, job_id)
-        await execute(db, 
+        await execute(db,
             "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour' WHERE id = :id",
             {"id": job_id})
         async with holding(database_url) as sweeper_side:
@@ -242,7 +242,7 @@ async def test_live_race_a_worker_cut_off_past_the_stale_limit_keeps_the_story_a
             if "event=story_orphaned" in caplog.text:
                 break
             await asyncio.sleep(0.02)
-        story_count = await fetch_val(db, 
+        story_count = await fetch_val(db,
             "SELECT count(*) FROM stories WHERE job_id = :id", {"id": job_id})
     assert (job["status"], job["error"]) == ("failed", "interrupted")
     assert story_count == 1  # paid for, so kept
@@ -320,7 +320,7 @@ async def test_check_reports_jobs_expired_while_a_worker_was_alive_or_left_stran
     # Had a worker been alive then (started before, beating since), it was a defect.
     await store.register_process(uuid.uuid4(), host="h", pid=1, concurrency=1)
     await execute(db, "UPDATE workers SET started_at = now() - interval '3 hours'")
-    await execute(db, 
+    await execute(db,
         "UPDATE story_jobs SET status = 'pending', error_text = NULL, completed_at = NULL"
         " WHERE id = :id", {"id": stranded.id})
     await execute(db, "UPDATE workers SET heartbeat_at = now() - interval '1 hour'")

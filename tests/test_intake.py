@@ -93,7 +93,7 @@ async def test_a_rolled_back_intake_leaves_room_for_the_one_that_waited(db, data
 async def test_a_key_taken_without_the_lock_meanwhile_asks_for_a_retry_not_a_500(db):
     """A writer that skips the intake lock (a backup's import) takes the key between the
     replay check and the insert: no job, no error; the caller says try again."""
-    await execute(db, 
+    await execute(db,
         "CREATE FUNCTION take_key() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
         " IF NEW.idempotency_key = 'taken-meanwhile' AND NEW.prompt <> 'the taker' THEN"
         "   INSERT INTO story_jobs (idempotency_key, request_hash, prompt, length)"

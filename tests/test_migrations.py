@@ -27,13 +27,13 @@ async def test_all_migrations_apply_to_an_empty_database(empty_db):
     async with connect_pool(empty_db) as db:
         applied = await migrate(db)
         assert applied == [path.name for _, path in migration_files()]
-        tables = {r["tablename"] for r in await fetch_all(db, 
+        tables = {r["tablename"] for r in await fetch_all(db,
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         assert {"story_jobs", "stories", "schema_migrations"} <= tables
-        checks = {r["conname"] for r in await fetch_all(db, 
+        checks = {r["conname"] for r in await fetch_all(db,
             "SELECT conname FROM pg_constraint WHERE conrelid = 'story_jobs'::regclass")}
         assert {"completed_has_story", "failed_has_error", "finished_has_time"} <= checks
-        unique = await fetch_val(db, 
+        unique = await fetch_val(db,
             "SELECT count(*) FROM pg_indexes WHERE tablename = 'stories'"
             " AND indexdef LIKE '%UNIQUE%(job_id)%'")
         assert unique == 1

@@ -36,7 +36,7 @@ async def test_a_full_queue_refuses_and_writes_nothing_then_the_same_key_succeed
         assert refused.json()["error"]["code"] == "queue_full"
         assert int(refused.headers["retry-after"]) > 0
         assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 3
-        assert await fetch_val(db, 
+        assert await fetch_val(db,
             "SELECT count(*) FROM story_jobs WHERE idempotency_key = 'fourth'") == 0
         assert (await client.get("/healthz")).json()["queue_depth"] == 2
 

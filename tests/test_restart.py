@@ -23,7 +23,7 @@ async def running_job_of_a_dead_process(db, *, heartbeat_age_s: float) -> int:
     store = JobStore(db)
     job = await store.create(uuid.uuid4().hex, "h", StoryRequest(prompt="lost"))
     assert (await store.claim_next(DEAD_BOOT)).id == job.id
-    await execute(db, 
+    await execute(db,
         "UPDATE story_jobs SET heartbeat_at = now() - make_interval(secs => :s) WHERE id = :id",
         {"s": float(heartbeat_age_s), "id": job.id},
     )
@@ -85,7 +85,7 @@ async def test_an_old_pending_job_nobody_holds_expires_at_start_up(make_app, fak
     store = JobStore(db)
     old = await store.create("old", "h", StoryRequest(prompt="old"))
     young = await store.create("young", "h", StoryRequest(prompt="young"))
-    await execute(db, 
+    await execute(db,
         "UPDATE story_jobs SET created_at = now() - interval '1 hour' WHERE id = :id",
         {"id": old.id},
     )

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 async def test_migration_adds_the_shelf_columns(db):
     columns = {
         row["column_name"]: row["is_nullable"]
-        for row in await fetch_all(db, 
+        for row in await fetch_all(db,
             "SELECT column_name, is_nullable FROM information_schema.columns"
             " WHERE table_name = 'stories'"
         )

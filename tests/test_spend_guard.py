@@ -92,7 +92,7 @@ async def test_jobs_that_never_reached_the_model_give_the_day_its_story_back(mak
         claimed = (await post_story(http)).json()["job_id"]
         expired = (await post_story(http)).json()["job_id"]
         assert (await post_story(http)).status_code == 429
-        await execute(db, 
+        await execute(db,
             "UPDATE story_jobs SET status = 'failed', error_text = 'interrupted',"
             " started_at = now(), heartbeat_at = now(), claimed_by = gen_random_uuid(),"
             " completed_at = now() WHERE id = :id", {"id": claimed},

@@ -57,7 +57,7 @@ async def status_of(store: JobStore, job_id: int) -> Status:
 
 
 async def age(db, job_id: int, *, heartbeat_s: float = 0, created_s: float = 0) -> None:
-    await execute(db, 
+    await execute(db,
         "UPDATE story_jobs SET heartbeat_at = heartbeat_at - make_interval(secs => :h),"
         " created_at = created_at - make_interval(secs => :c) WHERE id = :id",
         {"h": float(heartbeat_s), "c": float(created_s), "id": job_id},
@@ -68,7 +68,7 @@ async def wait_until_blocked(db, fragment: str, timeout_s: float = 10) -> None:
     """Until a statement containing `fragment` waits on a lock (seen in pg_stat_activity)."""
     deadline = time.monotonic() + timeout_s
     while True:
-        waiting = await fetch_val(db, 
+        waiting = await fetch_val(db,
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
             " AND datname = current_database() AND query LIKE :pattern",
             {"pattern": f"%{fragment}%"},
@@ -177,7 +177,7 @@ async def test_heartbeat_refreshes_only_our_own_running_job(store, db):
     await age(db, job_id, heartbeat_s=100)
     assert await store.beat(job_id, BOOT)
     assert not await store.beat(job_id, OTHER_BOOT)
-    fresh = await fetch_val(db, 
+    fresh = await fetch_val(db,
         "SELECT heartbeat_at > now() - interval '5 seconds' FROM story_jobs WHERE id = :id",
         {"id": job_id},
     )
@@ -286,7 +286,7 @@ async def worker_row(store: JobStore, db, *, concurrency: int = 1, silent_s: flo
     await store.register_process(boot_id, host="h", pid=1, concurrency=concurrency)
     if stopped:
         await store.stop_process(boot_id)
-    await execute(db, 
+    await execute(db,
         "UPDATE workers SET heartbeat_at = now() - make_interval(secs => :s),"
         " started_at = now() - interval '1 day' WHERE boot_id = :b",
         {"s": float(silent_s), "b": boot_id},
@@ -327,11 +327,11 @@ async def test_expiry_leaves_jobs_that_left_pending_alone(store, db, status):
 async def test_the_database_refuses_a_row_that_lies_about_its_state(store, db):
     job_id = await make_job(store)
     with pytest.raises(asyncpg.CheckViolationError):
-        await execute(db, 
+        await execute(db,
             "UPDATE story_jobs SET status = 'completed' WHERE id = :id", {"id": job_id}
         )
     with pytest.raises(asyncpg.CheckViolationError):
-        await execute(db, 
+        await execute(db,
             "UPDATE story_jobs SET status = 'failed', completed_at = now() WHERE id = :id",
             {"id": job_id},
         )
