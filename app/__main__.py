@@ -19,13 +19,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from app.check import check_invariants
 from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE, Pool, database_url, migrate, pool_for
-from app.jobs import JobStore
+from app.queue.check import check_invariants
+from app.queue.store import JobStore
 
 if TYPE_CHECKING:
-    from app.backup import ImportResult
+    from app.shelf.backup import ImportResult
 
 T = TypeVar("T")
 
@@ -137,7 +137,7 @@ async def run_check(settings: Settings) -> int:
 
 async def run_export(settings: Settings, file: str | None) -> int:
     """Write every story to a zip (after migrating, so any installation can export)."""
-    from app.backup import export_zip
+    from app.shelf.backup import export_zip
 
     async def export(db: Pool) -> bytes:
         await migrate(db)
@@ -158,7 +158,7 @@ async def run_export(settings: Settings, file: str | None) -> int:
 
 async def run_import(settings: Settings, file: str) -> int:
     """Restore a backup: stories already here (by their stable id) are skipped."""
-    from app.backup import BackupError, import_backup, read_backup
+    from app.shelf.backup import BackupError, import_backup, read_backup
 
     try:
         data = Path(file).read_bytes()

@@ -22,19 +22,18 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 
-from app.assets import Assets
-from app.compression import CompressionMiddleware
 from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError
 from app.logs import log, setup_logging
-from app.routes import routes
 from app.runtime import running_services
-from app.security import Guard, SecurityMiddleware, login_routes
+from app.security.middleware import Guard, SecurityMiddleware, login_routes
+from app.security.sessions import load_secret_key
 from app.services import Services
-from app.sessions import load_secret_key
-from app.storytellers import Storyteller
-from app.web import (
+from app.stories import Storyteller
+from app.web.assets import Assets
+from app.web.compression import CompressionMiddleware
+from app.web.responses import (
     STATIC_DIR,
     handle_app_error,
     handle_database_down,
@@ -42,6 +41,7 @@ from app.web import (
     handle_unexpected,
     make_templates,
 )
+from app.web.routes import routes
 
 
 def create_app(

@@ -17,10 +17,12 @@ from collections.abc import AsyncIterator
 from app.config import Settings
 from app.db import database_url, pool_for
 from app.logs import log
-from app.moderation import MODERATION_TIMEOUT_S, Moderator
-from app.provider import ProviderClient, warm_up
 from app.services import Services
-from app.storytellers import DemoStoryteller, OpenAIStoryteller, Storyteller
+from app.stories import Storyteller
+from app.storytelling.demo import DemoStoryteller
+from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
+from app.storytelling.openai import OpenAIStoryteller
+from app.storytelling.provider import ProviderClient, warm_up
 
 
 @contextlib.asynccontextmanager

@@ -20,16 +20,17 @@ from dataclasses import dataclass, field
 
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
-from app.estimates import DEFAULT_EXPECTED_S, Estimates, progress_percent, queue_eta_s
-from app.intake import Intake
-from app.jobs import Job, JobStore, Screening, Status
-from app.liveness import ProcessLiveness
 from app.logs import log
-from app.moderation import RESCREEN_INTERVAL_S, Moderator, StoryScreener
-from app.queue import Wakeup
-from app.storytellers import LENGTHS, Storyteller, paragraphs, split_title
-from app.sweeper import Sweeper, SweepResult
-from app.worker import Worker
+from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates, progress_percent, queue_eta_s
+from app.queue.intake import Intake
+from app.queue.liveness import ProcessLiveness
+from app.queue.screener import RESCREEN_INTERVAL_S, StoryScreener
+from app.queue.store import Job, JobStore, Screening, Status
+from app.queue.sweeper import Sweeper, SweepResult
+from app.queue.wakeup import Wakeup
+from app.queue.worker import Worker
+from app.stories import LENGTHS, Storyteller, paragraphs, split_title
+from app.storytelling.moderation import Moderator
 
 # At start-up, wait this long for the database to answer before giving up.
 STARTUP_DATABASE_WAIT_S = 30.0

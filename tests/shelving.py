@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 from app.db import Pool
-from app.jobs import JobStore
-from app.storytellers import Story, StoryRequest
+from app.queue.store import JobStore
+from app.stories import Story, StoryRequest
 from tests.sql import execute
 
 

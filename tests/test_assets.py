@@ -1,4 +1,4 @@
-"""Static files from memory (app/assets.py): fingerprinted URLs cached for a year, brotli or
+"""Static files from memory (app/web/assets.py): fingerprinted URLs cached for a year, brotli or
 gzip as the client accepts, ETag revalidation, nothing read from disk by a request's path;
 and every page linking only URLs that answer. Over HTTP through the real app, plus the
 Assets object on its own for what needs a static directory of the test's making."""
@@ -18,9 +18,9 @@ import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 
-import app.assets
-from app.assets import IMMUTABLE, Assets, choose_encoding, without_comments
-from app.web import STATIC_DIR
+import app.web.assets
+from app.web.assets import IMMUTABLE, Assets, choose_encoding, without_comments
+from app.web.responses import STATIC_DIR
 from tests.conftest import serve
 from tests.test_pages import finished_story
 
@@ -120,7 +120,7 @@ def test_accept_encoding_is_read_with_its_weights(header, expected):
 
 
 def test_without_brotli_it_is_gzip(monkeypatch):
-    monkeypatch.setattr(app.assets, "brotli", None)
+    monkeypatch.setattr(app.web.assets, "brotli", None)
     assert Assets(STATIC_DIR).encodings == ("gzip",)
     assert choose_encoding("gzip, deflate, br", ("gzip",)) == "gzip"
     assert choose_encoding("br", ("gzip",)) is None
@@ -138,13 +138,13 @@ async def test_a_compressed_copy_no_smaller_than_the_file_is_not_sent(tmp_path):
 
 async def test_each_file_is_compressed_once_in_a_thread_when_first_asked(monkeypatch):
     calls: list[tuple[str, bool]] = []
-    real = app.assets.compress
+    real = app.web.assets.compress
 
     def counting(body: bytes, encoding: str) -> bytes:
         calls.append((encoding, threading.current_thread() is threading.main_thread()))
         return real(body, encoding)
 
-    monkeypatch.setattr(app.assets, "compress", counting)
+    monkeypatch.setattr(app.web.assets, "compress", counting)
     assets = Assets(STATIC_DIR)
     assert calls == []  # nothing at start-up
     first = await asyncio.gather(*(assets.encoded("app.js", "br") for _ in range(5)))

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from app.backup import BackupError, export_zip, import_backup, read_backup
 from app.db import connect_pool
-from app.jobs import JobStore
+from app.queue.store import JobStore
+from app.shelf.backup import BackupError, export_zip, import_backup, read_backup
 from tests.conftest import _admin, serve, with_database
 from tests.shelving import shelve
 from tests.sql import fetch_all, fetch_val

@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.db import Pool
-from app.intake import FIELDS
-from app.storytellers import LENGTHS
-from app.web import BODY_MAX_BYTES
+from app.queue.intake import FIELDS
+from app.stories import LENGTHS
+from app.web.responses import BODY_MAX_BYTES
 from tests.conftest import JSON, OWN_ORIGIN, new_key, serve
 from tests.sql import fetch_val
 

@@ -11,8 +11,8 @@ import time
 import httpx
 import pytest
 
-from app.clients import Clients
-from app.sessions import LoginLimiter
+from app.security.clients import Clients
+from app.security.sessions import LoginLimiter
 from tests.chaos import AppProcess
 from tests.conftest import post_story, serve
 from tests.fake_llm import free_port

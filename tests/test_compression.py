@@ -1,5 +1,6 @@
 """Compressed pages and JSON, ETags on pages, and the CSRF token masked on every response
-(app/compression.py, the BREACH mitigation in app/security.py and app/sessions.py)."""
+(app/web/compression.py, the BREACH mitigation in app/security/middleware.py and
+app/security/sessions.py)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from app.compression import COMPRESS_MIN_BYTES, CompressionMiddleware
-from app.jobs import JobStore
-from app.security import SESSION_COOKIE
-from app.sessions import unmask_csrf
-from app.storytellers import StoryRequest
+from app.queue.store import JobStore
+from app.security.middleware import SESSION_COOKIE
+from app.security.sessions import unmask_csrf
+from app.stories import StoryRequest
+from app.web.compression import COMPRESS_MIN_BYTES, CompressionMiddleware
 from tests.conftest import ACCEPT_JSON, OWN_ORIGIN, serve
 from tests.shelving import shelve
 from tests.sql import execute

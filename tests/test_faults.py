@@ -15,10 +15,10 @@ import asyncpg
 import httpx
 import pytest
 
-from app.check import check_invariants
 from app.db import embedded_server
-from app.jobs import JobStore
-from app.storytellers import StoryRequest
+from app.queue.check import check_invariants
+from app.queue.store import JobStore
+from app.stories import StoryRequest
 from tests.chaos import AppProcess, run_once, submit
 from tests.conftest import ACCEPT_JSON, post_story, postgres_dir, serve, wait_for_job
 from tests.sql import execute, fetch_val

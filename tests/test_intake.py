@@ -11,10 +11,10 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
-from app.intake import request_hash
-from app.jobs import INTAKE_LOCK_KEY, IntakeResult, JobStore
 from app.queries import load_statements
-from app.storytellers import StoryRequest
+from app.queue.intake import request_hash
+from app.queue.store import INTAKE_LOCK_KEY, IntakeResult, JobStore
+from app.stories import StoryRequest
 from tests.chaos import wait_until_blocked
 from tests.sql import execute, fetch_val
 

@@ -13,9 +13,10 @@ import uuid
 import httpx
 import pytest
 
-from app import moderation
-from app.jobs import JobStore, Screening, Status
-from app.storytellers import SYSTEM_PROMPT, Story, StoryRequest
+from app.queue.store import JobStore, Screening, Status
+from app.stories import Story, StoryRequest
+from app.storytelling import moderation
+from app.storytelling.openai import SYSTEM_PROMPT
 from tests.conftest import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
 from tests.fake_llm import FLAG_WORD
 from tests.sql import fetch_val

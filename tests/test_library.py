@@ -9,9 +9,9 @@ from datetime import UTC
 
 import pytest
 
-from app.jobs import JobStore
 from app.queries import load_queries
-from app.sweeper import Sweeper
+from app.queue.store import JobStore
+from app.queue.sweeper import Sweeper
 from tests.conftest import ACCEPT_JSON, serve
 from tests.shelving import shelve, shelve_many
 from tests.sql import execute, fetch_all, fetch_val

@@ -9,18 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from app import storytellers
-from app import worker as worker_module
 from app.main import create_app
-from app.storytellers import (
-    LENGTH_MAX_TOKENS,
-    LENGTH_WORDS,
-    REASONING_ALLOWANCE_TOKENS,
-    TEMPERATURE,
-    Story,
-    StoryRequest,
-    clean_text,
-)
+from app.queue import worker as worker_module
+from app.stories import LENGTH_WORDS, Story, StoryRequest, clean_text
+from app.storytelling import openai as openai_storyteller
+from app.storytelling.openai import LENGTH_MAX_TOKENS, REASONING_ALLOWANCE_TOKENS, TEMPERATURE
 from tests.conftest import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.fake_llm import free_port
 from tests.sql import fetch_val
@@ -181,7 +174,7 @@ async def test_a_story_the_database_refuses_fails_the_job_at_once(
     client, fake_llm, monkeypatch, db
 ):
     """What a NUL used to do: PostgreSQL refuses the text. Not an outage, so no waiting."""
-    monkeypatch.setattr(storytellers, "clean_text", lambda text: text)
+    monkeypatch.setattr(openai_storyteller, "clean_text", lambda text: text)
     monkeypatch.setattr(worker_module, "clean_story", lambda story: story)
     fake_llm.story = "Title\n\nA NUL\x00 in the middle."
     started = time.monotonic()

@@ -4,6 +4,7 @@ when two processes start at once."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -60,8 +61,66 @@ def test_named_queries_are_parsed_with_their_comments_dropped():
         parse_queries("-- name: one\nSELECT 1\n-- name: one\nSELECT 2\n")
 
 
+_UPDATE_JOBS = re.compile(r"\bUPDATE story_jobs\b(?P<body>.*?)(?=;|\bRETURNING\b|$)", re.S)
+_INSERT_JOB = re.compile(r"\bINSERT INTO story_jobs\b(?P<body>.*?)(?=;|$)", re.S)
+_DELETE_JOBS = re.compile(r"\bDELETE FROM story_jobs\b(?P<body>.*?)(?=;|$)", re.S)
+
+
+def unguarded_status_writes(sql: str) -> list[str]:
+    """What writes a job's state without the guard that makes a lost race a no-op: an
+    UPDATE (bare or inside a CTE) without `status =` in its WHERE or without RETURNING, an
+    INSERT without ON CONFLICT DO NOTHING and RETURNING, a DELETE not limited to a status."""
+    found = []
+    for match in _UPDATE_JOBS.finditer(sql):
+        body, rest = match.group("body"), sql[match.end():]
+        where = body.split("WHERE", 1)[1] if "WHERE" in body else ""
+        if not re.search(r"\bstatus\s*=", where) or not rest.lstrip().startswith("RETURNING"):
+            found.append(match.group(0)[:60])
+    for match in _INSERT_JOB.finditer(sql):
+        body = match.group("body")
+        if "ON CONFLICT (idempotency_key) DO NOTHING" not in body or "RETURNING" not in body:
+            found.append(match.group(0)[:60])
+    for match in _DELETE_JOBS.finditer(sql):
+        if not re.search(r"\bstatus\s*=", match.group("body")):
+            found.append(match.group(0)[:60])
+    return found
+
+
+def status_writes() -> dict[str, str]:
+    """Every statement that can write a job's status: the named queries that touch
+    story_jobs, and each migration that defines a function doing so (the intake)."""
+    writes = {name: sql for name, sql in load_queries().items()
+              if re.search(r"\b(UPDATE|INSERT INTO|DELETE FROM) story_jobs\b", sql)}
+    for version, path in migration_files():
+        text = path.read_text()
+        if "CREATE OR REPLACE FUNCTION" in text and "story_jobs" in text:
+            writes[f"migration {version}"] = text
+    return writes
+
+
 def test_every_status_write_is_guarded_and_returns_its_id():
-    for name, sql in load_queries().items():
-        if sql.startswith("UPDATE story_jobs"):
-            assert "WHERE" in sql and "status =" in sql.split("WHERE", 1)[1], name
-            assert "RETURNING" in sql, name
+    writes = status_writes()
+    # The state machine's writers, all seen: intake, claim, complete, fail, both sweeps, the
+    # import's two, the purge, the worker's saves.
+    assert {"claim_next_job", "complete_job", "fail_job", "sweep_dead_running",
+            "sweep_expired_pending", "import_job", "complete_imported_job",
+            "purge_deleted_stories", "migration 009"} <= set(writes)
+    for name, sql in writes.items():
+        assert unguarded_status_writes(sql) == [], name
+
+
+@pytest.mark.parametrize(("name", "guard"), [
+    ("complete_job", "AND status = 'running'"),
+    ("sweep_dead_running", "AND story_jobs.status = 'running'"),  # inside a CTE
+    ("import_job", "ON CONFLICT (idempotency_key) DO NOTHING"),
+    ("purge_deleted_stories", "AND status = 'completed'"),
+])
+def test_the_guard_check_fails_when_a_guard_is_removed(name, guard):
+    sql = load_queries()[name]
+    assert guard in sql
+    assert unguarded_status_writes(sql.replace(guard, "")) != []
+
+
+def test_the_guard_check_sees_the_intake_function_lose_its_conflict_clause():
+    text = status_writes()["migration 009"]
+    assert unguarded_status_writes(text.replace("ON CONFLICT (idempotency_key) DO NOTHING", ""))

@@ -11,9 +11,9 @@ import struct
 
 import pytest
 
-from app.assets import Assets
-from app.shelf import service_worker_source, shell_urls, static_version
-from app.web import STATIC_DIR
+from app.shelf.routes import service_worker_source, shell_urls, static_version
+from app.web.assets import Assets
+from app.web.responses import STATIC_DIR
 from tests.conftest import serve, wait_for_job
 from tests.test_pages import finished_story
 

@@ -10,8 +10,8 @@ import time
 import asyncpg
 import pytest
 
-from app.jobs import JobStore
-from app.storytellers import StoryRequest
+from app.queue.store import JobStore
+from app.stories import StoryRequest
 from tests.conftest import (
     ACCEPT_JSON,
     one_running_then_waiting,

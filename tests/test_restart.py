@@ -9,8 +9,8 @@ import uuid
 
 import pytest
 
-from app.jobs import JobStore, Status
-from app.storytellers import StoryRequest
+from app.queue.store import JobStore, Status
+from app.stories import StoryRequest
 from tests.conftest import one_running_then_waiting, post_story, serve, wait_for_job
 from tests.sql import execute
 

@@ -114,7 +114,8 @@ async def test_the_procfile_web_line_with_web_concurrency_2_runs_eight_stories(
     assert exit_code == 0
     log = app.log_path.read_text()
     assert log.count("event=stopped") == 2
-    # Each process served first and loaded the model's client library after (app/provider.py).
+    # Each process served first and loaded the model's client library after
+    # (app/storytelling/provider.py).
     assert log.count("event=provider_loaded") == 2
     assert_clean_logs(app)
 

@@ -15,7 +15,7 @@ import pytest
 from starlette.applications import Starlette
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from app.security import SESSION_COOKIE
+from app.security.middleware import SESSION_COOKIE
 from tests.conftest import ACCEPT_JSON, JSON, new_key, post_story, serve
 from tests.sql import fetch_val
 

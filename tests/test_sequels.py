@@ -9,8 +9,8 @@ import re
 import httpx
 import pytest
 
-from app.jobs import JobStore
-from app.sequels import characters
+from app.queue.store import JobStore
+from app.shelf.sequels import characters
 from tests.conftest import JSON, new_key, serve, wait_for_job
 from tests.shelving import shelve
 from tests.sql import fetch_one, fetch_val

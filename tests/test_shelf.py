@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.jobs import JobStore
-from app.storytellers import StoryRequest
+from app.queue.store import JobStore
+from app.stories import StoryRequest
 from tests.shelving import shelve
 from tests.sql import fetch_all
 

@@ -12,21 +12,16 @@ import asyncpg
 import httpx
 import pytest
 
-from app.estimates import (
+from app.queue.estimates import (
     DEFAULT_EXPECTED_S,
     THINKING_PERCENT,
     Estimates,
     progress_percent,
     queue_eta_s,
 )
-from app.jobs import Job, JobStore, Status
-from app.storytellers import (
-    LENGTH_WORDS,
-    READ_ALOUD_WORDS_PER_MIN,
-    DemoStoryteller,
-    Story,
-    StoryRequest,
-)
+from app.queue.store import Job, JobStore, Status
+from app.stories import LENGTH_WORDS, READ_ALOUD_WORDS_PER_MIN, Story, StoryRequest
+from app.storytelling.demo import DemoStoryteller
 from tests.chaos import AppProcess, submit
 from tests.conftest import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.sql import execute

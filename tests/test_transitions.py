@@ -18,10 +18,10 @@ import asyncpg
 import pytest
 
 from app.db import connect_pool
-from app.jobs import JobStore, Status
-from app.queue import Wakeup
-from app.storytellers import Story, StoryRequest
-from app.worker import Worker
+from app.queue.store import JobStore, Status
+from app.queue.wakeup import Wakeup
+from app.queue.worker import Worker
+from app.stories import Story, StoryRequest
 from tests.sql import execute, fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio

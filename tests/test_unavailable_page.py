@@ -8,7 +8,7 @@ import re
 import httpx
 import pytest
 
-from app.web import DATABASE_RETRY_AFTER_S
+from app.web.responses import DATABASE_RETRY_AFTER_S
 from tests.conftest import ACCEPT_JSON, database_outage, serve
 
 pytestmark = pytest.mark.anyio

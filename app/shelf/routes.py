@@ -25,12 +25,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from app.assets import Assets
-from app.backup import export_zip, markdown_name, story_markdown
 from app.errors import NotFound
-from app.jobs import DELETED_KEEP_S, StoredStory, StorySummary
-from app.storytellers import clean_text
-from app.web import (
+from app.queue.store import DELETED_KEEP_S, StoredStory, StorySummary
+from app.shelf.backup import export_zip, markdown_name, story_markdown
+from app.stories import clean_text
+from app.web.assets import Assets
+from app.web.responses import (
     VARY,
     is_htmx,
     local_path,

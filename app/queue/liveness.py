@@ -17,8 +17,8 @@ import os
 import socket
 import uuid
 
-from app.jobs import JobStore
 from app.logs import log
+from app.queue.store import JobStore
 
 
 class ProcessLiveness:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, tzinfo
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
@@ -22,13 +23,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.templating import Jinja2Templates
 from starlette.types import Message
 
+from app.dates import day, iso_time, when
 from app.errors import AppError, BadRequest, NotFound, TooLarge, Unavailable
 from app.logs import log
-from app.services import Services
-from app.storytellers import paragraphs
+from app.queue.store import FailReason
+from app.stories import paragraphs
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
+    from app.services import Services
+
+TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
+STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 BODY_MAX_BYTES = 16 * 1024
 DATABASE_RETRY_AFTER_S = 5
 UNAVAILABLE_RETRY_AFTER_S = 5  # a 503 that names no wait of its own
@@ -47,11 +52,12 @@ PREFERENCE_MAX_AGE_S = 365 * 24 * 3600
 
 def make_templates(timezone: tzinfo = UTC, *, static: Mapping[str, str]) -> Jinja2Templates:
     """The templates, with the filters and `static`: {relative name: fingerprinted URL}
-    (app/assets.py), as in `<link rel="stylesheet" href="{{ static["style.css"] }}">`."""
+    (app/web/assets.py), as in `<link rel="stylesheet" href="{{ static["style.css"] }}">`."""
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     # Templates change only with a deploy, like the static files: no stat() per render.
     templates.env.auto_reload = False
     templates.env.globals["static"] = static
+    templates.env.globals["FailReason"] = FailReason
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: day(moment, timezone)
     templates.env.filters["when"] = lambda moment: when(moment, timezone)
@@ -63,16 +69,6 @@ def services_of(request: Request) -> Services:
     return request.app.state.services
 
 
-def day(moment: datetime, timezone: tzinfo) -> str:
-    """A date as the household reads it: `29 November 2026`, in its own time zone."""
-    local = moment.astimezone(timezone)
-    return f"{local.day} {local:%B %Y}"
-
-
-def when(moment: datetime, timezone: tzinfo) -> str:
-    """A date and time as the household reads them: `29 November 2026, 20:01`."""
-    local = moment.astimezone(timezone)
-    return f"{local.day} {local:%B %Y, %H:%M}"
 
 
 def preferences(request: Request) -> dict[str, object]:
@@ -92,13 +88,6 @@ def local_path(raw: str, default: str) -> str:
         return raw
     return default
 
-
-def iso_time(moment: datetime | None) -> str | None:
-    """The contract's timestamps: UTC, whole seconds, `Z`."""
-    if moment is None:
-        return None
-    # isoformat, not strftime: the same text at a tenth of the cost (three on every poll).
-    return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
 
 
 def wants_json(request: Request) -> bool:

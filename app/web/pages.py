@@ -3,7 +3,7 @@
     GET  /                            the story form, the jobs being written, the newest stories
     POST /stories/jobs/{id}/retry     "Try again": a new job with a failed job's request
     POST /stories/{id}/favourite      mark or unmark (favourite=1|0)
-    POST /stories/{id}/delete         take a story off the shelf (undo: app/shelf.py)
+    POST /stories/{id}/delete         take a story off the shelf (undo: app/shelf/routes.py)
     GET  /?like=ID, /?sequel=ID       the form filled in from a story, or for its sequel
     POST /preferences                 theme=dark|light|night, text_size=smaller|larger
 
@@ -20,10 +20,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from app.errors import AppError, NotFound
-from app.intake import FIELDS
-from app.jobs import Status
-from app.sequels import earlier_story, like_values, sequel_values
-from app.web import (
+from app.queue.intake import FIELDS
+from app.queue.store import Status
+from app.shelf.sequels import earlier_story, like_values, sequel_values
+from app.web.responses import (
     PREFERENCE_MAX_AGE_S,
     TEXT_SIZES,
     THEMES,

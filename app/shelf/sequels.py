@@ -15,8 +15,8 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from app.jobs import JobStore, StoredStory
-from app.storytellers import StoryRequest
+from app.queue.store import JobStore, StoredStory
+from app.stories import StoryRequest
 
 CHARACTERS_MAX = 6
 PREVIOUSLY_MAX_CHARS = 1000  # story_jobs.previously's CHECK

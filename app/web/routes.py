@@ -8,17 +8,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.assets import Assets
+from app.dates import iso_time
 from app.errors import AppError, Invalid, NotFound
-from app.intake import FIELDS, parse_idempotency_key, parse_story_request
-from app.jobs import Job, Status, StoredStory
-from app.pages import home_context, page_routes
-from app.sequels import as_sequel, earlier_story
-from app.shelf import library_page, shelf_routes
-from app.web import (
+from app.queue.intake import FIELDS, parse_idempotency_key, parse_story_request
+from app.queue.store import Job, Status, StoredStory
+from app.shelf.routes import library_page, shelf_routes
+from app.shelf.sequels import as_sequel, earlier_story
+from app.web.assets import Assets
+from app.web.pages import home_context, page_routes
+from app.web.responses import (
     VARY,
     is_htmx,
-    iso_time,
     parse_form,
     parse_id,
     parse_json,

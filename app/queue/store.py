@@ -22,7 +22,7 @@ from typing import Any
 
 from app.logs import log
 from app.queries import Queryable, fetch_all, fetch_one, fetch_val
-from app.storytellers import Story, StoryRequest, minutes_for_words, reading_minutes
+from app.stories import Story, StoryRequest, minutes_for_words, reading_minutes
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
 INTAKE_LOCK_KEY = 0x5707_10B
@@ -44,6 +44,15 @@ class Status(enum.StrEnum):
     @property
     def finished(self) -> bool:
         return self in (Status.COMPLETED, Status.FAILED)
+
+
+class FailReason(enum.StrEnum):
+    """The `error_text` of a job that failed for a reason of the queue's own (any other is
+    the storyteller's short sentence). The SQL writes the same words; templates read these."""
+
+    INTERRUPTED = "interrupted"  # its process died (or shut down) before the story came
+    EXPIRED = "expired"  # it waited while no worker was alive to run it
+    CANCELLED = "cancelled"  # the family stopped it
 
 
 class Screening(enum.StrEnum):

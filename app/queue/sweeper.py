@@ -20,8 +20,8 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
-from app.jobs import JobStore
 from app.logs import log
+from app.queue.store import FailReason, JobStore
 
 # Never re-check sooner than this, however close the next stale heartbeat is.
 MIN_RECHECK_S = 1.0
@@ -72,9 +72,9 @@ class Sweeper:
         for job_id in result.recovered:
             log("job_recovered", level=logging.WARNING, job_id=job_id, status="completed")
         for job_id in result.interrupted:
-            log("job_swept", level=logging.WARNING, job_id=job_id, error="interrupted")
+            log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.INTERRUPTED)
         for job_id in result.expired:
-            log("job_swept", level=logging.WARNING, job_id=job_id, error="expired")
+            log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.EXPIRED)
         return result
 
     async def run(self, last: SweepResult | None = None) -> None:

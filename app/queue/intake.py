@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 from app.errors import BadRequest, Busy, Invalid, Unavailable
-from app.jobs import IntakeResult, Job, JobStore
-from app.moderation import Moderator
-from app.queue import Wakeup
-from app.storytellers import LENGTHS, StoryRequest
+from app.queue.store import IntakeResult, Job, JobStore
+from app.queue.wakeup import Wakeup
+from app.stories import LENGTHS, StoryRequest
+from app.storytelling.moderation import Moderator
 
 PROMPT_MAX_CHARS = 500
 CHILD_NAME_MAX_CHARS = 40

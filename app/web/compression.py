@@ -5,7 +5,7 @@
 
 What it touches: a `text/html` or `application/json` response that arrives whole (a
 Content-Length, one body message) with no Content-Encoding. Everything else passes as it
-came: streamed bodies, anything already encoded, and /static/ (app/assets.py compresses
+came: streamed bodies, anything already encoded, and /static/ (app/web/assets.py compresses
 those files once, ahead of time) without even a look at its headers.
 
 - A GET/HEAD 200 page gets a weak ETag (a hash of its body) and, unless it says otherwise
@@ -33,9 +33,9 @@ import zlib
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.assets import choose_encoding, etag_matches
+from app.web.assets import choose_encoding, etag_matches
 
-PASS_THROUGH_PREFIX = "/static/"  # app/assets.py's own, precompressed, with its own ETags
+PASS_THROUGH_PREFIX = "/static/"  # app/web/assets.py's own, precompressed, with its own ETags
 COMPRESS_MIN_BYTES = 1024  # below about one packet, compressing saves no round trip
 # Measured on our own pages (story 7-11 KB, library 40 KB, home 15 KB): level 5 is as small
 # as 6 (within 0.2%) for up to 15% less CPU; 9 is no smaller. brotli at quality 4 saves 2%

@@ -4,9 +4,9 @@
     Starlette(..., middleware=[Middleware(SecurityMiddleware, guard=guard)])
     routes += login_routes()     # GET/POST /login, POST /logout
 
-The parts, a module each: the client's address and the host names (app/clients.py), the
-cross-site rule (app/crosssite.py), sessions and the login limiter (app/sessions.py), the
-response headers (app/headers.py).
+The parts, a module each beside this one: the client's address and the host names
+(clients.py), the cross-site rule (crosssite.py), sessions and the login limiter
+(sessions.py), the response headers (headers.py).
 
 Three modes, chosen by the settings and logged at start-up:
 
@@ -35,15 +35,14 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.clients import Clients
-from app.compression import validate_as
 from app.config import Settings
-from app.crosssite import cross_site_verdict
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError, Forbidden, Unauthorized
-from app.headers import with_security_headers
 from app.logs import log
-from app.sessions import (
+from app.security.clients import Clients
+from app.security.crosssite import cross_site_verdict
+from app.security.headers import with_security_headers
+from app.security.sessions import (
     SESSION_MAX_AGE_S,
     SESSION_RENEW_AFTER_S,
     LoginLimiter,
@@ -51,7 +50,8 @@ from app.sessions import (
     mask_csrf,
     unmask_csrf,
 )
-from app.web import (
+from app.web.compression import validate_as
+from app.web.responses import (
     BODY_MAX_BYTES,
     accepts_html,
     error_body,

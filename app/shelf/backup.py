@@ -24,11 +24,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 
+from app.dates import when
 from app.errors import Invalid
-from app.intake import parse_story_request, request_hash
-from app.jobs import BackupStory, JobStore, StoredStory
-from app.storytellers import clean_text, reading_minutes
-from app.web import when
+from app.queue.intake import parse_story_request, request_hash
+from app.queue.store import BackupStory, JobStore, StoredStory
+from app.stories import clean_text, reading_minutes
 
 FORMAT = "bedtime-stories-backup"
 FORMAT_VERSION = 1

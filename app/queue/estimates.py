@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import time
 
-from app.jobs import Job, JobStore, Status
-from app.storytellers import LENGTH_WORDS
+from app.queue.store import Job, JobStore, Status
+from app.stories import LENGTH_WORDS
 
 # Before a model has written anything here: a small model writes a short story in well
 # under a minute, a long one in two or three.

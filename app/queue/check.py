@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.config import Settings
-from app.jobs import JobStore
+from app.queue.store import JobStore
 
 
 @dataclass(frozen=True)

@@ -27,18 +27,11 @@ import uuid
 import asyncpg
 
 from app.db import DATABASE_UNAVAILABLE
-from app.jobs import Job, JobStore, Screening
 from app.logs import log
-from app.moderation import StoryScreener
-from app.queue import Wakeup
-from app.storytellers import (
-    Story,
-    StoryRequest,
-    Storyteller,
-    StorytellerError,
-    clean_story,
-    clean_text,
-)
+from app.queue.screener import StoryScreener
+from app.queue.store import FailReason, Job, JobStore, Screening
+from app.queue.wakeup import Wakeup
+from app.stories import Story, StoryRequest, Storyteller, StorytellerError, clean_story, clean_text
 
 # Storing a story that was paid for is retried through a database outage this long.
 STORE_RETRY_S = 300.0
@@ -145,7 +138,7 @@ class Worker:
                 stored = await self._store(job.id, story)
         except asyncio.CancelledError:
             # Shut down past the grace period: the story will not come, say so now.
-            await self._fail(job.id, "interrupted", "cancelled at shutdown")
+            await self._fail(job.id, FailReason.INTERRUPTED, "cancelled at shutdown")
             raise
         except DATABASE_UNAVAILABLE:
             raise  # nothing can be recorded now; the stopped heartbeat tells the sweeper

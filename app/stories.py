@@ -1,0 +1,134 @@
+"""The core types every part shares, and what is true of any story, whoever wrote it:
+lengths, reading time, cleaning, paragraphs and the title line. No I/O.
+
+    request = StoryRequest(prompt="a dragon who is afraid of the dark", length="short")
+    story = clean_story(await storyteller.write(request, job_id=17))
+    title, body = split_title(text); minutes = reading_minutes(body)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+LENGTHS = ("short", "medium", "long")
+# Roughly how many words each length asks for; read aloud slowly, about 120 words a
+# minute: the form's "about 2 / 4 / 7 min".
+READ_ALOUD_WORDS_PER_MIN = 120
+LENGTH_WORDS = {"short": 240, "medium": 480, "long": 840}
+
+
+@dataclass(frozen=True)
+class StoryRequest:
+    prompt: str
+    child_name: str | None = None
+    age: int | None = None
+    length: str = "medium"
+    # A sequel ("What happens next?"): the story it continues, and what the storyteller is
+    # told about that one (its title and characters, never its whole text).
+    sequel_of: int | None = None
+    previously: str | None = None
+
+
+@dataclass(frozen=True)
+class Story:
+    title: str
+    body: str
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+# Receives the story as written so far, each time more arrives (it only records it: the
+# worker decides when to save it).
+TextSink = Callable[[str], None]
+
+
+def reading_minutes(text: str) -> int:
+    """Minutes to read `text` aloud, slowly; at least one."""
+    return minutes_for_words(len(text.split()))
+
+
+def minutes_for_words(words: int) -> int:
+    """Minutes to read this many words aloud, slowly; at least one."""
+    return max(round(words / READ_ALOUD_WORDS_PER_MIN), 1)
+
+
+class StorytellerError(Exception):
+    """The storyteller could not write this story; str(error) is short and readable."""
+
+
+class Storyteller(Protocol):
+    name: str
+
+    async def write(
+        self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
+    ) -> Story: ...
+
+    async def aclose(self) -> None: ...
+
+
+
+
+_UNSTORABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_INT4_MAX = 2**31 - 1
+
+
+def clean_text(text: str) -> str:
+    """Text as it can be stored and shown: line breaks as `\\n`; NUL, the other control
+    characters but newline and tab, and lone surrogates removed."""
+    return _UNSTORABLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def clean_story(story: Story) -> Story:
+    """The story with every text cleaned (clean_text) and token counts that fit a column:
+    whatever a storyteller returns, the paid-for story can be stored."""
+    return replace(
+        story,
+        title=clean_text(story.title).strip() or "A Bedtime Story",
+        body=clean_text(story.body).strip(),
+        model=clean_text(story.model).strip() or "unknown",
+        prompt_tokens=_token_count(story.prompt_tokens),
+        completion_tokens=_token_count(story.completion_tokens),
+    )
+
+
+def _token_count(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _INT4_MAX:
+        return value
+    return None
+
+
+# The end of a sentence: its mark(s), any closing quotes or brackets, then space or the end.
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
+
+
+def cut_to_last_sentence(text: str) -> str:
+    """A text cut off mid-sentence, ended at its last full sentence (or marked as cut off
+    with an ellipsis when it has no full sentence at all)."""
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    if not ends:
+        return text.rstrip() + "…"
+    return text[: ends[-1]].rstrip()
+
+
+_BLANK_LINES = re.compile(r"\n\s*\n")
+
+
+def paragraphs(text: str) -> list[str]:
+    """A story's paragraphs: the blocks between blank lines, without empty ones."""
+    return [block.strip() for block in _BLANK_LINES.split(text.strip()) if block.strip()]
+
+
+def split_title(text: str) -> tuple[str, str]:
+    """The first non-empty line is the title; the rest is the story."""
+    lines = text.strip().splitlines()
+    title = lines[0].strip().strip("#*\"' ").strip() if lines else ""
+    body = "\n".join(lines[1:]).strip()
+    if not body:  # no title line: the whole text is the story
+        return "A Bedtime Story", text.strip()
+    return (title or "A Bedtime Story")[:200], body
+
+

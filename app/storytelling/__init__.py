@@ -1,0 +1,9 @@
+"""Storytelling: whatever turns a StoryRequest into a Story, and kid-safe screening.
+
+`openai.py` makes the provider call (one streamed request per story), `demo.py` writes
+offline, `provider.py` builds the provider's client on first use, `moderation.py` asks
+the provider's moderation endpoint.
+
+May use: app.stories, app.errors, app.logs. Never the queue, the shelf or the web: the
+worker hands a storyteller the request and gets a story back.
+"""

@@ -1,0 +1,165 @@
+"""The offline storyteller: a real, varied story from a few templates, streamed at a
+model's pace, so the app is fully usable with no key.
+
+    story = await DemoStoryteller(delay_s=20).write(request, job_id=17, on_text=print)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+
+from app.stories import LENGTH_WORDS, Story, StoryRequest, TextSink
+
+
+class DemoStoryteller:
+    """Writes a real, varied story offline from a few templates: the app works with no key.
+
+    It streams the story word by word over `delay_s` seconds, about a real model's pace,
+    and writes about as many words as the length asks a model for.
+    """
+
+    name = "demo"
+    model = "demo"
+    note = "(This story was written by the demo storyteller, offline.)"
+
+    def __init__(self, *, delay_s: float = 20.0, seed: int | None = None) -> None:
+        self.delay_s = delay_s
+        self.seed = seed
+
+    async def aclose(self) -> None:
+        pass
+
+    async def write(
+        self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
+    ) -> Story:
+        title, paragraphs = self.compose(request, job_id=job_id)
+        text = f"{title}\n\n" + "\n\n".join(paragraphs)
+        words = re.findall(r"\S+\s*", text)
+        pause_s = self.delay_s / max(len(words), 1)
+        written = ""
+        for word in words:
+            await asyncio.sleep(pause_s)
+            written += word
+            if on_text is not None:
+                on_text(written)
+        return Story(title=title, body="\n\n".join([*paragraphs, self.note]), model=self.model)
+
+    def compose(self, request: StoryRequest, *, job_id: int) -> tuple[str, list[str]]:
+        """The title and paragraphs: an opening, middles until the length's words, an ending."""
+        rng = random.Random(f"{self.seed}:{job_id}:{request.prompt}")
+        hero = request.child_name or rng.choice(["Pip", "Juniper", "Theo", "Luna", "Rowan"])
+        idea = request.prompt.strip().rstrip(".!?")
+        friend = rng.choice(_FRIENDS)
+        names = {"hero": hero, "idea": idea, "place": rng.choice(_PLACES), "friend": friend,
+                 "Friend": friend[0].upper() + friend[1:], "sky": rng.choice(_SKIES)}
+        opening = [p.format(**names) for p in _OPENINGS[rng.randrange(len(_OPENINGS))]]
+        ending = rng.choice(_ENDINGS).format(**names)
+        target = LENGTH_WORDS[request.length]
+        words = sum(len(p.split()) for p in [*opening, ending])
+        middles = []
+        for middle in rng.sample(_MIDDLES, k=len(_MIDDLES)):
+            if words >= target:
+                break
+            middles.append(middle.format(**names))
+            words += len(middles[-1].split())
+        title = f"{hero} and {rng.choice(_TITLE_THINGS).format(idea=_short(idea))}"
+        return title, [*opening, *middles, ending]
+
+
+def _short(idea: str) -> str:
+    words = idea.split()
+    return " ".join(words[:6]) + ("…" if len(words) > 6 else "")
+
+
+_PLACES = ["a cottage at the edge of a whispering wood", "a lighthouse by a sleepy sea",
+           "a little house on a hill of clover", "a houseboat on a slow green river",
+           "a village where the lamps hummed softly"]
+_FRIENDS = ["a small owl named Hoot", "a patient tortoise called Moss", "a cheerful firefly",
+            "a fluffy cloud who liked to listen", "a kind old badger"]
+_SKIES = ["the first stars blinked awake", "the moon rose round and silver",
+          "the sky turned the colour of warm milk", "soft purple dusk settled over everything"]
+_TITLE_THINGS = ["the Quiet Adventure", "the Night of {idea}", "the Starlit Secret",
+                 "the Gentle Journey", "{idea}"]
+_OPENINGS = [
+    ["Once upon a time, in {place}, there lived {hero}.",
+     "One evening, as {sky}, {hero} began to wonder about {idea}."],
+    ["Not so long ago, when {sky}, {hero} was getting ready for bed in {place}.",
+     "But tonight was different, because tonight was all about {idea}."],
+    ["In {place}, where the evenings were always calm, {hero} loved bedtime best of all.",
+     "And on this particular night, {hero} was thinking about {idea}."],
+]
+_MIDDLES = [
+    "{hero} tiptoed outside and met {friend}, who blinked slowly and said, "
+    "\"I know a little about {idea}. Shall we go and see?\"",
+    "Together they followed a path of soft moss, counting fireflies: one, two, three, "
+    "four, five. Each one glowed a little more gently than the last.",
+    "They found a quiet pond that held the whole sky in it. {hero} dipped one finger in, "
+    "and tiny ripples carried a wish all the way to the other side.",
+    "When the path grew steep, {friend} said, \"We can go slowly. Slow is a fine way "
+    "to go.\" And so they did, breathing in, and breathing out.",
+    "At the top of the hill, the wind hummed a lullaby it had learned long ago, and "
+    "{hero} hummed along, softer and softer.",
+    "{hero} discovered that {idea} was not so strange after all. It was a little bit "
+    "brave and a little bit gentle, just like {hero}.",
+    "A sleepy hedgehog shared a blanket of leaves, and they all sat together, watching "
+    "the night get darker and cosier.",
+    "Down by the stream, the water was telling itself a long, slow story. {hero} sat on a "
+    "smooth stone to listen, and {friend} sat close by, and neither of them said a word for "
+    "a while, because the stream was saying enough for everyone.",
+    "A little breeze came by carrying the smell of warm bread from a faraway kitchen. "
+    "\"Someone is baking for the morning,\" said {friend}. {hero} smiled, thinking of "
+    "breakfast, and of how nice it is that mornings always come.",
+    "They passed a tree so old that its roots had made little rooms underground. In one of "
+    "them a family of mice was already asleep, tails curled like question marks, and {hero} "
+    "whispered so quietly that not one of them stirred.",
+    "{Friend} knew a song about {idea}. It had only four notes, and they went up, and "
+    "they came down again, like someone climbing a small hill and deciding the bottom was "
+    "the best place after all. {hero} learned it at once.",
+    "The path led to a meadow where the grass was soft and silver in the moonlight. {hero} "
+    "lay down and looked up. The stars were so many that counting them would take a hundred "
+    "nights, and that was a lovely thing to know.",
+    "An owl on a low branch asked, \"Who goes there?\" in the politest voice. \"Only "
+    "{hero},\" said {hero}, \"and a friend.\" The owl nodded, as if that was exactly who "
+    "it had hoped would come by tonight.",
+    "{hero} found a pebble that was warm from the day's sun and held it in one hand. It "
+    "felt like holding a little piece of the afternoon, kept safe for later, and {hero} "
+    "decided to keep it under the pillow.",
+    "Fireflies drew slow circles in the air. {Friend} said they were writing goodnight "
+    "letters to everyone in {place}, one glowing word at a time, and that tonight one of "
+    "the letters was for {hero}.",
+    "They stopped at a wooden bridge and listened. Under it, the frogs were practising "
+    "their evening chorus: a low croak, a high croak, and then a long pause while everyone "
+    "decided it had been very well done.",
+    "The moon came out from behind a cloud, as if it had been waiting for them. It lit "
+    "the way with a pale, kind light, so that every step was easy and every shadow was only "
+    "a shadow, and nothing more.",
+    "{hero} told {friend} all about the day: the good parts, and the one part that had "
+    "been a little hard. {Friend} listened to every word and then said, \"Tomorrow is a "
+    "new page,\" which made the hard part feel smaller.",
+    "A rabbit hopped out to see who was awake so late, twitched its nose twice, and hopped "
+    "home again to tell the others that all was well. Somewhere a door closed softly, and "
+    "a lamp in a window went out.",
+    "They came to a gate covered in sleeping roses. {Friend} showed {hero} how to open it "
+    "without a single creak, by lifting it just a little, gently, the way you would pick up "
+    "a cat who is nearly asleep.",
+    "The wind changed its tune to something slower. The leaves stopped rustling and only "
+    "sighed now and then, and {hero} noticed that breathing in and breathing out had become "
+    "slow and easy too, just like the wind.",
+    "On a hill of soft clover they found a bench that seemed to have been built for "
+    "resting. {hero} sat down, and {friend} sat down, and the whole of {place} lay below "
+    "them, small and quiet and safe.",
+    "{hero} thought about {idea} one more time, and it did not seem like a big question "
+    "any more. It seemed like a friendly thing that would still be there tomorrow, ready "
+    "for another adventure in the daylight.",
+]
+_ENDINGS = [
+    "Then {friend} walked {hero} home, where the bed was warm and the pillow was soft. "
+    "{hero} yawned a great big yawn, and as {sky}, fell fast asleep. Goodnight, {hero}.",
+    "Back home, {hero} snuggled under the covers, remembering every gentle thing. "
+    "Outside, {sky}, and everything was peaceful. Sweet dreams, {hero}.",
+    "{hero} whispered goodnight to {friend}, and goodnight to the moon, and goodnight to "
+    "the whole quiet world. And then {hero} was asleep, safe and sound.",
+]
+

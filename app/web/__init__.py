@@ -1,0 +1,9 @@
+"""HTTP: the URL table, the handlers, the templates' helpers, static files, compression.
+
+`routes.py` is the one URL table; `pages.py` the household's own pages; `responses.py`
+how the app answers (JSON or HTML, errors in the contract's shape, bodies read safely);
+`assets.py` the static files from memory; `compression.py` compressed pages and JSON.
+
+May use: app.queue, app.shelf, app.stories, app.dates, app.errors, app.logs. The lifespan
+(app.main) hands it the running services; it never builds them.
+"""

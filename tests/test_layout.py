@@ -1,0 +1,64 @@
+"""The layout is the architecture: each part imports only what lies below it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+APP = Path(__file__).resolve().parent.parent / "app"
+
+# part -> the parts of app it must never import
+NEVER = {
+    "stories": {"*"},  # the core types: nothing of the app's own but the logs
+    "dates": {"*"},
+    "storytelling": {"queue", "shelf", "web", "security", "services", "main", "runtime"},
+    "queue": {"shelf", "web", "security", "services", "main", "runtime"},
+    "shelf": {"security", "services", "main", "runtime"},
+    "web": {"security", "runtime", "main"},
+}
+
+
+def imported_parts(path: Path) -> set[str]:
+    """The top-level parts of app a module imports (`app.queue.store` -> `queue`), type-only
+    imports (under `if TYPE_CHECKING:`) left out."""
+    tree = ast.parse(path.read_text())
+    type_only = {id(node) for stmt in ast.walk(tree) if isinstance(stmt, ast.If)
+                 and getattr(stmt.test, "id", "") == "TYPE_CHECKING"
+                 for node in ast.walk(stmt)}
+    parts = set()
+    for node in ast.walk(tree):
+        if id(node) in type_only:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("app."):
+            parts.add(node.module.split(".")[1])
+        elif isinstance(node, ast.ImportFrom) and node.module == "app":
+            parts.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            parts.update(a.name.split(".")[1] for a in node.names if a.name.startswith("app."))
+    return parts
+
+
+def modules_of(part: str) -> list[Path]:
+    folder = APP / part
+    return sorted(folder.glob("*.py")) if folder.is_dir() else [APP / f"{part}.py"]
+
+
+@pytest.mark.parametrize("part", sorted(NEVER))
+def test_no_part_imports_upwards(part):
+    for module in modules_of(part):
+        parts = imported_parts(module) - {part}
+        forbidden = parts - {"logs"} if NEVER[part] == {"*"} else parts & NEVER[part]
+        assert not forbidden, f"{module.relative_to(APP.parent)} imports app.{sorted(forbidden)}"
+
+
+def test_the_job_store_never_imports_a_storyteller():
+    assert "storytelling" not in imported_parts(APP / "queue" / "store.py")
+
+
+def test_the_check_sees_an_upward_import(tmp_path):
+    """The rule above can fail: a module that imports upwards is caught."""
+    module = tmp_path / "bad.py"
+    module.write_text("from app.web.routes import routes\nfrom app.stories import Story\n")
+    assert imported_parts(module) == {"web", "stories"}
