@@ -23,6 +23,7 @@ from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE, Pool, database_url, migrate, pool_for
 from app.queue.check import check_invariants
 from app.queue.store import JobStore
+from app.shelf.store import ShelfStore
 
 if TYPE_CHECKING:
     from app.shelf.backup import ImportResult
@@ -141,7 +142,7 @@ async def run_export(settings: Settings, file: str | None) -> int:
 
     async def export(db: Pool) -> bytes:
         await migrate(db)
-        return await export_zip(JobStore(db), settings.tz)
+        return await export_zip(ShelfStore(db), settings.tz)
 
     data = await with_database(settings, "export", export)
     if data is None:

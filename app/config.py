@@ -73,6 +73,10 @@ class Settings:
         return zoneinfo.ZoneInfo(self.timezone)
 
 
+# Every default, written once: the dataclass's.
+DEFAULT = Settings()
+
+
 def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".env") -> Settings:
     """Read and validate every setting; the first bad one raises ConfigError."""
     environ = os.environ if environ is None else environ
@@ -89,10 +93,10 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
     if storyteller == "openai" and not api_key:
         raise ConfigError("STORYTELLER=openai needs OPENAI_API_KEY to be set")
 
-    heartbeat_interval_s = read(
-        "HEARTBEAT_INTERVAL_S", _number(minimum=0.1, maximum=600), 5.0
-    )
-    heartbeat_stale_s = read("HEARTBEAT_STALE_S", _number(minimum=1, maximum=3600), 60.0)
+    heartbeat_interval_s = read("HEARTBEAT_INTERVAL_S", _number(minimum=0.1, maximum=600),
+                                DEFAULT.heartbeat_interval_s)
+    heartbeat_stale_s = read("HEARTBEAT_STALE_S", _number(minimum=1, maximum=3600),
+                             DEFAULT.heartbeat_stale_s)
     if heartbeat_stale_s < HEARTBEAT_STALE_MIN_BEATS * heartbeat_interval_s:
         # Fewer missed beats than this and a live but busy process would be judged dead.
         raise ConfigError(
@@ -117,33 +121,40 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
     return Settings(
         database_url=_without_pgbouncer_flag(database_url),
         database_pool_max=read("DATABASE_POOL_MAX", _whole(minimum=1, maximum=1000),
-                               DEFAULT_POOL_MAX),
-        pgbouncer=read("DATABASE_PGBOUNCER", _flag, False) or _pgbouncer_flag(database_url),
+                               DEFAULT.database_pool_max),
+        pgbouncer=(read("DATABASE_PGBOUNCER", _flag, DEFAULT.pgbouncer)
+                   or _pgbouncer_flag(database_url)),
         openai_api_key=api_key,
         openai_base_url=read("OPENAI_BASE_URL", _http_url, None),
-        story_model=read("STORY_MODEL", _text, DEFAULT_STORY_MODEL),
+        story_model=read("STORY_MODEL", _text, DEFAULT.story_model),
         storyteller=storyteller,
-        llm_timeout_s=read("LLM_TIMEOUT_S", _number(minimum=1, maximum=3600), 180.0),
-        queue_max=read("QUEUE_MAX", _whole(minimum=1, maximum=10_000), 8),
-        worker_concurrency=read("WORKER_CONCURRENCY", _whole(minimum=0, maximum=64), 1),
-        sweeper_interval_s=read("SWEEPER_INTERVAL_S", _number(minimum=1, maximum=86_400), 300.0),
+        llm_timeout_s=read("LLM_TIMEOUT_S", _number(minimum=1, maximum=3600),
+                           DEFAULT.llm_timeout_s),
+        queue_max=read("QUEUE_MAX", _whole(minimum=1, maximum=10_000), DEFAULT.queue_max),
+        worker_concurrency=read("WORKER_CONCURRENCY", _whole(minimum=0, maximum=64),
+                                DEFAULT.worker_concurrency),
+        sweeper_interval_s=read("SWEEPER_INTERVAL_S", _number(minimum=1, maximum=86_400),
+                                DEFAULT.sweeper_interval_s),
         sweeper_threshold_min=read(
-            "SWEEPER_THRESHOLD_MIN", _number(minimum=0.1, maximum=10_080), 8.0
+            "SWEEPER_THRESHOLD_MIN", _number(minimum=0.1, maximum=10_080),
+            DEFAULT.sweeper_threshold_min
         ),
         heartbeat_interval_s=heartbeat_interval_s,
         heartbeat_stale_s=heartbeat_stale_s,
         household_password=read("HOUSEHOLD_PASSWORD", _text, None),
         api_token=read("API_TOKEN", _text, None),
-        port=read("PORT", _whole(minimum=1, maximum=65_535), 8000),
-        shutdown_grace_s=read("SHUTDOWN_GRACE_S", _number(minimum=0, maximum=3600), 25.0),
+        port=read("PORT", _whole(minimum=1, maximum=65_535), DEFAULT.port),
+        shutdown_grace_s=read("SHUTDOWN_GRACE_S", _number(minimum=0, maximum=3600),
+                              DEFAULT.shutdown_grace_s),
         secret_key=secret_key,
-        allow_open=read("ALLOW_OPEN", _flag, False),
-        allowed_hosts=read("ALLOWED_HOSTS", _host_names, ()),
-        forwarded_allow_ips=read("FORWARDED_ALLOW_IPS", _text, "127.0.0.1,::1"),
-        daily_story_limit=read("DAILY_STORY_LIMIT", _whole(minimum=1, maximum=100_000), 20),
-        timezone=read("TZ", _timezone, "UTC"),
-        moderation=read("MODERATION", _on_off, False),
-        demo_delay_s=read("DEMO_DELAY_S", _number(minimum=0, maximum=600), 20.0),
+        allow_open=read("ALLOW_OPEN", _flag, DEFAULT.allow_open),
+        allowed_hosts=read("ALLOWED_HOSTS", _host_names, DEFAULT.allowed_hosts),
+        forwarded_allow_ips=read("FORWARDED_ALLOW_IPS", _text, DEFAULT.forwarded_allow_ips),
+        daily_story_limit=read("DAILY_STORY_LIMIT", _whole(minimum=1, maximum=100_000),
+                               DEFAULT.daily_story_limit),
+        timezone=read("TZ", _timezone, DEFAULT.timezone),
+        moderation=read("MODERATION", _on_off, DEFAULT.moderation),
+        demo_delay_s=read("DEMO_DELAY_S", _number(minimum=0, maximum=600), DEFAULT.demo_delay_s),
     )
 
 

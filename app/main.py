@@ -27,7 +27,8 @@ from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError
 from app.logs import log, setup_logging
 from app.runtime import running_services
-from app.security.middleware import Guard, SecurityMiddleware, login_routes
+from app.security.guard import Guard
+from app.security.middleware import SecurityMiddleware
 from app.security.sessions import load_secret_key
 from app.services import Services
 from app.stories import Storyteller
@@ -79,7 +80,7 @@ def create_app(
 
     assets = Assets(STATIC_DIR)  # once per app: the static files, for the routes and pages
     app = Starlette(
-        routes=routes(assets) + login_routes(),
+        routes=routes(assets),
         lifespan=lifespan,
         exception_handlers=exception_handlers,
         # Compression outermost: it sees the final response, security headers and all.
@@ -130,4 +131,10 @@ def _app_or_exit() -> Starlette:
     return app
 
 
-app = _app_or_exit()
+def __getattr__(name: str) -> Starlette:
+    """`app.main:app`, what uvicorn serves, is built when uvicorn asks for it, once: a test
+    or a tool that imports this module reads no settings and builds nothing."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    built = globals()["app"] = _app_or_exit()
+    return built

@@ -1,12 +1,13 @@
-"""Named SQL statements, loaded from `sql/queries.sql`.
+"""Named SQL statements, loaded from `sql/queries/*.sql` (jobs, shelf, sessions).
 
-    -- name: claim_job
-    -- pending -> running: the worker takes a job it was handed.
+    -- name: claim_next_job
+    -- pending -> running: an idle worker takes the oldest waiting job.
     UPDATE story_jobs SET ...
 
 Each statement sits under its `-- name:` header; the comment lines after it describe it.
-Parameters are `:name`; `positional()` turns each statement into asyncpg's `$1` form once,
-so running one compiles nothing:
+A name is defined once across the files. Parameters are `:name`; `positional()` turns each
+statement into asyncpg's `$1` form once, so running one compiles nothing. Each is sent as
+`/* claim_next_job */ UPDATE ...`, so pg_stat_activity (and a lock-race test) names it:
 
     row = await fetch_one(db, "get_job", {"job_id": 17})   # fetch_all, fetch_val alike
 
@@ -30,7 +31,7 @@ import asyncpg
 
 from app.db import Pool
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+QUERIES_DIR = Path(__file__).resolve().parent.parent / "sql" / "queries"
 _HEADER = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
 # `:name`, but not the second colon of a `::type` cast.
 _PARAMETER = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
@@ -50,7 +51,13 @@ def parse_queries(text: str) -> dict[str, str]:
 
 @cache
 def load_queries() -> dict[str, str]:
-    return parse_queries((SQL_DIR / "queries.sql").read_text())
+    queries: dict[str, str] = {}
+    for path in sorted(QUERIES_DIR.glob("*.sql")):
+        for name, sql in parse_queries(path.read_text()).items():
+            if name in queries:
+                raise ValueError(f"query {name!r} is defined twice ({path.name})")
+            queries[name] = sql
+    return queries
 
 
 @dataclass(frozen=True)
@@ -76,9 +83,14 @@ def positional(sql: str) -> Statement:
     return Statement(_PARAMETER.sub(number, sql), tuple(names))
 
 
+def named(name: str, sql: str) -> str:
+    """The statement as sent: its name first, as a comment the server keeps in view."""
+    return f"/* {name} */ {sql}"
+
+
 @cache
 def load_statements() -> dict[str, Statement]:
-    return {name: positional(sql) for name, sql in load_queries().items()}
+    return {name: positional(named(name, sql)) for name, sql in load_queries().items()}
 
 
 # Where a statement runs: the pool, or one connection (a transaction's).
@@ -101,3 +113,22 @@ async def fetch_val(on: Queryable, query: str, params: Mapping[str, object] | No
     """The first column of the first row, or None."""
     statement = load_statements()[query]
     return await on.fetchval(statement.sql, *statement.args(params or {}))
+
+
+class Statements:
+    """What the stores share: named statements run on the pool, or on one connection whose
+    open transaction every statement then joins (`on=`, or the store made on it)."""
+
+    def __init__(self, db: Queryable) -> None:
+        self.db = db
+
+    async def _one(self, query: str, params: Mapping[str, object] | None = None, *,
+                   on: Queryable | None = None) -> Any:
+        return await fetch_one(on or self.db, query, params)
+
+    async def _all(self, query: str, params: Mapping[str, object] | None = None) -> list[Any]:
+        return await fetch_all(self.db, query, params)
+
+    async def _val(self, query: str, params: Mapping[str, object] | None = None, *,
+                   on: Queryable | None = None) -> Any:
+        return await fetch_val(on or self.db, query, params)

@@ -29,6 +29,7 @@ from app.queue.store import Job, JobStore, Screening, Status
 from app.queue.sweeper import Sweeper, SweepResult
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
+from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, Storyteller, paragraphs, split_title
 from app.storytelling.moderation import Moderator
 
@@ -89,6 +90,7 @@ class Services:
     settings: Settings
     db: Pool
     store: JobStore
+    shelf: ShelfStore
     wakeup: Wakeup
     intake: Intake
     worker: Worker
@@ -126,6 +128,7 @@ class Services:
             settings=settings,
             db=db,
             store=store,
+            shelf=ShelfStore(db),
             wakeup=wakeup,
             intake=Intake(
                 store,
@@ -258,7 +261,7 @@ class Services:
                                 expected_s=expected_s)
         title = screening = None
         if job.story_id is not None:
-            shelf = await self.store.story_for_card(job.story_id)
+            shelf = await self.shelf.story_for_card(job.story_id)
             if shelf is not None:
                 title, screening = shelf
                 if screening is not None:

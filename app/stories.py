@@ -9,8 +9,10 @@ lengths, reading time, cleaning, paragraphs and the title line. No I/O.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Protocol
 
 LENGTHS = ("short", "medium", "long")
@@ -73,7 +75,9 @@ class Storyteller(Protocol):
 
 
 _UNSTORABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_INT4_MAX = 2**31 - 1
+INT4_MAX = 2**31 - 1  # an integer column
+ID_MAX = 2**63 - 1  # a bigint id
+PREVIOUSLY_MAX_CHARS = 1000  # story_jobs.previously's CHECK
 
 
 def clean_text(text: str) -> str:
@@ -90,15 +94,25 @@ def clean_story(story: Story) -> Story:
         title=clean_text(story.title).strip() or "A Bedtime Story",
         body=clean_text(story.body).strip(),
         model=clean_text(story.model).strip() or "unknown",
-        prompt_tokens=_token_count(story.prompt_tokens),
-        completion_tokens=_token_count(story.completion_tokens),
+        prompt_tokens=token_count(story.prompt_tokens),
+        completion_tokens=token_count(story.completion_tokens),
     )
 
 
-def _token_count(value: object) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _INT4_MAX:
+def token_count(value: object) -> int | None:
+    """A token count that fits its column, else None (unknown)."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT4_MAX:
         return value
     return None
+
+
+def parse_id(raw: str) -> int | None:
+    """An id as text (a path, a query, a form): digits within bigint range, else None."""
+    # Too many digits is out of range; checked first, as int() refuses over 4300 of them.
+    if not raw.isascii() or not raw.isdecimal() or len(raw.lstrip("0")) > len(str(ID_MAX)):
+        return None
+    number = int(raw)
+    return number if 1 <= number <= ID_MAX else None
 
 
 # The end of a sentence: its mark(s), any closing quotes or brackets, then space or the end.
@@ -132,3 +146,23 @@ def split_title(text: str) -> tuple[str, str]:
     return (title or "A Bedtime Story")[:200], body
 
 
+# A deleted story can be restored this long, then the sweeper purges it.
+DELETED_KEEP_S = 30 * 24 * 3600
+
+
+@dataclass(frozen=True)
+class BackupStory:
+    """A story as a backup keeps it: all it takes to put it on another shelf. Its request's
+    `sequel_of` is unused (ids differ between installations): `sequel_of_uid` says it."""
+
+    uid: uuid.UUID
+    title: str
+    body: str
+    created_at: datetime
+    request: StoryRequest
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    favourite: bool = False
+    sequel_of_uid: uuid.UUID | None = None
+    sequel_of_title: str | None = None

@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.config import Settings  # noqa: E402
 from app.db import connect_pool, embedded_postgres_url  # noqa: E402
 from app.main import create_app  # noqa: E402
-from tests.fake_llm import FakeLLM, free_port  # noqa: E402
-from tests.sql import fetch_all, fetch_val
+from tests.helpers.fake_llm import FakeLLM, free_port  # noqa: E402
+from tests.helpers.sql import fetch_all, fetch_val
 
 
 def percentile(values: list[float], fraction: float) -> float:

@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from app.db import embedded_postgres_url  # noqa: E402
 from bench.scale_out import fresh_database  # noqa: E402
-from tests.fake_llm import FakeLLM, free_port  # noqa: E402
+from tests.helpers.fake_llm import FakeLLM, free_port  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 # The Procfile's web line, on loopback: every server in the table runs with these flags.
@@ -153,7 +153,6 @@ async def page_bytes(url: str) -> tuple[int, int, list[str]]:
     loads, as Chromium counts them (headers included); and what each visit fetched."""
     origin = url.rstrip("/")
     from playwright.async_api import async_playwright
-
     from tests.browser import CHROMIUM_ARGS
 
     async with async_playwright() as playwright:

@@ -37,7 +37,7 @@ from bench.perf import (  # noqa: E402
     wait_for,
     wrk,
 )
-from tests.fake_llm import FakeLLM  # noqa: E402
+from tests.helpers.fake_llm import FakeLLM  # noqa: E402
 
 SECONDS = 6
 TOP_FRAMES = 15

@@ -30,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.db import embedded_postgres_url  # noqa: E402
 from app.services import IDLE_RECHECK_S  # noqa: E402
-from tests.chaos import AppProcess, submit, with_database  # noqa: E402
-from tests.fake_llm import FakeLLM  # noqa: E402
+from tests.helpers.database import with_database  # noqa: E402
+from tests.helpers.fake_llm import FakeLLM  # noqa: E402
+from tests.helpers.processes import AppProcess, submit  # noqa: E402
 
 LLM_DELAY_S = 1.0
 

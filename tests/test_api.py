@@ -8,16 +8,9 @@ import re
 
 import pytest
 
-from tests.conftest import (
-    ACCEPT_JSON,
-    JSON,
-    database_outage,
-    new_key,
-    post_story,
-    serve,
-    wait_for_job,
-)
-from tests.sql import fetch_val
+from tests.helpers.app import ACCEPT_JSON, JSON, new_key, post_story, serve, wait_for_job
+from tests.helpers.database import database_outage
+from tests.helpers.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 

@@ -21,8 +21,8 @@ from starlette.requests import Request
 import app.web.assets
 from app.web.assets import IMMUTABLE, Assets, choose_encoding, without_comments
 from app.web.responses import STATIC_DIR
-from tests.conftest import serve
-from tests.test_pages import finished_story
+from tests.helpers.app import serve
+from tests.helpers.forms import finished_story
 
 pytestmark = pytest.mark.anyio
 

@@ -17,9 +17,11 @@ import pytest
 from app.db import connect_pool
 from app.queue.store import JobStore
 from app.shelf.backup import BackupError, export_zip, import_backup, read_backup
-from tests.conftest import _admin, serve, with_database
-from tests.shelving import shelve
-from tests.sql import fetch_all, fetch_val
+from app.shelf.store import ShelfStore
+from tests.helpers.app import serve
+from tests.helpers.database import run_admin, with_database
+from tests.helpers.shelving import shelve
+from tests.helpers.sql import fetch_all, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -30,10 +32,10 @@ REPO = Path(__file__).resolve().parent.parent
 async def second_installation(pg_url: str):
     """Another installation's database: empty, not even migrated."""
     name = f"second_{os.getpid()}"
-    await _admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
+    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
                  f'CREATE DATABASE "{name}"')
     yield with_database(pg_url, name)
-    await _admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def a_shelf(store: JobStore) -> dict[str, int]:
@@ -46,8 +48,8 @@ async def a_shelf(store: JobStore) -> dict[str, int]:
     plain = await shelve(store, "k3", title="Élodie’s 月 Night: “quotes” & <tags>",
                          prompt="a moon & a spoon: \"quoted\"")
     gone = await shelve(store, "k4", title="Deleted", prompt="a mistake")
-    await store.set_favourite(plain, True)
-    await store.delete_story(gone)
+    await ShelfStore(store.db).set_favourite(plain, True)
+    await ShelfStore(store.db).delete_story(gone)
     return {"owl": owl, "sequel": sequel, "plain": plain, "gone": gone}
 
 
@@ -60,7 +62,7 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
     db, second_installation
 ):
     await a_shelf(JobStore(db))
-    data = await export_zip(JobStore(db), UTC)
+    data = await export_zip(ShelfStore(db), UTC)
     exported = stories_json(data)
     assert exported["format"] == "bedtime-stories-backup" and exported["count"] == 3
     assert "Deleted" not in {s["title"] for s in exported["stories"]}
@@ -76,9 +78,9 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
         assert (again.restored, again.already_here) == (0, 3)
         assert await fetch_val(other, "SELECT count(*) FROM stories") == 3
         assert await fetch_val(other, "SELECT count(*) FROM story_jobs") == 3
-        restored = stories_json(await export_zip(store, UTC))
+        restored = stories_json(await export_zip(ShelfStore(store.db), UTC))
         library = [(s.title, s.favourite, s.sequel_of_title)
-                   for s in (await store.library()).stories]
+                   for s in (await ShelfStore(store.db).library()).stories]
         for check in ("check_completed_without_story", "check_unreachable_stories"):
             assert await store.ids(check) == []
         jobs = await fetch_all(other, "SELECT status, created_at, completed_at FROM story_jobs")
@@ -88,7 +90,7 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
 
     assert restored["stories"] == exported["stories"]  # everything, uids and times included
     original = [(s.title, s.favourite, s.sequel_of_title)
-                for s in (await JobStore(db).library()).stories]
+                for s in (await ShelfStore(db).library()).stories]
     assert library == original  # favourites first, the sequel after its story
     back_home = await import_backup(JobStore(db), data)  # into the installation it came from
     assert (back_home.restored, back_home.already_here) == (0, 3)
@@ -96,7 +98,7 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
 
 async def test_the_markdown_files_are_plain_text(db):
     ids = await a_shelf(JobStore(db))
-    data = await export_zip(JobStore(db), UTC)
+    data = await export_zip(ShelfStore(db), UTC)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         names = [name for name in archive.namelist() if name.endswith(".md")]
         assert len(names) == 3 and all(name.startswith("stories/") for name in names)

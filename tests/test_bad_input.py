@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from app.db import Pool
 from app.queue.intake import FIELDS
-from app.stories import LENGTHS
+from app.stories import LENGTHS, parse_id
 from app.web.responses import BODY_MAX_BYTES
-from tests.conftest import JSON, OWN_ORIGIN, new_key, serve
-from tests.sql import fetch_val
+from tests.helpers.app import ACCEPT_JSON, JSON, OWN_ORIGIN, new_key, serve
+from tests.helpers.sql import fetch_val
 
 EXAMPLES = 200
 PROPERTY = settings(
@@ -604,3 +604,21 @@ async def test_a_form_age_with_thousands_of_digits_is_a_field_error(client, db):
     assert response.status_code == 422
     assert "age must be a whole number from 1 to 12." in response.text
     assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("number", ["9223372036854775808", "99999999999999999999", "0",
+                                    "00009223372036854775807"])
+async def test_an_id_past_bigint_is_not_found_and_never_a_500(client, number):
+    """One id parser for paths, queries and forms: past bigint is nothing, not an error."""
+    assert (await client.get(f"/stories/{number}")).status_code == 404
+    assert (await client.get(f"/stories/jobs/{number}", headers=ACCEPT_JSON)).status_code == 404
+    library = await client.get(f"/stories?deleted={number}")
+    assert library.status_code == 200 and "Undo" not in library.text
+
+
+def test_the_id_parser_takes_bigint_and_nothing_beyond():
+    assert parse_id("9223372036854775807") == 2**63 - 1
+    assert parse_id("0017") == 17
+    for raw in ("9223372036854775808", "0", "", "-1", "1.0", "١٢", "9" * 5000):
+        assert parse_id(raw) is None, raw

@@ -8,39 +8,34 @@ injecting the vendored axe-core into each page.
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from app.config import Settings
-from tests.browser import (
+from tests.helpers.browser import (
+    ARTIFACTS,
+    AXE,
+    STORY_WAIT_MS,
+    VIEWPORTS,
+    Watched,
+    admin,
     launched_chromium,
     needs_chromium,
+    open_reading_menu,
+    overflows,
+    request_story,
     served_over_http,
 )
-from tests.conftest import TEMPLATE_DB, _admin, with_database
-
-AXE = Path(__file__).parent / "vendor" / "axe.min.js"
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-VIEWPORTS = {"tablet": {"width": 820, "height": 1180}, "phone": {"width": 390, "height": 844}}
-STORY_WAIT_MS = 15_000
+from tests.helpers.database import TEMPLATE_DB, with_database
 
 pytestmark = needs_chromium
 
 
-def admin(pg_url: str, statement: str) -> None:
-    """Run one statement on the server, from a thread of its own (Playwright's sync API
-    keeps an event loop running in the test's thread)."""
-    worker = threading.Thread(target=asyncio.run, args=(_admin(pg_url, statement),))
-    worker.start()
-    worker.join()
 
 
 @dataclass
@@ -73,41 +68,12 @@ def browser():
         yield chromium
 
 
-class Watched:
-    """A page whose console errors, failed loads and off-site requests are collected."""
-
-    def __init__(self, context, base_url: str) -> None:
-        self.page = context.new_page()
-        self.problems: list[str] = []
-        host = urlsplit(base_url).netloc
-        self.page.on("console", lambda m: m.type == "error" and self.problems.append(m.text))
-        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.on("requestfailed", lambda r: r.failure == "net::ERR_ABORTED"  # navigated on
-                     or self.problems.append(f"failed: {r.url} {r.failure}"))
-        self.page.on("request", lambda r: urlsplit(r.url).netloc in (host, "")
-                     or self.problems.append(f"off-site request: {r.url}"))
-
-    def shot(self, name: str) -> None:
-        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-        assert not overflows(self.page), f"{name} is wider than the screen"
 
 
-def overflows(page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
 
 
-def open_reading_menu(page) -> None:
-    """The header's theme and text size menu (a <details>), on every page."""
-    page.locator("details[data-reading-menu] > summary").click()
 
 
-def request_story(page) -> str:
-    """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
-    before = page.locator("#jobs .job-card").count()
-    page.get_by_role("button", name="Write the story").click()
-    # A locator wait, not wait_for_function: that one evaluates a string, which the CSP forbids.
-    page.locator("#jobs .job-card").nth(before).wait_for(state="attached")
-    return page.locator("#jobs .job-card").first.get_attribute("id").removeprefix("job-")
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ is wider than the screen, theme and text size from every page, the screen kept o
 reading, read aloud only with a voice and never the demo's note, the bar moving smoothly
 and never backwards, and the day's limit said before anyone types.
 
-Debian's chromium through Playwright (tests/browser.py), at the tablet and phone sizes of
+Debian's chromium through Playwright (tests/helpers/browser.py), at the tablet and phone sizes of
 tests/test_browser.py, with JavaScript on and off, signed in and not. Each app runs the
 demo storyteller on a database of its own; screenshots go to test-artifacts/.
 """
@@ -21,21 +21,19 @@ import pytest
 from playwright.sync_api import expect
 
 from app.config import Settings
-from tests.browser import (
-    launched_chromium,
-    needs_chromium,
-    served_over_http,
-)
-from tests.conftest import TEMPLATE_DB, with_database
-from tests.test_browser import (
+from tests.helpers.browser import (
     ARTIFACTS,
     STORY_WAIT_MS,
     VIEWPORTS,
     Watched,
     admin,
+    launched_chromium,
+    needs_chromium,
     open_reading_menu,
     overflows,
+    served_over_http,
 )
+from tests.helpers.database import TEMPLATE_DB, with_database
 
 pytestmark = needs_chromium
 

@@ -2,7 +2,7 @@
 story with htmx, read it, sign out, with no console errors and no CSP violations.
 
 Runs the Debian chromium at /usr/bin/chromium through Playwright (never a downloaded
-browser); see tests/browser.py.
+browser); see tests/helpers/browser.py.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from app.config import Settings
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
 
 PASSWORD = "moonbeam"
 

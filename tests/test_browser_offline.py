@@ -1,4 +1,4 @@
-"""The shelf in a real browser (Debian's Chromium through Playwright, see tests/browser.py):
+"""The shelf in a real browser (Debian's Chromium through Playwright, see tests/helpers/browser.py):
 the service worker installs; with the network cut (Playwright's offline mode) a story read
 before opens and the home page says, calmly, that it is offline; the library's quiet row
 actions, Undo, and a sequel two taps away; all under the strict CSP, with no console
@@ -17,14 +17,19 @@ import pytest
 
 from app.config import Settings
 from app.db import connect_pool
-from tests.browser import (
+from tests.helpers.browser import (
+    ARTIFACTS,
+    STORY_WAIT_MS,
+    VIEWPORTS,
+    admin,
     launched_chromium,
     needs_chromium,
+    overflows,
+    request_story,
     served_over_http,
 )
-from tests.conftest import TEMPLATE_DB, with_database
-from tests.shelving import shelve_many
-from tests.test_browser import ARTIFACTS, STORY_WAIT_MS, VIEWPORTS, admin, overflows, request_story
+from tests.helpers.database import TEMPLATE_DB, with_database
+from tests.helpers.shelving import shelve_many
 
 pytestmark = needs_chromium
 

@@ -5,7 +5,7 @@ status card stays, keeps polling (slower, saying "Reconnecting…"), and shows "
 story" without a reload once the router is back. "Try again", the favourite star and the
 story form keep their place too.
 
-Runs the Debian chromium at /usr/bin/chromium through Playwright; see tests/browser.py.
+Runs the Debian chromium at /usr/bin/chromium through Playwright; see tests/helpers/browser.py.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route, Router
 
 from app.config import Settings
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
-from tests.fake_llm import FakeLLM, free_port
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.helpers.fake_llm import FakeLLM, free_port
 
 pytestmark = needs_chromium
 

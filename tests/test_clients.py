@@ -13,11 +13,10 @@ import pytest
 
 from app.security.clients import Clients
 from app.security.sessions import LoginLimiter
-from tests.chaos import AppProcess
-from tests.conftest import post_story, serve
-from tests.fake_llm import free_port
-from tests.sql import fetch_val
-from tests.test_security import PASSWORD, SAME_ORIGIN, serve_as, sign_in
+from tests.helpers.app import PASSWORD, SAME_ORIGIN, post_story, serve, serve_as, sign_in
+from tests.helpers.fake_llm import free_port
+from tests.helpers.processes import AppProcess
+from tests.helpers.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 

@@ -17,13 +17,14 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from app.queue.store import JobStore
-from app.security.middleware import SESSION_COOKIE
+from app.security.guard import SESSION_COOKIE
 from app.security.sessions import unmask_csrf
 from app.stories import StoryRequest
 from app.web.compression import COMPRESS_MIN_BYTES, CompressionMiddleware
-from tests.conftest import ACCEPT_JSON, OWN_ORIGIN, serve
-from tests.shelving import shelve
-from tests.sql import execute
+from tests.helpers.app import ACCEPT_JSON, OWN_ORIGIN, serve
+from tests.helpers.jobs import add_job
+from tests.helpers.shelving import shelve
+from tests.helpers.sql import execute
 
 pytestmark = pytest.mark.anyio
 
@@ -42,7 +43,7 @@ LONG_BODY = "\n\n".join(
 
 @contextlib.asynccontextmanager
 async def serve_raw(app: Starlette) -> AsyncIterator[httpx.AsyncClient]:
-    """Like conftest.serve, but a 500 comes back as the page a browser would get."""
+    """Like tests.helpers.app.serve, but a 500 comes back as the page a browser would get."""
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(
             app=app, client=("127.0.0.1", 50000), raise_app_exceptions=False)
@@ -188,7 +189,7 @@ async def test_the_csrf_token_is_different_on_every_response(household_app, db):
     story_id = await shelve(store, "k1", title="Hush")
     # A failed job: its card carries a "Try again" form.
     async with store.db.transaction() as connection:
-        job = await JobStore(connection).create("k2", "k2", StoryRequest(prompt="a fox"))
+        job = await add_job(JobStore(connection), "k2", StoryRequest(prompt="a fox"), "k2")
         await execute(connection, "UPDATE story_jobs SET status = 'failed', error_text = 'expired',"
                          " completed_at = now() WHERE id = :id", {"id": job.id})
     async with serve(household_app) as http:

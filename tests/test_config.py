@@ -126,8 +126,24 @@ def test_the_openai_library_is_not_imported_before_the_app_serves(tmp_path):
     app's module, which uvicorn imports before anything is served, does not load it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "DATABASE"))}
     env |= {"OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(ROOT)}
-    script = "import sys, app.main; print(sorted(m for m in sys.modules if m == 'openai'))"
+    script = ("import sys, app.main; app.main.app; "  # built, as uvicorn builds it
+              "print(sorted(m for m in sys.modules if m == 'openai'))")
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_importing_the_app_module_reads_no_settings_until_uvicorn_asks_for_the_app(tmp_path):
+    """Tests and tools import app.main freely: the settings (and the developer's .env) are
+    read only when `app.main:app` is asked for, as uvicorn does."""
+    (tmp_path / ".env").write_text("QUEUE_MAX=0\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "DATABASE"))}
+    env |= {"PYTHONPATH": str(ROOT)}
+    imported = subprocess.run([sys.executable, "-c", "import app.main; print('imported')"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert (imported.returncode, imported.stdout.strip()) == (0, "imported"), imported.stderr
+    asked = subprocess.run([sys.executable, "-c", "import app.main; app.main.app"],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert asked.returncode == 2 and "QUEUE_MAX" in asked.stderr
+    assert "Traceback" not in asked.stderr

@@ -30,9 +30,10 @@ from packaging.utils import canonicalize_name
 
 from app.config import PLATFORM_MARKERS, ConfigError, Settings, load_settings
 from app.db import migration_files
-from tests.conftest import post_story, serve, wait_for_job, with_database
-from tests.fake_llm import free_port
-from tests.test_procfile import procfile
+from tests.helpers.app import post_story, serve, wait_for_job
+from tests.helpers.database import with_database
+from tests.helpers.fake_llm import free_port
+from tests.helpers.platform import procfile
 
 pytestmark = pytest.mark.anyio
 
@@ -99,9 +100,9 @@ def test_the_makefile_picks_a_supported_python_from_path(tmp_path):
     (folder / "python3.14").write_text("#!/bin/sh\necho 'pyenv: version not installed' >&2\n"
                                         "exit 127\n")
     (folder / "python3").write_text("#!/bin/sh\necho 'Python 3.9'; exit 1\n")
-    (folder / "python3.12").symlink_to(sys.executable)
     for script in folder.iterdir():
         script.chmod(0o755)
+    (folder / "python3.12").symlink_to(sys.executable)  # a real one, left as it is
     found = subprocess.run([str(ROOT / "tools" / "find-python")], capture_output=True,
                            text=True, env={"PATH": f"{folder}:/bin:/usr/bin", "HOME": "/"})
     assert found.returncode == 0, found.stderr

@@ -11,7 +11,7 @@ import warnings
 import asyncpg
 
 from app.db import EMBEDDED_POSTGRES_MAJOR, embedded_server
-from tests.conftest import postgres_dir
+from tests.helpers.database import postgres_dir
 
 
 async def _version_and_rows(url: str) -> tuple[int, list[str]]:

@@ -19,10 +19,13 @@ from app.db import embedded_server
 from app.queue.check import check_invariants
 from app.queue.store import JobStore
 from app.stories import StoryRequest
-from tests.chaos import AppProcess, run_once, submit
-from tests.conftest import ACCEPT_JSON, post_story, postgres_dir, serve, wait_for_job
-from tests.sql import execute, fetch_val
-from tests.test_transitions import holding, wait_until_blocked
+from tests.chaos import run_once
+from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
+from tests.helpers.database import postgres_dir
+from tests.helpers.jobs import add_job
+from tests.helpers.locks import holding, wait_until_blocked
+from tests.helpers.processes import AppProcess, submit
+from tests.helpers.sql import execute, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -236,7 +239,7 @@ async def test_live_race_a_worker_cut_off_past_the_stale_limit_keeps_the_story_a
         async with holding(database_url) as sweeper_side:
             assert await sweeper_side.sweep_dead_running(60) == ([], [job_id])
             fake_llm.release()  # the story comes back; storing it waits for the row
-            await wait_until_blocked(db, "WITH beat AS")
+            await wait_until_blocked(db, "insert_story")
         job = await wait_for_job(client, job_id)
         for _ in range(100):
             if "event=story_orphaned" in caplog.text:
@@ -267,9 +270,9 @@ async def test_live_race_worker_wins_the_sweeper_updates_nothing(
         conn, transaction = await hold_row(
             database_url, "SELECT id FROM story_jobs WHERE id = $1 FOR NO KEY UPDATE", job_id)
         fake_llm.release()
-        await wait_until_blocked(db, "WITH beat AS")  # storing the story is first in line
+        await wait_until_blocked(db, "insert_story")  # storing the story is first in line
         sweep = asyncio.create_task(app.state.services.sweeper.sweep())
-        await wait_until_blocked(db, "LEFT JOIN stories stored")  # the sweeper behind it
+        await wait_until_blocked(db, "sweep_dead_running")  # the sweeper behind it
         await transaction.commit()
         await conn.close()
         result = await sweep
@@ -311,8 +314,8 @@ async def test_check_reports_jobs_expired_while_a_worker_was_alive_or_left_stran
     db, settings
 ):
     store = JobStore(db)
-    wrongly = await store.create("wrongly", "h", StoryRequest(prompt="expired while alive"))
-    stranded = await store.create("stranded", "h", StoryRequest(prompt="nobody expired it"))
+    wrongly = await add_job(store, "wrongly", StoryRequest(prompt="expired while alive"), "h")
+    stranded = await add_job(store, "stranded", StoryRequest(prompt="nobody expired it"), "h")
     await execute(db, "UPDATE story_jobs SET created_at = now() - interval '2 hours'")
     # The sweeper judged no worker alive: this job expires, correctly, and nothing is wrong.
     assert await store.sweep_expired_pending(480) == [wrongly.id, stranded.id]

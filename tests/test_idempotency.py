@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from tests.conftest import JSON, post_story, serve, wait_for_job
-from tests.sql import fetch_val
+from tests.helpers.app import JSON, post_story, serve, wait_for_job
+from tests.helpers.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 

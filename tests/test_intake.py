@@ -15,8 +15,8 @@ from app.queries import load_statements
 from app.queue.intake import request_hash
 from app.queue.store import INTAKE_LOCK_KEY, IntakeResult, JobStore
 from app.stories import StoryRequest
-from tests.chaos import wait_until_blocked
-from tests.sql import execute, fetch_val
+from tests.helpers.locks import wait_until_blocked
+from tests.helpers.sql import execute, fetch_val
 
 pytestmark = pytest.mark.anyio
 

@@ -14,12 +14,14 @@ import httpx
 import pytest
 
 from app.queue.store import JobStore, Screening, Status
+from app.shelf.store import ShelfStore
 from app.stories import Story, StoryRequest
 from app.storytelling import moderation
 from app.storytelling.openai import SYSTEM_PROMPT
-from tests.conftest import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
-from tests.fake_llm import FLAG_WORD
-from tests.sql import fetch_val
+from tests.helpers.app import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
+from tests.helpers.fake_llm import FLAG_WORD
+from tests.helpers.jobs import add_job
+from tests.helpers.sql import fetch_val
 
 HX = {"HX-Request": "true"}
 CHECKING = "Your story is written; we're just checking it…"
@@ -238,20 +240,20 @@ async def test_screening_does_not_eat_the_storytellers_time_limit(make_app, fake
 
 async def test_a_screening_ends_only_a_story_still_waiting_for_it(db):
     store = JobStore(db)
-    job = await store.create(uuid.uuid4().hex, "hash", StoryRequest(prompt="the moon"))
+    job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="the moon"), "hash")
     assert job is not None and await store.claim_next(uuid.uuid4()) is not None
     story = Story(title="The Moon", body="Once.", model="m")
     story_id = await store.insert_story(job.id, story, screening=Screening.PENDING)
     assert await store.complete(job.id, story_id)
-    assert await store.story_for_card(story_id) == ("The Moon", Screening.PENDING)
+    assert await ShelfStore(store.db).story_for_card(story_id) == ("The Moon", Screening.PENDING)
     assert [s.id for s in await store.stories_awaiting_screening()] == [story_id]
-    assert await store.get_story(story_id) is None  # hidden while it waits
+    assert await ShelfStore(store.db).get_story(story_id) is None  # hidden while it waits
 
     assert await store.finish_screening(story_id, flagged=True)
     assert not await store.finish_screening(story_id, flagged=False)  # flagged stays flagged
-    assert await store.story_for_card(story_id) == ("The Moon", Screening.FLAGGED)
+    assert await ShelfStore(store.db).story_for_card(story_id) == ("The Moon", Screening.FLAGGED)
     assert await store.stories_awaiting_screening() == []
-    assert await store.get_story(story_id) is None
+    assert await ShelfStore(store.db).get_story(story_id) is None
     assert (await store.get(job.id)).status == Status.COMPLETED
 
 

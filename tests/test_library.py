@@ -12,9 +12,10 @@ import pytest
 from app.queries import load_queries
 from app.queue.store import JobStore
 from app.queue.sweeper import Sweeper
-from tests.conftest import ACCEPT_JSON, serve
-from tests.shelving import shelve, shelve_many
-from tests.sql import execute, fetch_all, fetch_val
+from app.shelf.store import ShelfStore
+from tests.helpers.app import ACCEPT_JSON, serve
+from tests.helpers.shelving import shelve, shelve_many
+from tests.helpers.sql import execute, fetch_all, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,7 @@ async def client(make_app):
 
 
 async def ids(store: JobStore, search: str = "") -> list[int]:
-    return [story.id for story in (await store.library(search)).stories]
+    return [story.id for story in (await ShelfStore(store.db).library(search)).stories]
 
 
 async def test_search_finds_a_story_by_a_word_of_its_request_its_child_and_its_title(db):
@@ -85,7 +86,7 @@ async def test_the_search_uses_the_gin_index_once_there_are_many_stories(db):
     # pending list merged (until then the planner prices the index as if it were huge).
     await execute(db, "VACUUM ANALYZE stories")
     store = JobStore(db)
-    found = (await store.library("owl")).stories
+    found = (await ShelfStore(store.db).library("owl")).stories
     assert len(found) == 5 and all("owl" in (story.prompt or "") for story in found)
     query = load_queries()["search_library_words"]
     rows = await fetch_all(db, "EXPLAIN " + query, {"query": "owl:*", "limit": 51, "offset": 0})
@@ -102,7 +103,7 @@ async def test_rows_say_what_it_was_about_for_whom_how_long_and_when(db, client)
                             length="medium", body=words)
     await shelve(store, "k2", title="Mia and the Gentle Journey", prompt="a whale who sings",
                  child_name="Mia")
-    created = (await store.get_story(story_id)).created_at.astimezone(UTC)
+    created = (await ShelfStore(store.db).get_story(story_id)).created_at.astimezone(UTC)
     page = (await client.get("/stories")).text
     row = page[page.index(f'href="/stories/{story_id}"'):]
     row = row[:row.index("</li>")]
@@ -144,7 +145,7 @@ async def test_undo_puts_a_deleted_story_back_in_its_place(db, client):
     older = await shelve(store, "k1", title="Older")
     middle = await shelve(store, "k2", title="Middle")
     newer = await shelve(store, "k3", title="Newer")
-    await store.set_favourite(older, True)
+    await ShelfStore(store.db).set_favourite(older, True)
     before = await ids(store)
     assert before == [older, newer, middle]
     deleted = await client.post(f"/stories/{middle}/delete", headers=HX)
@@ -172,7 +173,7 @@ async def test_recently_deleted_lists_stories_for_30_days_and_restores_them(db, 
     kept = await shelve(store, "k1", title="Kept")
     gone = await shelve(store, "k2", title="Gone a while", prompt="a quiet fox")
     assert "Recently deleted" not in (await client.get("/stories")).text
-    await store.delete_story(gone)
+    await ShelfStore(store.db).delete_story(gone)
     assert "Recently deleted (1)" in (await client.get("/stories")).text
     page = (await client.get("/stories/deleted")).text
     assert "Gone a while" in page and "a quiet fox" in page and "Kept" not in page
@@ -200,10 +201,11 @@ async def test_the_purge_removes_only_stories_deleted_30_days_ago_or_more(db):
     assert remaining == {recent, shelved, sequel}
     assert await fetch_val(db, "SELECT count(*) FROM story_jobs WHERE story_id = :id",
                               {"id": old}) == 0
-    assert await store.get_story(sequel) is not None  # it keeps its place, without the link
-    assert (await store.get_story(sequel)).request.sequel_of is None
-    assert await store.restore_story(old) is False
-    assert await store.restore_story(recent) is True
+    # The sequel keeps its place, without the link.
+    assert await ShelfStore(store.db).get_story(sequel) is not None
+    assert (await ShelfStore(store.db).get_story(sequel)).request.sequel_of is None
+    assert await ShelfStore(store.db).restore_story(old) is False
+    assert await ShelfStore(store.db).restore_story(recent) is True
     assert (await sweeper.sweep()).purged == []
     assert await store.ids("check_unreachable_stories") == []
     assert await store.ids("check_completed_without_story") == []

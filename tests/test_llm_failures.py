@@ -14,9 +14,9 @@ from app.queue import worker as worker_module
 from app.stories import LENGTH_WORDS, Story, StoryRequest, clean_text
 from app.storytelling import openai as openai_storyteller
 from app.storytelling.openai import LENGTH_MAX_TOKENS, REASONING_ALLOWANCE_TOKENS, TEMPERATURE
-from tests.conftest import ACCEPT_JSON, post_story, serve, wait_for_job
-from tests.fake_llm import free_port
-from tests.sql import fetch_val
+from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
+from tests.helpers.fake_llm import free_port
+from tests.helpers.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ import pytest
 
 from app.db import connect_pool, migrate, migration_files
 from app.queries import load_queries, parse_queries
-from tests.conftest import _admin, with_database
-from tests.sql import fetch_all, fetch_val
+from tests.helpers.database import run_admin, with_database
+from tests.helpers.sql import fetch_all, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -19,9 +19,9 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def empty_db(pg_url):
     name = "empty_for_migrations"
-    await _admin(pg_url, f'DROP DATABASE IF EXISTS "{name}"', f'CREATE DATABASE "{name}"')
+    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}"', f'CREATE DATABASE "{name}"')
     yield with_database(pg_url, name)
-    await _admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 async def test_all_migrations_apply_to_an_empty_database(empty_db):

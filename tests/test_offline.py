@@ -14,8 +14,8 @@ import pytest
 from app.shelf.routes import service_worker_source, shell_urls, static_version
 from app.web.assets import Assets
 from app.web.responses import STATIC_DIR
-from tests.conftest import serve, wait_for_job
-from tests.test_pages import finished_story
+from tests.helpers.app import serve, wait_for_job
+from tests.helpers.forms import finished_story
 
 pytestmark = pytest.mark.anyio
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 
 import anyio
-import httpx
 import pytest
 
-from tests.conftest import ACCEPT_JSON, serve, wait_for_job
-from tests.sql import fetch_one, fetch_val
+from tests.helpers.app import ACCEPT_JSON, serve, wait_for_job
+from tests.helpers.forms import HX, finished_story, form_key, job_id_of, submit
+from tests.helpers.sql import fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -20,9 +20,7 @@ async def client(make_app):
     async with serve(make_app(), from_own_pages=True) as http:
         yield http
 
-HX = {"HX-Request": "true"}
 POLLING = ('hx-trigger="every 3s"', 'hx-swap="outerHTML"', "hx-get=")
-KEY = re.compile(r'name="idempotency_key" value="([^"]+)"')
 
 
 def card_tag(html: str) -> str:
@@ -39,38 +37,12 @@ def polls(html: str) -> bool:
     return all(present)
 
 
-def form_key(html: str) -> str:
-    match = KEY.search(html)
-    assert match, "the form has no hidden idempotency_key"
-    return match.group(1)
 
 
-async def submit(
-    client: httpx.AsyncClient, *, key: str | None = None, htmx: bool = False, **fields: str
-) -> httpx.Response:
-    """Post the story form as a browser would, with the key the home page minted."""
-    if key is None:
-        key = form_key((await client.get("/")).text)
-    data = {"prompt": "a brave little dragon", "child_name": "", "age": "", "length": "medium"}
-    return await client.post(
-        "/stories/generate", data={**data, **fields, "idempotency_key": key},
-        headers=HX if htmx else {},
-    )
 
 
-def job_id_of(response: httpx.Response) -> int:
-    if response.status_code == 303:
-        return int(response.headers["location"].rsplit("/", 1)[1])
-    match = re.search(r'id="job-(\d+)"', response.text)
-    assert match, response.text
-    return int(match.group(1))
 
 
-async def finished_story(client: httpx.AsyncClient, **fields: str) -> int:
-    response = await submit(client, **fields)
-    job = await wait_for_job(client, job_id_of(response))
-    assert job["status"] == "completed", job
-    return job["story_id"]
 
 
 async def test_home_has_the_form_with_a_fresh_hidden_key_each_render(client):

@@ -12,14 +12,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.fake_llm import free_port
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def procfile() -> dict[str, str]:
-    lines = (ROOT / "Procfile").read_text().splitlines()
-    return dict(line.split(": ", 1) for line in lines if line.strip())
+from tests.helpers.fake_llm import free_port
+from tests.helpers.platform import ROOT, procfile
 
 
 def environment(database_url: str, **extra: str) -> dict[str, str]:

@@ -12,14 +12,9 @@ import pytest
 
 from app.queue.store import JobStore
 from app.stories import StoryRequest
-from tests.conftest import (
-    ACCEPT_JSON,
-    one_running_then_waiting,
-    post_story,
-    serve,
-    wait_for_job,
-)
-from tests.sql import fetch_val
+from tests.helpers.app import ACCEPT_JSON, one_running_then_waiting, post_story, serve, wait_for_job
+from tests.helpers.jobs import add_job
+from tests.helpers.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -131,7 +126,7 @@ async def test_a_job_accepted_by_another_process_wakes_an_idle_worker_at_once(
 async def test_a_job_whose_notification_was_lost_still_runs(make_app, fake_llm, db):
     async with serve(make_app()) as client:
         # Committed with no NOTIFY, as when the accepting process died right after commit.
-        job = await JobStore(db).create("lost-ack", "h", StoryRequest(prompt="a lost ack"))
+        job = await add_job(JobStore(db), "lost-ack", StoryRequest(prompt="a lost ack"), "h")
         started = time.monotonic()
         assert (await wait_for_job(client, job.id))["status"] == "completed"
         assert time.monotonic() - started < 5  # the re-check timer found it

@@ -11,8 +11,9 @@ import pytest
 
 from app.queue.store import JobStore, Status
 from app.stories import StoryRequest
-from tests.conftest import one_running_then_waiting, post_story, serve, wait_for_job
-from tests.sql import execute
+from tests.helpers.app import one_running_then_waiting, post_story, serve, wait_for_job
+from tests.helpers.jobs import add_job
+from tests.helpers.sql import execute
 
 pytestmark = pytest.mark.anyio
 
@@ -21,7 +22,7 @@ DEAD_BOOT = uuid.uuid4()
 
 async def running_job_of_a_dead_process(db, *, heartbeat_age_s: float) -> int:
     store = JobStore(db)
-    job = await store.create(uuid.uuid4().hex, "h", StoryRequest(prompt="lost"))
+    job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="lost"), "h")
     assert (await store.claim_next(DEAD_BOOT)).id == job.id
     await execute(db,
         "UPDATE story_jobs SET heartbeat_at = now() - make_interval(secs => :s) WHERE id = :id",
@@ -83,8 +84,8 @@ async def test_a_recently_dead_job_is_interrupted_as_soon_as_its_heartbeat_goes_
 
 async def test_an_old_pending_job_nobody_holds_expires_at_start_up(make_app, fake_llm, db):
     store = JobStore(db)
-    old = await store.create("old", "h", StoryRequest(prompt="old"))
-    young = await store.create("young", "h", StoryRequest(prompt="young"))
+    old = await add_job(store, "old", StoryRequest(prompt="old"), "h")
+    young = await add_job(store, "young", StoryRequest(prompt="young"), "h")
     await execute(db,
         "UPDATE story_jobs SET created_at = now() - interval '1 hour' WHERE id = :id",
         {"id": old.id},

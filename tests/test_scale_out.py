@@ -15,9 +15,9 @@ import asyncpg
 import httpx
 import pytest
 
-from tests.chaos import AppProcess, submit
-from tests.conftest import post_story
-from tests.test_procfile import procfile
+from tests.helpers.app import post_story
+from tests.helpers.platform import procfile
+from tests.helpers.processes import AppProcess, submit
 
 pytestmark = pytest.mark.anyio
 

@@ -3,39 +3,35 @@ and the headers on every response (issue 5, items 1-5)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 import time
-from collections.abc import AsyncIterator
 
 import httpx
 import itsdangerous.timed
 import pytest
-from starlette.applications import Starlette
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from app.security.middleware import SESSION_COOKIE
-from tests.conftest import ACCEPT_JSON, JSON, new_key, post_story, serve
-from tests.sql import fetch_val
+from app.security.guard import SESSION_COOKIE
+from tests.helpers.app import (
+    ACCEPT_JSON,
+    JSON,
+    PASSWORD,
+    SAME_ORIGIN,
+    new_key,
+    post_story,
+    serve,
+    serve_as,
+    sign_in,
+)
+from tests.helpers.sql import fetch_val
 
 pytestmark = pytest.mark.anyio
 
-PASSWORD = "correct horse battery staple"
 TOKEN = "s3cret-api-token"
-SAME_ORIGIN = {"Origin": "http://testserver"}
 STRANGER = ("203.0.113.5", 1234)
 
 
-@contextlib.asynccontextmanager
-async def serve_as(
-    app: Starlette, client: tuple[str, int], base_url: str = "http://testserver"
-) -> AsyncIterator[httpx.AsyncClient]:
-    """Like conftest.serve, from any client address (a stranger's, say)."""
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app, client=client)
-        async with httpx.AsyncClient(transport=transport, base_url=base_url) as http:
-            yield http
 
 
 @pytest.fixture
@@ -43,10 +39,6 @@ def household_app(make_app):
     return make_app(household_password=PASSWORD, api_token=TOKEN, allow_open=False)
 
 
-async def sign_in(
-    http: httpx.AsyncClient, password: str = PASSWORD, **extra: str
-) -> httpx.Response:
-    return await http.post("/login", data={"password": password, **extra}, headers=SAME_ORIGIN)
 
 
 async def job_count(db) -> int:

@@ -11,9 +11,10 @@ import pytest
 
 from app.queue.store import JobStore
 from app.shelf.sequels import characters
-from tests.conftest import JSON, new_key, serve, wait_for_job
-from tests.shelving import shelve
-from tests.sql import fetch_one, fetch_val
+from app.shelf.store import ShelfStore
+from tests.helpers.app import JSON, new_key, serve, wait_for_job
+from tests.helpers.shelving import shelve
+from tests.helpers.sql import fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -146,5 +147,5 @@ async def test_characters_are_the_listener_and_the_names_the_story_uses(db):
         "Once upon a time, in a lighthouse, there lived Ada. One evening, as the moon rose, "
         "Ada met a patient tortoise called Moss. \"We can go slowly,\" said Moss. Goodnight, "
         "Ada. The End."))
-    story = await store.get_story(story_id)
+    story = await ShelfStore(store.db).get_story(story_id)
     assert characters(story) == ["Ada", "Moss"]

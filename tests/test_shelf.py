@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from app.queue.store import JobStore
+from app.shelf.store import ShelfStore
 from app.stories import StoryRequest
-from tests.shelving import shelve
-from tests.sql import fetch_all
+from tests.helpers.jobs import add_job
+from tests.helpers.shelving import shelve
+from tests.helpers.sql import fetch_all
 
 pytestmark = pytest.mark.anyio
 
@@ -24,35 +26,36 @@ async def test_migration_adds_the_shelf_columns(db):
 
 
 async def test_a_deleted_story_is_gone_but_its_job_still_points_at_it(db):
-    store = JobStore(db)
+    store, shelf = JobStore(db), ShelfStore(db)
     story_id = await shelve(store, "k1", title="The Moon")
-    assert await store.delete_story(story_id) is True
-    assert await store.delete_story(story_id) is False  # already off the shelf
-    assert await store.get_story(story_id) is None
-    assert await store.story_title(story_id) is None
-    assert await store.set_favourite(story_id, True) is False
-    assert await store.list_stories() == [] and await store.search_library() == []
+    assert await shelf.delete_story(story_id) is True
+    assert await shelf.delete_story(story_id) is False  # already off the shelf
+    assert await shelf.get_story(story_id) is None
+    assert await shelf.story_title(story_id) is None
+    assert await shelf.set_favourite(story_id, True) is False
+    assert await shelf.list_stories() == [] and await shelf.search_library() == []
     job = await store.get_by_key("k1")
     assert job is not None and job.story_id == story_id and job.status == "completed"
 
 
 async def test_search_is_literal_and_matches_title_or_child(db):
-    store = JobStore(db)
+    store, shelf = JobStore(db), ShelfStore(db)
     percent = await shelve(store, "k1", title="100% Sleepy", child_name="Ada")
     other = await shelve(store, "k2", title="The Owl", child_name="Theo")
-    assert [s.id for s in await store.search_library("100%")] == [percent]
-    assert [s.id for s in await store.search_library("%")] == [percent]
-    assert [s.id for s in await store.search_library("_")] == []
-    assert [s.id for s in await store.search_library("THEO")] == [other]
-    assert [s.id for s in await store.search_library()] == [other, percent]
-    await store.set_favourite(percent, True)
-    assert [s.id for s in await store.search_library()] == [percent, other]
-    assert [s.id for s in await store.list_stories()] == [other, percent]  # the JSON order
+    assert [s.id for s in await shelf.search_library("100%")] == [percent]
+    assert [s.id for s in await shelf.search_library("%")] == [percent]
+    assert [s.id for s in await shelf.search_library("_")] == []
+    assert [s.id for s in await shelf.search_library("THEO")] == [other]
+    assert [s.id for s in await shelf.search_library()] == [other, percent]
+    await shelf.set_favourite(percent, True)
+    assert [s.id for s in await shelf.search_library()] == [percent, other]
+    assert [s.id for s in await shelf.list_stories()] == [other, percent]  # the JSON order
 
 
 async def test_the_last_request_gives_the_form_its_defaults(db):
     store = JobStore(db)
     assert await store.last_request() is None
-    await store.create("k1", "h1", StoryRequest(prompt="a", child_name="Mia", age=5, length="long"))
+    request = StoryRequest(prompt="a", child_name="Mia", age=5, length="long")
+    await add_job(store, "k1", request, "h1")
     last = await store.last_request()
     assert last == StoryRequest(prompt="a", child_name="Mia", age=5, length="long")

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.conftest import new_key, post_story, serve
-from tests.sql import execute, fetch_val
+from tests.helpers.app import new_key, post_story, serve
+from tests.helpers.sql import execute, fetch_val
 
 pytestmark = pytest.mark.anyio
 

@@ -22,9 +22,10 @@ from app.queue.estimates import (
 from app.queue.store import Job, JobStore, Status
 from app.stories import LENGTH_WORDS, READ_ALOUD_WORDS_PER_MIN, Story, StoryRequest
 from app.storytelling.demo import DemoStoryteller
-from tests.chaos import AppProcess, submit
-from tests.conftest import ACCEPT_JSON, post_story, serve, wait_for_job
-from tests.sql import execute
+from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
+from tests.helpers.jobs import add_job
+from tests.helpers.processes import AppProcess, submit
+from tests.helpers.sql import execute
 
 pytestmark = pytest.mark.anyio
 
@@ -179,7 +180,7 @@ async def test_expected_time_comes_from_recent_history_per_length_and_model(db):
     assert await estimates.expected_s("short") == DEFAULT_EXPECTED_S["short"]
 
     async def finished(length: str, seconds: float, model: str) -> None:
-        made = await store.create(uuid.uuid4().hex, "h", StoryRequest(prompt="p", length=length))
+        made = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="p", length=length), "h")
         claimed = await store.claim_next(uuid.uuid4())
         assert claimed.id == made.id
         story_id = await store.insert_story(made.id, Story(title="t", body="b", model=model))

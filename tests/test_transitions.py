@@ -8,11 +8,8 @@ pg_stat_activity, then the first commits. No sleeps decide an outcome.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import time
 import uuid
-from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
@@ -22,7 +19,9 @@ from app.queue.store import JobStore, Status
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
 from app.stories import Story, StoryRequest
-from tests.sql import execute, fetch_one, fetch_val
+from tests.helpers.jobs import add_job
+from tests.helpers.locks import holding, wait_until_blocked
+from tests.helpers.sql import execute, fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +37,7 @@ async def store(db):
 
 
 async def make_job(store: JobStore, status: Status = Status.PENDING) -> int:
-    job = await store.create(uuid.uuid4().hex, "hash", REQUEST)
+    job = await add_job(store, uuid.uuid4().hex, REQUEST, "hash")
     assert job is not None and job.status == Status.PENDING
     if status in (Status.RUNNING, Status.COMPLETED, Status.FAILED):
         claimed = await store.claim_next(BOOT)
@@ -64,42 +63,23 @@ async def age(db, job_id: int, *, heartbeat_s: float = 0, created_s: float = 0) 
     )
 
 
-async def wait_until_blocked(db, fragment: str, timeout_s: float = 10) -> None:
-    """Until a statement containing `fragment` waits on a lock (seen in pg_stat_activity)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        waiting = await fetch_val(db,
-            "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-            " AND datname = current_database() AND query LIKE :pattern",
-            {"pattern": f"%{fragment}%"},
-        )
-        if waiting:
-            return
-        assert time.monotonic() < deadline, f"no statement like {fragment!r} waited on a lock"
-        await asyncio.sleep(0.01)
 
 
-@contextlib.asynccontextmanager
-async def holding(database_url: str) -> AsyncIterator[JobStore]:
-    """A job store on a connection of its own whose statements run in one open
-    transaction, so the row locks they take are held until the block ends (commit)."""
-    async with connect_pool(database_url) as holder, holder.transaction() as connection:
-        yield JobStore(connection)  # rolled back if the block raises
 
 
-# -- create -----------------------------------------------------------------------------
+# -- intake -----------------------------------------------------------------------------
 
 
-async def test_create_inserts_a_pending_job(store):
-    job = await store.create("key-1", "hash", REQUEST)
+async def test_intake_inserts_a_pending_job(store):
+    job = await add_job(store, "key-1", REQUEST, "hash")
     assert job is not None
     assert (job.status, job.request, job.story_id, job.error_text) == (
         Status.PENDING, REQUEST, None, None)
 
 
-async def test_create_with_an_existing_key_writes_nothing(store, db):
-    first = await store.create("key-1", "hash", REQUEST)
-    assert await store.create("key-1", "other-hash", REQUEST) is None
+async def test_intake_with_an_existing_key_writes_nothing(store, db):
+    first = await add_job(store, "key-1", REQUEST, "hash")
+    assert await add_job(store, "key-1", REQUEST, "other-hash") is None
     assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 1
     assert (await store.get_by_key("key-1")).id == first.id
 
@@ -347,7 +327,7 @@ async def test_sweeper_loses_to_completing_worker(store, db, database_url):
     async with holding(database_url) as worker_side:
         assert await worker_side.complete(job_id, story_id)  # holds the row until commit
         sweep = asyncio.create_task(store.sweep_dead_running(60))
-        await wait_until_blocked(db, "LEFT JOIN stories stored")
+        await wait_until_blocked(db, "sweep_dead_running")
     assert await sweep == ([], [])  # the loser updated zero rows
     job = await store.get(job_id)
     assert (job.status, job.story_id, job.error_text) == (Status.COMPLETED, story_id, None)
@@ -359,7 +339,7 @@ async def test_sweeper_loses_to_a_story_being_stored(store, db, database_url):
     async with holding(database_url) as worker_side:
         story_id = await worker_side.insert_story(job_id, STORY)  # beats, holds the row
         sweep = asyncio.create_task(store.sweep_dead_running(60))
-        await wait_until_blocked(db, "LEFT JOIN stories stored")
+        await wait_until_blocked(db, "sweep_dead_running")
     assert await sweep == ([], [])  # the heartbeat it re-read is fresh: not dead
     assert await store.complete(job_id, story_id)
     job = await store.get(job_id)
@@ -379,7 +359,7 @@ async def test_a_worker_cut_off_past_the_stale_limit_loses_its_job_but_keeps_the
     async with holding(database_url) as sweeper_side:
         assert await sweeper_side.sweep_dead_running(60) == ([], [job_id])  # holds the row
         storing = asyncio.create_task(worker._store(job_id, STORY))
-        await wait_until_blocked(db, "WITH beat AS")
+        await wait_until_blocked(db, "insert_story")
     await storing
     job = await store.get(job_id)
     assert (job.status, job.error_text, job.story_id) == (Status.FAILED, "interrupted", None)

@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from app.web.responses import DATABASE_RETRY_AFTER_S
-from tests.conftest import ACCEPT_JSON, database_outage, serve
+from tests.helpers.app import ACCEPT_JSON, serve
+from tests.helpers.database import database_outage
 
 pytestmark = pytest.mark.anyio
 

@@ -25,32 +25,22 @@ cross-site rule, whatever the mode; `SecurityMiddleware` documents it.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError, Forbidden, Unauthorized
 from app.logs import log
-from app.security.clients import Clients
 from app.security.crosssite import cross_site_verdict
+from app.security.guard import Guard
 from app.security.headers import with_security_headers
 from app.security.sessions import (
-    SESSION_MAX_AGE_S,
     SESSION_RENEW_AFTER_S,
-    LoginLimiter,
-    Sessions,
-    mask_csrf,
-    unmask_csrf,
 )
-from app.web.compression import validate_as
 from app.web.responses import (
     BODY_MAX_BYTES,
     accepts_html,
@@ -58,14 +48,12 @@ from app.web.responses import (
     error_response,
     handle_database_down,
     is_htmx,
-    local_path,
     parse_form,
     read_body,
     render,
     wants_json,
 )
 
-SESSION_COOKIE = "bedtime_session"
 # Served to everyone, in every mode: the health check, and what a browser fetches without
 # the session or before signing in (the service worker, the manifest and icons in /static/).
 PUBLIC_PATHS = ("/healthz", "/sw.js")
@@ -76,111 +64,6 @@ DOCUMENT_SUFFIXES = (".html",)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
-class Guard:
-    """The security decisions, each a small method; the middleware only applies them."""
-
-    def __init__(self, settings: Settings, *, secret_key: str | None) -> None:
-        self.password = settings.household_password
-        self.api_token = settings.api_token
-        self.allow_open = settings.allow_open
-        self.forwarded_allow_ips = settings.forwarded_allow_ips
-        self.clients = Clients(forwarded_allow_ips=settings.forwarded_allow_ips,
-                               allowed_hosts=settings.allowed_hosts)
-        self.limiter = LoginLimiter()
-        self.sessions: Sessions | None = None
-        if self.password:
-            assert secret_key, "a password needs a secret key to sign sessions"
-            self.sessions = Sessions(self.password, secret_key)
-
-    @property
-    def mode(self) -> str:
-        return "password" if self.password else "open" if self.allow_open else "loopback"
-
-    def log_mode(self) -> None:
-        log("access_mode", mode=self.mode, api_token="set" if self.api_token else "unset",
-            forwarded_allow_ips=self.forwarded_allow_ips)
-        if self.mode == "password" and not self.api_token:
-            log("api_token_unset", level=logging.WARNING,
-                note="the JSON API works only with a signed-in session")
-        if self.mode == "open":
-            log("open_to_everyone", level=logging.WARNING,
-                note="ALLOW_OPEN=1 with no HOUSEHOLD_PASSWORD: anyone can spend the budget")
-
-    # -- the session -------------------------------------------------------------------
-
-    async def resolve_session(self, request: Request) -> tuple[str, float] | None:
-        """(session id, age) when the cookie is well signed and its session still open."""
-        if self.sessions is None:
-            return None
-        signed = self.sessions.unsign(request.cookies.get(SESSION_COOKIE))
-        if signed is None:
-            return None
-        db = request.app.state.services.db
-        return signed if await self.sessions.alive(db, signed[0]) else None
-
-    @staticmethod
-    def session(request: Request) -> tuple[str, float] | None:
-        """The session the middleware resolved for this request."""
-        return request.scope.get("state", {}).get("session")
-
-    def set_session_cookie(self, response: Response, request: Request, sid: str) -> None:
-        assert self.sessions is not None
-        response.set_cookie(
-            SESSION_COOKIE, self.sessions.sign(sid), max_age=SESSION_MAX_AGE_S, path="/",
-            httponly=True, samesite="lax", secure=request.url.scheme == "https",
-        )
-
-    def password_matches(self, given: str) -> bool:
-        """Constant time; comparing digests hides the password's length too."""
-        if not self.password:
-            return False
-        return hmac.compare_digest(
-            hashlib.sha256(given.encode()).digest(), hashlib.sha256(self.password.encode()).digest()
-        )
-
-    def bearer_ok(self, request: Request) -> bool:
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if not self.api_token or scheme.lower() != "bearer" or not token.strip():
-            return False
-        return hmac.compare_digest(token.strip().encode(), self.api_token.encode())
-
-    # -- the rules ---------------------------------------------------------------------
-
-    def refused_as_stranger(self, request: Request) -> bool:
-        """Loopback mode: anyone not on this machine, or who came through a proxy."""
-        return self.mode == "loopback" and not self.clients.is_loopback(request.scope)
-
-    def refused_host(self, request: Request) -> bool:
-        """Without a password: a dotted host name the household did not list."""
-        return self.mode != "password" and not self.clients.host_allowed(
-            request.headers.get("host", ""))
-
-    def csrf_ok(self, request: Request, given: str | None) -> bool:
-        """The session's token, masked (what pages carry) or bare (what nothing shows now)."""
-        session = self.session(request)
-        if session is None or not given or self.sessions is None:
-            return False
-        token = unmask_csrf(given) or given
-        return hmac.compare_digest(token.encode(), self.sessions.csrf_token(session[0]).encode())
-
-    def page_context(self, request: Request) -> dict[str, object]:
-        """What every template gets: `signed_in`, and `csrf_token` masked for this render.
-
-        The mask is made here, where the token is rendered, rather than by a step that
-        swaps the bare token for a masked one in the finished body: Starlette renders a 500
-        page in ServerErrorMiddleware, outside every middleware, and a streamed page would
-        slip past such a step too, so the bare token would reach those pages. Masked here,
-        no page can carry it. What the swap would have kept, a story page's 304 in password
-        mode, `validate_as` keeps: the ETag is computed over the body with the bare token
-        in place of this mask (so it is also the session's own).
-        """
-        session = self.session(request)
-        token = None
-        if session is not None and self.sessions is not None:
-            bare = self.sessions.csrf_token(session[0])
-            token = mask_csrf(bare)
-            validate_as(request.scope, token, bare)
-        return {"signed_in": session is not None, "csrf_token": token}
 
 
 class SecurityMiddleware:
@@ -327,60 +210,11 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 # -- /login and /logout ----------------------------------------------------------------
 
 
-def _guard(request: Request) -> Guard:
-    return request.app.state.guard
 
 
-async def login_page(request: Request) -> Response:
-    guard = _guard(request)
-    next_path = local_path(request.query_params.get("next") or "", "/")
-    if guard.mode != "password" or guard.session(request) is not None:
-        return RedirectResponse(next_path, status_code=303)
-    return render(request, "login.html", {"next": next_path, "page_title": "Sign in"})
 
 
-async def login(request: Request) -> Response:
-    guard = _guard(request)
-    if guard.mode != "password" or guard.sessions is None:
-        return RedirectResponse("/", status_code=303)
-    form = await parse_form(request, await read_body(request))
-    next_path = local_path(str(form.get("next") or ""), "/")
-    address = request.client.host if request.client else "unknown"
-    context: dict[str, object] = {"next": next_path, "page_title": "Sign in"}
-    wait_s = guard.limiter.retry_after_s(address)
-    if wait_s is not None:
-        log("login_limited", level=logging.WARNING, client=address, retry_after_s=wait_s)
-        context["error"] = f"Too many tries. Please wait {wait_s} seconds and try again."
-        return render(request, "login.html", context, status_code=429,
-                      headers={"Retry-After": str(wait_s)})
-    if not guard.password_matches(str(form.get("password") or "")):
-        guard.limiter.failed(address)
-        log("login_failed", level=logging.WARNING, client=address)
-        context["error"] = "That isn't the household password. Please try again."
-        return render(request, "login.html", context, status_code=401)
-    guard.limiter.succeeded(address)
-    sid = await guard.sessions.open(request.app.state.services.db)
-    log("login", client=address)
-    response = RedirectResponse(next_path, status_code=303)
-    guard.set_session_cookie(response, request, sid)
-    return response
 
 
-async def logout(request: Request) -> Response:
-    guard = _guard(request)
-    session = guard.session(request)
-    if session is not None and guard.sessions is not None:
-        await guard.sessions.end(request.app.state.services.db, session[0])
-        log("logout")
-    response = RedirectResponse("/login", status_code=303)
-    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax",
-                           secure=request.url.scheme == "https")
-    return response
 
 
-def login_routes() -> list[Route]:
-    return [
-        Route("/login", login_page, methods=["GET"]),
-        Route("/login", login, methods=["POST"]),
-        Route("/logout", logout, methods=["POST"]),
-    ]

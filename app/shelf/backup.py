@@ -1,7 +1,7 @@
 """Backups: the whole shelf in one zip that people can read and another installation can
 restore.
 
-    data = await export_zip(store, timezone)     # the zip's bytes
+    data = await export_zip(shelf, timezone)     # the zip's bytes
     result = await import_backup(store, data)    # ImportResult(restored=3, already_here=9)
 
 The zip holds `stories.json` (format `bedtime-stories-backup`, version 1: everything a
@@ -27,16 +27,15 @@ from datetime import UTC, datetime, tzinfo
 from app.dates import when
 from app.errors import Invalid
 from app.queue.intake import parse_story_request, request_hash
-from app.queue.store import BackupStory, JobStore, StoredStory
-from app.stories import clean_text, reading_minutes
+from app.queue.store import JobStore
+from app.shelf.store import ShelfStore, StoredStory
+from app.stories import PREVIOUSLY_MAX_CHARS, BackupStory, clean_text, reading_minutes, token_count
 
 FORMAT = "bedtime-stories-backup"
 FORMAT_VERSION = 1
 # Who claimed an imported job (story_jobs.claimed_by): no process, the import itself.
 IMPORTER = uuid.uuid5(uuid.NAMESPACE_URL, "urn:bedtime-stories:import")
 TITLE_MAX_CHARS = 200
-TOKENS_MAX = 2**31 - 1
-PREVIOUSLY_MAX_CHARS = 1000
 BACKUP_MAX_BYTES = 200 * 1024 * 1024  # far beyond any family's shelf; refuses a zip bomb
 _NOT_IN_A_NAME = re.compile(r"[^a-z0-9]+")
 
@@ -121,9 +120,9 @@ def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: date
     return buffer.getvalue()
 
 
-async def export_zip(store: JobStore, timezone: tzinfo) -> bytes:
+async def export_zip(shelf: ShelfStore, timezone: tzinfo) -> bytes:
     """Every story on the shelf (not the recently deleted ones) as a backup zip."""
-    stories = await store.export_stories()
+    stories = await shelf.export_stories()
     exported_at = datetime.now(UTC)
     return await asyncio.to_thread(build_zip, stories, timezone, exported_at=exported_at)
 
@@ -190,8 +189,8 @@ def _story_from_json(entry: object) -> BackupStory:
         created_at=created_at,
         request=replace(request, previously=previously),
         model=clean_text(str(entry.get("model") or "")).strip()[:200] or "unknown",
-        prompt_tokens=_tokens(entry.get("prompt_tokens")),
-        completion_tokens=_tokens(entry.get("completion_tokens")),
+        prompt_tokens=token_count(entry.get("prompt_tokens")),
+        completion_tokens=token_count(entry.get("completion_tokens")),
         favourite=favourite,
         sequel_of_uid=uuid.UUID(_text(entry, "sequel_of")) if sequel_of is not None else None,
     )
@@ -202,12 +201,6 @@ def _text(entry: Mapping[str, object], name: str) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{name} must be text")
     return value
-
-
-def _tokens(value: object) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= TOKENS_MAX:
-        return value
-    return None
 
 
 async def import_backup(store: JobStore, data: bytes) -> ImportResult:

@@ -17,28 +17,30 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import PurePosixPath
 from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from app.dates import iso_time
 from app.errors import NotFound
-from app.queue.store import DELETED_KEEP_S, StoredStory, StorySummary
 from app.shelf.backup import export_zip, markdown_name, story_markdown
-from app.stories import clean_text
+from app.shelf.store import StoredStory, StorySummary
+from app.stories import DELETED_KEEP_S, clean_text, parse_id
 from app.web.assets import Assets
 from app.web.responses import (
     VARY,
     is_htmx,
     local_path,
     parse_form,
-    parse_id,
+    path_id,
     read_body,
     render,
     services_of,
+    wants_json,
 )
 
 LIBRARY_SEARCH_MAX_CHARS = 100
@@ -71,37 +73,37 @@ def summary_of(story: StoredStory) -> StorySummary:
 async def library_page(request: Request) -> Response:
     """The library: search, favourites first, 50 stories a page ("More stories" adds the
     next 50 in place with htmx, or opens the next page without JavaScript)."""
-    store = services_of(request).store
+    shelf = services_of(request).shelf
     search = clean_text(request.query_params.get("q", "")).strip()[:LIBRARY_SEARCH_MAX_CHARS]
     page = parse_page(request.query_params.get("page", ""))
-    shelf = await store.library(search, page=page)
+    found = await shelf.library(search, page=page)
     more_query = {"q": search, "page": page + 1} if search else {"page": page + 1}
     context: dict[str, object] = {
-        "stories": shelf.stories,
+        "stories": found.stories,
         "search": search,
         "page": page,
-        "more_url": f"/stories?{urlencode(more_query)}" if shelf.more else None,
+        "more_url": f"/stories?{urlencode(more_query)}" if found.more else None,
     }
     if is_htmx(request):
         template = "_library_rows.html" if page > 1 else "_library_list.html"
         return render(request, template, context, headers=VARY)
     # After a delete without JavaScript: the story's Undo, at the top of the library.
     deleted: dict[str, object] | None = None
-    raw_deleted = request.query_params.get("deleted", "")
-    if raw_deleted.isascii() and raw_deleted.isdecimal() and len(raw_deleted) <= 19:
-        title = await store.deleted_story_title(int(raw_deleted))
+    deleted_id = parse_id(request.query_params.get("deleted", ""))
+    if deleted_id is not None:
+        title = await shelf.deleted_story_title(deleted_id)
         if title is not None:
-            deleted = {"id": int(raw_deleted), "title": title}
+            deleted = {"id": deleted_id, "title": title}
     context |= {
         "page_title": "Library",
-        "deleted_count": await store.count_recently_deleted(),
+        "deleted_count": await shelf.count_recently_deleted(),
         "just_deleted": deleted,
     }
     return render(request, "library.html", context, headers=VARY)
 
 
 async def recently_deleted(request: Request) -> Response:
-    stories = await services_of(request).store.recently_deleted()
+    stories = await services_of(request).shelf.recently_deleted()
     context = {"page_title": "Recently deleted", "stories": stories,
                "keep_days": DELETED_KEEP_DAYS}
     return render(request, "deleted.html", context, headers=VARY)
@@ -109,11 +111,11 @@ async def recently_deleted(request: Request) -> Response:
 
 async def restore(request: Request) -> Response:
     """Undo a delete. A second tap finds the story back already: the same answer."""
-    story_id = parse_id(request.path_params["story_id"])
+    story_id = path_id(request.path_params["story_id"])
     form = await parse_form(request, await read_body(request))
-    store = services_of(request).store
-    await store.restore_story(story_id)
-    story = await store.get_story(story_id)
+    shelf = services_of(request).shelf
+    await shelf.restore_story(story_id)
+    story = await shelf.get_story(story_id)
     if story is None:
         raise NotFound("That story cannot be brought back any more.")
     if is_htmx(request):
@@ -123,7 +125,7 @@ async def restore(request: Request) -> Response:
 
 
 async def story_markdown_file(request: Request) -> Response:
-    story = await services_of(request).store.get_story(parse_id(request.path_params["story_id"]))
+    story = await services_of(request).shelf.get_story(path_id(request.path_params["story_id"]))
     if story is None:
         raise NotFound("There is no story with that number.")
     timezone = request.app.state.settings.tz
@@ -137,7 +139,7 @@ async def story_markdown_file(request: Request) -> Response:
 async def backup_zip(request: Request) -> Response:
     """Every story on the shelf, as `python -m app export` writes it."""
     timezone = request.app.state.settings.tz
-    data = await export_zip(services_of(request).store, timezone)
+    data = await export_zip(services_of(request).shelf, timezone)
     name = f"bedtime-stories-{datetime.now(timezone):%Y-%m-%d}.zip"
     return Response(data, media_type="application/zip", headers={
         "Content-Disposition": f'attachment; filename="{name}"',
@@ -171,17 +173,52 @@ def service_worker_source(assets: Assets) -> str:
     )
 
 
-def shelf_routes(assets: Assets) -> list[Route]:
-    worker_source = service_worker_source(assets)  # once per app: files change only by deploy
+def service_worker(assets: Assets) -> Callable[[Request], Awaitable[Response]]:
+    """GET /sw.js, its source made once per app (the static files change only by deploy)."""
+    source = service_worker_source(assets)
 
-    async def service_worker(request: Request) -> Response:
-        return Response(worker_source, media_type="text/javascript",
+    async def serve(request: Request) -> Response:
+        return Response(source, media_type="text/javascript",
                         headers={"Cache-Control": "no-cache"})
 
-    return [
-        Route("/sw.js", service_worker, methods=["GET"]),
-        Route("/stories/deleted", recently_deleted, methods=["GET"]),
-        Route("/stories/backup.zip", backup_zip, methods=["GET"]),
-        Route("/stories/{story_id}/restore", restore, methods=["POST"]),
-        Route("/stories/{story_id}/markdown", story_markdown_file, methods=["GET"]),
-    ]
+    return serve
+
+
+def story_json(story: StoredStory) -> dict[str, object]:
+    return {
+        "story_id": story.id,
+        "title": story.title,
+        "body": story.body,
+        "created_at": iso_time(story.created_at),
+        "job_id": story.job_id,
+        "prompt": story.request.prompt,
+        "child_name": story.request.child_name,
+        "age": story.request.age,
+        "length": story.request.length,
+    }
+
+
+async def story_page(request: Request) -> Response:
+    story = await services_of(request).shelf.get_story(path_id(request.path_params["story_id"]))
+    if story is None:
+        raise NotFound("There is no story with that number.")
+    if wants_json(request):
+        return JSONResponse(story_json(story), headers=VARY)
+    sequels = await services_of(request).shelf.story_sequels(story.id)
+    return render(request, "story.html", {"story": story, "sequels": sequels}, headers=VARY)
+
+
+async def library(request: Request) -> Response:
+    shelf = services_of(request).shelf
+    if wants_json(request):
+        stories = await shelf.list_stories()
+        return JSONResponse(
+            {
+                "stories": [
+                    {"story_id": s.id, "title": s.title, "created_at": iso_time(s.created_at)}
+                    for s in stories
+                ]
+            },
+            headers=VARY,
+        )
+    return await library_page(request)

@@ -15,11 +15,10 @@ import re
 from collections import Counter
 from dataclasses import replace
 
-from app.queue.store import JobStore, StoredStory
-from app.stories import StoryRequest
+from app.shelf.store import ShelfStore, StoredStory
+from app.stories import PREVIOUSLY_MAX_CHARS, StoryRequest, parse_id
 
 CHARACTERS_MAX = 6
-PREVIOUSLY_MAX_CHARS = 1000  # story_jobs.previously's CHECK
 # Capitalised words that are not names, even in the middle of a sentence.
 _NOT_NAMES = frozenset(
     "Mr Mrs Ms Dr Miss Goodnight Good Night Sweet Dreams Once The End And But Then "
@@ -88,8 +87,7 @@ def sequel_values(story: StoredStory) -> dict[str, str]:
     }
 
 
-async def earlier_story(store: JobStore, raw_id: str) -> StoredStory | None:
+async def earlier_story(shelf: ShelfStore, raw_id: str) -> StoredStory | None:
     """The story a form's `sequel_of` names, while it is on the shelf; None for none."""
-    if not (raw_id.isascii() and raw_id.isdecimal() and len(raw_id) <= 18):
-        return None
-    return await store.get_story(int(raw_id))
+    story_id = parse_id(raw_id)
+    return None if story_id is None else await shelf.get_story(story_id)

@@ -17,7 +17,6 @@ import secrets
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
 
 from app.errors import AppError, NotFound
 from app.queue.intake import FIELDS
@@ -31,7 +30,7 @@ from app.web.responses import (
     is_htmx,
     local_path,
     parse_form,
-    parse_id,
+    path_id,
     preferences,
     read_body,
     render,
@@ -69,7 +68,7 @@ async def values_like(request: Request) -> dict[str, str] | None:
     """`/?like=ID`: the form filled in as story ID was asked for ("Another story like
     this"); `/?sequel=ID`: the same, asking what happens next. None: neither."""
     for name, values_of in (("like", like_values), ("sequel", sequel_values)):
-        story = await earlier_story(services_of(request).store, request.query_params.get(name, ""))
+        story = await earlier_story(services_of(request).shelf, request.query_params.get(name, ""))
         if story is not None:
             return values_of(story)
     return None
@@ -98,7 +97,7 @@ async def home_context(
         "notice": notice,
         "ideas": IDEAS,
         "jobs": [await services.card(job) for job in await services.store.recent()],
-        "stories": await services.store.list_stories(limit=HOME_NEWEST_STORIES),
+        "stories": await services.shelf.list_stories(limit=HOME_NEWEST_STORIES),
         "stories_left": stories_left,
         # At zero the form says so, and when, before anyone types (its button is disabled).
         "limit_note": services.intake.limit_reached()[0] if stories_left == 0 else None,
@@ -121,7 +120,7 @@ async def retry(request: Request) -> Response:
     """A new job with the failed job's request: the card in its place, or its page."""
     services = services_of(request)
     await parse_form(request, await read_body(request))  # read (and size-check) the form
-    job = await services.store.get(parse_id(request.path_params["job_id"]))
+    job = await services.store.get(path_id(request.path_params["job_id"]))
     if job is None:
         raise NotFound("There is no story job with that number.")
     notice, status_code, headers = None, 200, dict(VARY)
@@ -146,10 +145,10 @@ async def retry(request: Request) -> Response:
 
 
 async def favourite(request: Request) -> Response:
-    story_id = parse_id(request.path_params["story_id"])
+    story_id = path_id(request.path_params["story_id"])
     form = await parse_form(request, await read_body(request))
     marked = form.get("favourite") == "1"
-    if not await services_of(request).store.set_favourite(story_id, marked):
+    if not await services_of(request).shelf.set_favourite(story_id, marked):
         raise NotFound("There is no story with that number.")
     if is_htmx(request):
         context = {"story": {"id": story_id, "favourite": marked},
@@ -160,11 +159,11 @@ async def favourite(request: Request) -> Response:
 
 
 async def delete(request: Request) -> Response:
-    story_id = parse_id(request.path_params["story_id"])
+    story_id = path_id(request.path_params["story_id"])
     await parse_form(request, await read_body(request))
     services = services_of(request)
-    story = await services.store.get_story(story_id)
-    if story is None or not await services.store.delete_story(story_id):
+    story = await services.shelf.get_story(story_id)
+    if story is None or not await services.shelf.delete_story(story_id):
         raise NotFound("There is no story with that number.")
     if is_htmx(request):  # its row, saying so, with an Undo
         return render(request, "_deleted.html", {"story": story}, headers=VARY)
@@ -186,11 +185,3 @@ async def set_preferences(request: Request) -> Response:
     return response
 
 
-def page_routes() -> list[Route]:
-    return [
-        Route("/", home, methods=["GET"]),
-        Route("/preferences", set_preferences, methods=["POST"]),
-        Route("/stories/jobs/{job_id}/retry", retry, methods=["POST"]),
-        Route("/stories/{story_id}/favourite", favourite, methods=["POST"]),
-        Route("/stories/{story_id}/delete", delete, methods=["POST"]),
-    ]

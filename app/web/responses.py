@@ -27,7 +27,7 @@ from app.dates import day, iso_time, when
 from app.errors import AppError, BadRequest, NotFound, TooLarge, Unavailable
 from app.logs import log
 from app.queue.store import FailReason
-from app.stories import paragraphs
+from app.stories import paragraphs, parse_id
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
     from app.services import Services
@@ -38,7 +38,6 @@ BODY_MAX_BYTES = 16 * 1024
 DATABASE_RETRY_AFTER_S = 5
 UNAVAILABLE_RETRY_AFTER_S = 5  # a 503 that names no wait of its own
 REFRESH_MAX_S = 60  # the longest a 503 page waits before it reloads itself
-ID_MAX = 2**63 - 1  # bigint
 JSON_DEPTH_MAX = 64  # no request of the API nests more than two deep
 # One URL, a page or a fragment (or JSON): caches must key on both headers.
 VARY = {"Vary": "Accept, HX-Request"}
@@ -120,13 +119,12 @@ def render(
     )
 
 
-def parse_id(raw: str) -> int:
-    """A path id: digits within bigint range, or 404."""
-    # Too many digits is out of range; checked first, as int() refuses over 4300 of them.
-    too_long = len(raw.lstrip("0")) > len(str(ID_MAX))
-    if not raw.isascii() or not raw.isdecimal() or too_long or not 1 <= int(raw) <= ID_MAX:
+def path_id(raw: str) -> int:
+    """A path's id (app.stories.parse_id), or 404."""
+    number = parse_id(raw)
+    if number is None:
         raise NotFound("Nothing here by that number.")
-    return int(raw)
+    return number
 
 
 async def read_body(request: Request, limit: int = BODY_MAX_BYTES) -> bytes:

@@ -1,218 +1,44 @@
-"""The HTTP handlers: read the input, call the domain, render JSON, a fragment or a page."""
+"""The one URL table: every path the app answers, and where each is handled.
+
+Routes are tried in order and the first match wins, so the order matters twice: the
+busiest come first (a card polls every 3 s), and a fixed path under /stories/ (deleted,
+backup.zip) comes before /stories/{story_id}, which would otherwise take it and answer 404.
+"""
 
 from __future__ import annotations
 
-import asyncio
-
-from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from app.dates import iso_time
-from app.errors import AppError, Invalid, NotFound
-from app.queue.intake import FIELDS, parse_idempotency_key, parse_story_request
-from app.queue.store import Job, Status, StoredStory
-from app.shelf.routes import library_page, shelf_routes
-from app.shelf.sequels import as_sequel, earlier_story
+from app.security import login
+from app.shelf import routes as shelf
+from app.web import jobs, pages
 from app.web.assets import Assets
-from app.web.pages import home_context, page_routes
-from app.web.responses import (
-    VARY,
-    is_htmx,
-    parse_form,
-    parse_id,
-    parse_json,
-    read_body,
-    render,
-    services_of,
-    wants_json,
-)
-
-HEALTH_DB_TIMEOUT_S = 3.0
-
-
-def job_json(job: Job) -> dict[str, object]:
-    body: dict[str, object] = {
-        "job_id": job.id,
-        "status": job.status.value,
-        "story_id": job.story_id,
-        "error": job.error_text,
-        "created_at": iso_time(job.created_at),
-        "started_at": iso_time(job.started_at),
-        "completed_at": iso_time(job.completed_at),
-    }
-    if job.status == Status.PENDING:
-        body["position"] = job.position
-    if job.status == Status.RUNNING:
-        body["text_so_far"] = job.text_so_far
-    return body
-
-
-def story_json(story: StoredStory) -> dict[str, object]:
-    return {
-        "story_id": story.id,
-        "title": story.title,
-        "body": story.body,
-        "created_at": iso_time(story.created_at),
-        "job_id": story.job_id,
-        "prompt": story.request.prompt,
-        "child_name": story.request.child_name,
-        "age": story.request.age,
-        "length": story.request.length,
-    }
-
-
-async def generate(request: Request) -> Response:
-    body = await read_body(request)
-    if wants_json(request):
-        return await _generate_json(request, body)
-    return await _generate_form(request, body)
-
-
-async def _generate_json(request: Request, body: bytes) -> Response:
-    key = parse_idempotency_key(request.headers.get("idempotency-key"))
-    story_request = parse_story_request(parse_json(body))
-    submission = await services_of(request).intake.submit(key, story_request)
-    job = submission.job
-    headers = {"Location": f"/stories/jobs/{job.id}"}
-    if submission.replayed:
-        headers["Idempotent-Replayed"] = "true"
-    return JSONResponse(
-        {"job_id": job.id, "status": job.status.value, "poll_url": f"/stories/jobs/{job.id}"},
-        status_code=202,
-        headers=headers,
-    )
-
-
-async def _generate_form(request: Request, body: bytes) -> Response:
-    form = await parse_form(request, body)
-    values = {name: str(form.get(name) or "") for name in FIELDS}
-    # "What happens next?": the form names the story it continues (kept on a re-render).
-    earlier = await earlier_story(services_of(request).store, str(form.get("sequel_of") or ""))
-    if earlier is not None:
-        values |= {"sequel_of": str(earlier.id), "sequel_title": earlier.title}
-    try:
-        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
-        story_request = parse_story_request(
-            {name: value for name, value in values.items() if name in form and name in FIELDS},
-            from_form=True,
-        )
-        if earlier is not None:
-            story_request = as_sequel(story_request, earlier)
-        submission = await services_of(request).intake.submit(key, story_request)
-    except Invalid as error:
-        if error.code == "idempotency_key_reused":  # an old page sent again with new words
-            notice = "That form was already used. Please tap “Write the story” once more."
-            return await _form_again(request, values, status_code=422, notice=notice)
-        errors = {error.field or "prompt": error.message}
-        return await _form_again(request, values, status_code=422, errors=errors)
-    except AppError as error:
-        if error.status_code not in (400, 429, 503):
-            raise
-        return await _form_again(
-            request, values, status_code=error.status_code, notice=error.message,
-            retry_after_s=error.retry_after_s,
-        )
-    job = submission.job
-    if is_htmx(request):
-        # The new card, and (out of band) the form again with a fresh key, ready for the next.
-        remembered = {"child_name": values["child_name"], "age": values["age"],
-                      "length": values["length"] or "medium", "prompt": ""}
-        context = await home_context(request, values=remembered)
-        context["card"] = await services_of(request).card(job)
-        return render(request, "_submitted.html", context, status_code=202, headers=VARY)
-    return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
-
-
-async def _form_again(
-    request: Request,
-    values: dict[str, str],
-    *,
-    status_code: int,
-    errors: dict[str, str] | None = None,
-    notice: str | None = None,
-    retry_after_s: int | None = None,
-) -> Response:
-    """The form, with the input kept and the message beside its field (or above it)."""
-    context = await home_context(request, values=values, errors=errors, notice=notice)
-    headers = {"Retry-After": str(retry_after_s)} if retry_after_s else {}
-    template = "_story_form.html" if is_htmx(request) else "home.html"
-    if is_htmx(request):
-        # base.html tells htmx to swap 422/429/503 bodies; this one replaces the form.
-        headers |= {"HX-Retarget": "#story-form", "HX-Reswap": "outerHTML", **VARY}
-    return render(request, template, context, status_code=status_code, headers=headers)
-
-
-async def job_status(request: Request) -> Response:
-    services = services_of(request)
-    job = await services.store.get(parse_id(request.path_params["job_id"]))
-    if job is None:
-        raise NotFound("There is no story job with that number.")
-    if wants_json(request):
-        return JSONResponse(job_json(job), headers=VARY)
-    context = {"card": await services.card(job)}
-    if is_htmx(request):
-        return render(request, "_job_card.html", context, headers=VARY)
-    return render(request, "job.html", context, headers=VARY)
-
-
-async def story_page(request: Request) -> Response:
-    story = await services_of(request).store.get_story(parse_id(request.path_params["story_id"]))
-    if story is None:
-        raise NotFound("There is no story with that number.")
-    if wants_json(request):
-        return JSONResponse(story_json(story), headers=VARY)
-    sequels = await services_of(request).store.story_sequels(story.id)
-    return render(request, "story.html", {"story": story, "sequels": sequels}, headers=VARY)
-
-
-async def library(request: Request) -> Response:
-    store = services_of(request).store
-    if wants_json(request):
-        stories = await store.list_stories()
-        return JSONResponse(
-            {
-                "stories": [
-                    {"story_id": s.id, "title": s.title, "created_at": iso_time(s.created_at)}
-                    for s in stories
-                ]
-            },
-            headers=VARY,
-        )
-    return await library_page(request)
-
-
-async def healthz(request: Request) -> Response:
-    services = services_of(request)
-    queue_depth: int | None = None
-    try:
-        # One statement answers both: the database is up, and how many jobs wait in it.
-        queue_depth = await asyncio.wait_for(services.store.count_pending(), HEALTH_DB_TIMEOUT_S)
-        database = "ok"
-    except Exception:
-        database = "down"
-    worker = services.worker_state()  # "stopped" only when it should be running
-    healthy = database == "ok" and worker != "stopped"
-    body = {
-        "status": "ok" if healthy else "unavailable",
-        "database": database,
-        "worker": worker,
-        "queue_depth": queue_depth,
-    }
-    return JSONResponse(body, status_code=200 if healthy else 503)
 
 
 def routes(assets: Assets) -> list[Route]:
-    """Every route but the login's; `assets` is the app's static files, read once by
-    create_app, which also hands their URLs to the templates."""
+    """`assets`: the app's static files, read once by create_app."""
     return [
-        # The busiest first (a card polls every 3 s): routes are tried in order.
-        Route("/stories/jobs/{job_id}", job_status, methods=["GET"]),
-        Route("/stories/generate", generate, methods=["POST"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        *page_routes(),
-        *shelf_routes(assets),  # before /stories/{story_id}: /stories/deleted is not a story
-        Route("/stories", library, methods=["GET"]),
-        Route("/stories/{story_id}", story_page, methods=["GET"]),
-        *assets.routes(),  # /static/{path}: from memory, fingerprinted, compressed
+        # The busiest: the status card's poll, a new story, the platform's health check.
+        Route("/stories/jobs/{job_id}", jobs.job_status, methods=["GET"]),
+        Route("/stories/generate", jobs.generate, methods=["POST"]),
+        Route("/healthz", jobs.healthz, methods=["GET"]),
+        # The household's pages and their forms.
+        Route("/", pages.home, methods=["GET"]),
+        Route("/preferences", pages.set_preferences, methods=["POST"]),
+        Route("/stories/jobs/{job_id}/retry", pages.retry, methods=["POST"]),
+        Route("/login", login.login_page, methods=["GET"]),
+        Route("/login", login.login, methods=["POST"]),
+        Route("/logout", login.logout, methods=["POST"]),
+        # The shelf: fixed paths first, then the library and one story (JSON or a page).
+        Route("/stories/deleted", shelf.recently_deleted, methods=["GET"]),
+        Route("/stories/backup.zip", shelf.backup_zip, methods=["GET"]),
+        Route("/stories", shelf.library, methods=["GET"]),
+        Route("/stories/{story_id}", shelf.story_page, methods=["GET"]),
+        Route("/stories/{story_id}/favourite", pages.favourite, methods=["POST"]),
+        Route("/stories/{story_id}/delete", pages.delete, methods=["POST"]),
+        Route("/stories/{story_id}/restore", shelf.restore, methods=["POST"]),
+        Route("/stories/{story_id}/markdown", shelf.story_markdown_file, methods=["GET"]),
+        # Offline and static: the service worker, and /static/{path} from memory.
+        Route("/sw.js", shelf.service_worker(assets), methods=["GET"]),
+        *assets.routes(),
     ]

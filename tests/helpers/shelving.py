@@ -9,7 +9,8 @@ from __future__ import annotations
 from app.db import Pool
 from app.queue.store import JobStore
 from app.stories import Story, StoryRequest
-from tests.sql import execute
+from tests.helpers.jobs import add_job
+from tests.helpers.sql import execute
 
 
 async def shelve(
@@ -29,7 +30,7 @@ async def shelve(
                            sequel_of=sequel_of, previously="before" if sequel_of else None)
     # One transaction: a running app's worker never sees the job pending, so never runs it.
     async with store.db.transaction() as connection:
-        job = await JobStore(connection).create(key, key, request)
+        job = await add_job(JobStore(connection), key, request, key)
         assert job is not None
         await execute(connection,
             "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"

@@ -11,6 +11,7 @@ the reason, except in CI (CI=true), where a missing browser fails.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -18,13 +19,15 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
 
 from app.config import Settings
 from app.main import create_app
-from tests.fake_llm import free_port
+from tests.helpers.database import run_admin
+from tests.helpers.fake_llm import free_port
 
 CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -74,3 +77,60 @@ def launched_chromium() -> Iterator[object]:
             yield chromium
         finally:
             chromium.close()
+
+
+AXE = Path(__file__).resolve().parents[1] / "vendor" / "axe.min.js"
+
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+
+
+VIEWPORTS = {"tablet": {"width": 820, "height": 1180}, "phone": {"width": 390, "height": 844}}
+
+
+STORY_WAIT_MS = 15_000
+
+
+def admin(pg_url: str, statement: str) -> None:
+    """Run one statement on the server, from a thread of its own (Playwright's sync API
+    keeps an event loop running in the test's thread)."""
+    worker = threading.Thread(target=asyncio.run, args=(run_admin(pg_url, statement),))
+    worker.start()
+    worker.join()
+
+
+class Watched:
+    """A page whose console errors, failed loads and off-site requests are collected."""
+
+    def __init__(self, context, base_url: str) -> None:
+        self.page = context.new_page()
+        self.problems: list[str] = []
+        host = urlsplit(base_url).netloc
+        self.page.on("console", lambda m: m.type == "error" and self.problems.append(m.text))
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("requestfailed", lambda r: r.failure == "net::ERR_ABORTED"  # navigated on
+                     or self.problems.append(f"failed: {r.url} {r.failure}"))
+        self.page.on("request", lambda r: urlsplit(r.url).netloc in (host, "")
+                     or self.problems.append(f"off-site request: {r.url}"))
+
+    def shot(self, name: str) -> None:
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        assert not overflows(self.page), f"{name} is wider than the screen"
+
+
+def overflows(page) -> bool:
+    return page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+
+
+def open_reading_menu(page) -> None:
+    """The header's theme and text size menu (a <details>), on every page."""
+    page.locator("details[data-reading-menu] > summary").click()
+
+
+def request_story(page) -> str:
+    """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
+    before = page.locator("#jobs .job-card").count()
+    page.get_by_role("button", name="Write the story").click()
+    # A locator wait, not wait_for_function: that one evaluates a string, which the CSP forbids.
+    page.locator("#jobs .job-card").nth(before).wait_for(state="attached")
+    return page.locator("#jobs .job-card").first.get_attribute("id").removeprefix("job-")

@@ -1,0 +1,229 @@
+"""The family's shelf in the database: stories on it, found, starred, deleted and restored,
+their sequels, and the whole shelf for a backup. The only code that knows the shelf
+queries' names (sql/queries/shelf.sql); none of them writes a job's status.
+
+    shelf = ShelfStore(db)
+    story = await shelf.get_story(17)           # None: not on the shelf
+    page = await shelf.library("owl", page=1)   # a search, favourites first
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.queries import Statements
+from app.queue.store import Screening
+from app.stories import (
+    DELETED_KEEP_S,
+    BackupStory,
+    StoryRequest,
+    minutes_for_words,
+    reading_minutes,
+)
+
+LIBRARY_PAGE_SIZE = 50
+
+# A search this short (or with no letters or digits) is a plain substring, not words.
+SEARCH_LETTERS_MAX_CHARS = 2
+
+SEARCH_WORDS_MAX = 10
+
+_SEARCH_WORD = re.compile(r"[^\W_]+")
+
+@dataclass(frozen=True)
+class StoredStory:
+    id: int
+    job_id: int
+    title: str
+    body: str
+    model: str
+    created_at: datetime
+    request: StoryRequest
+    favourite: bool = False
+    uid: uuid.UUID | None = None  # the same in every installation a backup restores it to
+    sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
+
+    @property
+    def reading_minutes(self) -> int:
+        return reading_minutes(self.body)
+
+@dataclass(frozen=True)
+class StorySummary:
+    id: int
+    job_id: int
+    title: str
+    child_name: str | None
+    created_at: datetime
+    favourite: bool = False
+    # The library's rows say more (the home page's short list does not need it):
+    prompt: str | None = None  # what the story was about
+    age: int | None = None
+    length: str | None = None
+    words: int = 0
+    series_id: int | None = None
+    sequel_of: int | None = None
+    sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
+
+    @property
+    def reading_minutes(self) -> int:
+        """Minutes to read it aloud, slowly; at least one."""
+        return minutes_for_words(self.words)
+
+_LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "series_id", "sequel_of",
+                    "sequel_of_title")
+
+def _summary(row: Any) -> StorySummary:
+    return StorySummary(
+        id=row["id"], job_id=row["job_id"], title=row["title"], child_name=row["child_name"],
+        created_at=row["created_at"], favourite=row["favourite"],
+        **{name: row[name] for name in _LIBRARY_COLUMNS if name in row},
+    )
+
+@dataclass(frozen=True)
+class LibraryPage:
+    stories: list[StorySummary]
+    more: bool  # another page follows
+
+@dataclass(frozen=True)
+class DeletedStory:
+    id: int
+    title: str
+    child_name: str | None
+    prompt: str
+    created_at: datetime
+    deleted_at: datetime
+    purge_at: datetime  # when it goes for good
+
+def search_words(search: str) -> list[str]:
+    """The words of a library search (letters and digits only, so they are safe to put in
+    a tsquery); [] when the search is short or has none: then it is a plain substring."""
+    if len(search) <= SEARCH_LETTERS_MAX_CHARS:
+        return []
+    return _SEARCH_WORD.findall(search.lower())[:SEARCH_WORDS_MAX]
+
+
+class ShelfStore(Statements):
+    async def get_story(self, story_id: int) -> StoredStory | None:
+        row = await self._one("get_story", {"story_id": story_id})
+        if row is None:
+            return None
+        return StoredStory(
+            id=row["id"],
+            job_id=row["job_id"],
+            title=row["title"],
+            body=row["body"],
+            model=row["model"],
+            created_at=row["created_at"],
+            request=StoryRequest(
+                prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
+                length=row["length"], sequel_of=row["sequel_of"], previously=row["previously"],
+            ),
+            favourite=row["favourite"],
+            uid=row["uid"],
+            sequel_of_title=row["sequel_of_title"],
+        )
+
+    async def list_stories(self, *, limit: int | None = None) -> list[StorySummary]:
+        """The stories on the shelf, newest first (all of them, or the newest `limit`)."""
+        rows = await self._all("list_stories", {"limit": limit})
+        return [_summary(row) for row in rows]
+
+    async def library(
+        self, search: str = "", *, page: int = 1, per_page: int = LIBRARY_PAGE_SIZE
+    ) -> LibraryPage:
+        """One page of the library: series together, favourites first, then newest.
+
+        `search` ('' for all) matches the title, the child's name and what the story was
+        about: by words (full-text, each word a prefix: "drag" finds "dragon"), or for one
+        or two characters, or signs only, as a plain case-insensitive substring."""
+        search = search.replace("\x00", "").strip()
+        params: dict[str, object] = {"limit": per_page + 1, "offset": (page - 1) * per_page}
+        words = search_words(search)
+        if not search:
+            query = "library_page"
+        elif words:
+            query = "search_library_words"
+            params["query"] = " & ".join(f"{word}:*" for word in words)
+        else:
+            query = "search_library_letters"
+            params["search"] = search
+        rows = await self._all(query, params)
+        return LibraryPage([_summary(row) for row in rows[:per_page]], more=len(rows) > per_page)
+
+    async def search_library(self, search: str = "", *, limit: int = 500) -> list[StorySummary]:
+        """The first `limit` stories of the library that match `search` (see `library`)."""
+        return (await self.library(search, per_page=limit)).stories
+
+    async def story_title(self, story_id: int) -> str | None:
+        """The title of a story on the shelf; None once it has been deleted (or while it
+        is hidden by its screening)."""
+        return await self._val("story_title", {"story_id": story_id})
+
+    async def story_for_card(self, story_id: int) -> tuple[str, Screening | None] | None:
+        """A stored story's title and screening; None once it has been deleted."""
+        row = await self._one("story_for_card", {"story_id": story_id})
+        if row is None:
+            return None
+        screening = row["screening"]
+        return row["title"], Screening(screening) if screening is not None else None
+
+    async def delete_story(self, story_id: int) -> bool:
+        """Take a story off the shelf; False when it was not there."""
+        row = await self._one("delete_story", {"story_id": story_id})
+        return row is not None
+
+    async def set_favourite(self, story_id: int, favourite: bool) -> bool:
+        """Mark or unmark a favourite; False when the story is not on the shelf."""
+        row = await self._one("set_favourite", {"story_id": story_id, "favourite": favourite})
+        return row is not None
+
+    async def restore_story(self, story_id: int, *, keep_s: float = DELETED_KEEP_S) -> bool:
+        """Undo a delete (within `keep_s`); False when there was nothing to restore."""
+        row = await self._one("restore_story", {"story_id": story_id, "keep_s": float(keep_s)})
+        return row is not None
+
+    async def recently_deleted(
+        self, *, keep_s: float = DELETED_KEEP_S, limit: int = 500
+    ) -> list[DeletedStory]:
+        """Stories that can still be restored, the most recently deleted first."""
+        rows = await self._all("recently_deleted", {"keep_s": float(keep_s), "limit": limit})
+        return [DeletedStory(id=row["id"], title=row["title"], child_name=row["child_name"],
+                             prompt=row["prompt"], created_at=row["created_at"],
+                             deleted_at=row["deleted_at"], purge_at=row["purge_at"])
+                for row in rows]
+
+    async def deleted_story_title(
+        self, story_id: int, *, keep_s: float = DELETED_KEEP_S
+    ) -> str | None:
+        """The title of a story that was deleted and can still be restored."""
+        return await self._val("deleted_story_title",
+                               {"story_id": story_id, "keep_s": float(keep_s)})
+
+    async def count_recently_deleted(self, *, keep_s: float = DELETED_KEEP_S) -> int:
+        return await self._val("count_recently_deleted", {"keep_s": float(keep_s)})
+
+    async def story_sequels(self, story_id: int) -> list[tuple[int, str]]:
+        """(id, title) of the stories on the shelf that continue this one, oldest first."""
+        rows = await self._all("story_sequels", {"story_id": story_id})
+        return [(row["id"], row["title"]) for row in rows]
+
+    async def export_stories(self) -> list[BackupStory]:
+        """Every story on the shelf, oldest first, as a backup keeps it."""
+        rows = await self._all("export_stories")
+        return [
+            BackupStory(
+                uid=row["uid"], title=row["title"], body=row["body"],
+                created_at=row["created_at"],
+                request=StoryRequest(prompt=row["prompt"], child_name=row["child_name"],
+                                     age=row["age"], length=row["length"],
+                                     previously=row["previously"]),
+                model=row["model"], prompt_tokens=row["prompt_tokens"],
+                completion_tokens=row["completion_tokens"], favourite=row["favourite"],
+                sequel_of_uid=row["sequel_of_uid"], sequel_of_title=row["sequel_of_title"],
+            )
+            for row in rows
+        ]

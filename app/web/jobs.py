@@ -1,0 +1,167 @@
+"""The HTTP handlers: read the input, call the domain, render JSON, a fragment or a page."""
+
+from __future__ import annotations
+
+import asyncio
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from app.dates import iso_time
+from app.errors import AppError, Invalid, NotFound
+from app.queue.intake import FIELDS, parse_idempotency_key, parse_story_request
+from app.queue.store import Job, Status
+from app.shelf.sequels import as_sequel, earlier_story
+from app.web.pages import home_context
+from app.web.responses import (
+    VARY,
+    is_htmx,
+    parse_form,
+    parse_json,
+    path_id,
+    read_body,
+    render,
+    services_of,
+    wants_json,
+)
+
+HEALTH_DB_TIMEOUT_S = 3.0
+
+
+def job_json(job: Job) -> dict[str, object]:
+    body: dict[str, object] = {
+        "job_id": job.id,
+        "status": job.status.value,
+        "story_id": job.story_id,
+        "error": job.error_text,
+        "created_at": iso_time(job.created_at),
+        "started_at": iso_time(job.started_at),
+        "completed_at": iso_time(job.completed_at),
+    }
+    if job.status == Status.PENDING:
+        body["position"] = job.position
+    if job.status == Status.RUNNING:
+        body["text_so_far"] = job.text_so_far
+    return body
+
+
+
+
+async def generate(request: Request) -> Response:
+    body = await read_body(request)
+    if wants_json(request):
+        return await _generate_json(request, body)
+    return await _generate_form(request, body)
+
+
+async def _generate_json(request: Request, body: bytes) -> Response:
+    key = parse_idempotency_key(request.headers.get("idempotency-key"))
+    story_request = parse_story_request(parse_json(body))
+    submission = await services_of(request).intake.submit(key, story_request)
+    job = submission.job
+    headers = {"Location": f"/stories/jobs/{job.id}"}
+    if submission.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(
+        {"job_id": job.id, "status": job.status.value, "poll_url": f"/stories/jobs/{job.id}"},
+        status_code=202,
+        headers=headers,
+    )
+
+
+async def _generate_form(request: Request, body: bytes) -> Response:
+    form = await parse_form(request, body)
+    values = {name: str(form.get(name) or "") for name in FIELDS}
+    # "What happens next?": the form names the story it continues (kept on a re-render).
+    earlier = await earlier_story(services_of(request).shelf, str(form.get("sequel_of") or ""))
+    if earlier is not None:
+        values |= {"sequel_of": str(earlier.id), "sequel_title": earlier.title}
+    try:
+        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
+        story_request = parse_story_request(
+            {name: value for name, value in values.items() if name in form and name in FIELDS},
+            from_form=True,
+        )
+        if earlier is not None:
+            story_request = as_sequel(story_request, earlier)
+        submission = await services_of(request).intake.submit(key, story_request)
+    except Invalid as error:
+        if error.code == "idempotency_key_reused":  # an old page sent again with new words
+            notice = "That form was already used. Please tap “Write the story” once more."
+            return await _form_again(request, values, status_code=422, notice=notice)
+        errors = {error.field or "prompt": error.message}
+        return await _form_again(request, values, status_code=422, errors=errors)
+    except AppError as error:
+        if error.status_code not in (400, 429, 503):
+            raise
+        return await _form_again(
+            request, values, status_code=error.status_code, notice=error.message,
+            retry_after_s=error.retry_after_s,
+        )
+    job = submission.job
+    if is_htmx(request):
+        # The new card, and (out of band) the form again with a fresh key, ready for the next.
+        remembered = {"child_name": values["child_name"], "age": values["age"],
+                      "length": values["length"] or "medium", "prompt": ""}
+        context = await home_context(request, values=remembered)
+        context["card"] = await services_of(request).card(job)
+        return render(request, "_submitted.html", context, status_code=202, headers=VARY)
+    return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
+
+
+async def _form_again(
+    request: Request,
+    values: dict[str, str],
+    *,
+    status_code: int,
+    errors: dict[str, str] | None = None,
+    notice: str | None = None,
+    retry_after_s: int | None = None,
+) -> Response:
+    """The form, with the input kept and the message beside its field (or above it)."""
+    context = await home_context(request, values=values, errors=errors, notice=notice)
+    headers = {"Retry-After": str(retry_after_s)} if retry_after_s else {}
+    template = "_story_form.html" if is_htmx(request) else "home.html"
+    if is_htmx(request):
+        # base.html tells htmx to swap 422/429/503 bodies; this one replaces the form.
+        headers |= {"HX-Retarget": "#story-form", "HX-Reswap": "outerHTML", **VARY}
+    return render(request, template, context, status_code=status_code, headers=headers)
+
+
+async def job_status(request: Request) -> Response:
+    services = services_of(request)
+    job = await services.store.get(path_id(request.path_params["job_id"]))
+    if job is None:
+        raise NotFound("There is no story job with that number.")
+    if wants_json(request):
+        return JSONResponse(job_json(job), headers=VARY)
+    context = {"card": await services.card(job)}
+    if is_htmx(request):
+        return render(request, "_job_card.html", context, headers=VARY)
+    return render(request, "job.html", context, headers=VARY)
+
+
+
+
+
+
+async def healthz(request: Request) -> Response:
+    services = services_of(request)
+    queue_depth: int | None = None
+    try:
+        # One statement answers both: the database is up, and how many jobs wait in it.
+        queue_depth = await asyncio.wait_for(services.store.count_pending(), HEALTH_DB_TIMEOUT_S)
+        database = "ok"
+    except Exception:
+        database = "down"
+    worker = services.worker_state()  # "stopped" only when it should be running
+    healthy = database == "ok" and worker != "stopped"
+    body = {
+        "status": "ok" if healthy else "unavailable",
+        "database": database,
+        "worker": worker,
+        "queue_depth": queue_depth,
+    }
+    return JSONResponse(body, status_code=200 if healthy else 503)
+
+

@@ -1,0 +1,191 @@
+-- The shelf: stories on it, deleted, starred, screened, sequels, backups. None of
+-- these writes a job's status (the import's job statements are in jobs.sql).
+
+-- name: get_story
+-- One story still on the shelf (not deleted, not hidden by screening), with the request
+-- that made it and, for a sequel, the earlier story's title while that is on the shelf.
+SELECT s.*, j.prompt, j.child_name, j.age, j.length, j.sequel_of, j.previously,
+       earlier.title AS sequel_of_title
+  FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
+  LEFT JOIN shelf_stories earlier ON earlier.id = j.sequel_of
+ WHERE s.id = :story_id
+
+-- name: list_stories
+-- The stories on the shelf, newest first (the JSON library and the home page); :limit
+-- NULL for all of them.
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
+  FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
+ ORDER BY s.created_at DESC, s.id DESC
+ LIMIT :limit
+
+-- The household library, a page at a time (:limit, :offset). Stories of one series stay
+-- together, in the order they were written; series whose stories include a favourite come
+-- first, then the series with the newest story. Each row says what the story was about,
+-- for whom, its length, its words (for the reading time) and the story it continues.
+-- Three queries, one per way of matching, so each keeps a plan of its own (the words
+-- search uses the GIN index on stories.search).
+
+-- name: library_page
+-- Every story on the shelf (not deleted, not hidden by screening).
+WITH shelf AS (
+    SELECT s.id, s.series_id, s.created_at,
+           bool_or(s.favourite) OVER series AS series_favourite,
+           max(s.created_at) OVER series AS series_newest
+      FROM shelf_stories s
+    WINDOW series AS (PARTITION BY s.series_id)
+), page AS (
+    SELECT * FROM shelf
+     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
+     LIMIT :limit OFFSET :offset
+)
+SELECT r.* FROM page JOIN library_rows r ON r.id = page.id
+ ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
+          page.created_at, page.id
+
+-- name: search_library_words
+-- The stories whose title, child's name or request hold every word of :query (a
+-- to_tsquery text of `word:*` prefixes joined by `&`, built from letters and digits only).
+WITH shelf AS (
+    SELECT s.id, s.series_id, s.created_at,
+           bool_or(s.favourite) OVER series AS series_favourite,
+           max(s.created_at) OVER series AS series_newest
+      FROM shelf_stories s
+     WHERE s.search @@ to_tsquery('simple', :query)
+    WINDOW series AS (PARTITION BY s.series_id)
+), page AS (
+    SELECT * FROM shelf
+     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
+     LIMIT :limit OFFSET :offset
+)
+SELECT r.* FROM page JOIN library_rows r ON r.id = page.id
+ ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
+          page.created_at, page.id
+
+-- name: search_library_letters
+-- One or two letters (or only signs): :search matched as a plain substring,
+-- case-insensitively and literally (no wildcards), in the title, name or request.
+WITH shelf AS (
+    SELECT s.id, s.series_id, s.created_at,
+           bool_or(s.favourite) OVER series AS series_favourite,
+           max(s.created_at) OVER series AS series_newest
+      FROM shelf_stories s
+     WHERE (strpos(lower(s.title), lower(:search)) > 0
+            OR strpos(lower(coalesce(s.search_name, '')), lower(:search)) > 0
+            OR strpos(lower(coalesce(s.search_prompt, '')), lower(:search)) > 0)
+    WINDOW series AS (PARTITION BY s.series_id)
+), page AS (
+    SELECT * FROM shelf
+     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
+     LIMIT :limit OFFSET :offset
+)
+SELECT r.* FROM page JOIN library_rows r ON r.id = page.id
+ ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
+          page.created_at, page.id
+
+-- name: delete_story
+-- Takes a story off the shelf (soft: its job still points at it). Zero rows: not there.
+UPDATE stories SET deleted_at = now()
+ WHERE id = :story_id AND deleted_at IS NULL
+RETURNING id
+
+-- name: set_favourite
+-- Marks or unmarks a story on the shelf as a favourite. Zero rows: not there.
+UPDATE stories SET favourite = :favourite
+ WHERE id = :story_id AND deleted_at IS NULL AND screening IS NULL
+RETURNING id
+
+-- name: story_title
+-- The title of a story still on the shelf (not deleted, not hidden by screening).
+SELECT title FROM shelf_stories WHERE id = :story_id
+
+-- name: story_for_card
+-- A finished job's story as its status card shows it: the title and where its screening
+-- stands (NULL: shown; 'pending': being checked; 'flagged': cannot be shown). No row: the
+-- story was deleted from the shelf.
+SELECT title, screening FROM stories WHERE id = :story_id AND deleted_at IS NULL
+
+-- name: stories_awaiting_screening
+-- Stories stored while the moderation endpoint could not answer, oldest first: the
+-- periodic re-screening asks about them again.
+SELECT id, job_id, title, body FROM stories
+ WHERE screening = 'pending' AND deleted_at IS NULL
+ ORDER BY created_at, id
+ LIMIT :limit
+
+-- name: finish_screening
+-- A story's screening ends: 'pending' -> NULL (passed: shown) or 'flagged' (hidden for
+-- good). Zero rows: it was not waiting (another process screened it first).
+UPDATE stories SET screening = :screening
+ WHERE id = :story_id AND screening = 'pending'
+RETURNING id
+
+-- name: restore_story
+-- Undo a delete: back on the shelf, in its old place (nothing else about it changed).
+-- Zero rows: it was not deleted, or was deleted too long ago (:keep_s) to come back.
+UPDATE stories SET deleted_at = NULL
+ WHERE id = :story_id AND deleted_at IS NOT NULL
+   AND deleted_at >= now() - make_interval(secs => :keep_s)
+RETURNING id
+
+-- name: recently_deleted
+-- Stories deleted within :keep_s, most recently deleted first, with when each goes for good.
+SELECT s.id, s.title, s.created_at, s.deleted_at, j.child_name, j.prompt,
+       s.deleted_at + make_interval(secs => :keep_s) AS purge_at
+  FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE s.deleted_at IS NOT NULL AND s.screening IS NULL
+   AND s.deleted_at >= now() - make_interval(secs => :keep_s)
+ ORDER BY s.deleted_at DESC, s.id DESC
+ LIMIT :limit
+
+-- name: count_recently_deleted
+-- How many stories "recently deleted" holds.
+SELECT count(*) FROM stories
+ WHERE deleted_at IS NOT NULL AND screening IS NULL
+   AND deleted_at >= now() - make_interval(secs => :keep_s)
+
+-- name: purge_deleted_stories
+-- Deleted more than :keep_s ago: gone for good, the story and the completed job that made
+-- it (one statement, so the job never points at a missing story). Sequels that continued
+-- a purged story keep their place; their link back is cleared (ON DELETE SET NULL).
+WITH gone AS (
+    DELETE FROM stories
+     WHERE deleted_at < now() - make_interval(secs => :keep_s)
+    RETURNING id, job_id
+)
+DELETE FROM story_jobs
+ WHERE id IN (SELECT job_id FROM gone) AND status = 'completed'
+RETURNING story_id AS id
+
+-- name: story_sequels
+-- The stories on the shelf that continue this one, in the order they were written.
+SELECT s.id, s.title FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE j.sequel_of = :story_id
+ ORDER BY s.created_at, s.id
+
+-- name: export_stories
+-- Everything a backup needs to restore the shelf elsewhere, oldest first (so a sequel
+-- comes after the story it continues, which it names by uid).
+SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.created_at,
+       s.favourite, j.prompt, j.child_name, j.age, j.length, j.previously,
+       earlier.uid AS sequel_of_uid, earlier.title AS sequel_of_title
+  FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
+  LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+ ORDER BY s.created_at, s.id
+
+-- name: story_by_uid
+-- A story restored earlier (or made here) with this stable id, deleted or not.
+SELECT id FROM stories WHERE uid = :uid
+
+-- name: import_story
+-- A story from a backup, under its own uid, time and favourite mark.
+INSERT INTO stories (uid, job_id, title, body, model, prompt_tokens, completion_tokens,
+                     created_at, favourite)
+VALUES (:uid, :job_id, :title, :body, :model, :prompt_tokens, :completion_tokens,
+        :created_at, :favourite)
+RETURNING id
+
+-- name: deleted_story_title
+-- The title of a story deleted within :keep_s, for the Undo that follows a delete.
+SELECT title FROM stories
+ WHERE id = :story_id AND deleted_at IS NOT NULL AND screening IS NULL
+   AND deleted_at >= now() - make_interval(secs => :keep_s)

@@ -1,0 +1,113 @@
+"""The app as a real process (uvicorn in a subprocess), to kill -9, restart and read
+the logs of.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+from tests.helpers.fake_llm import free_port
+from tests.helpers.platform import ROOT
+
+
+class AppProcess:
+    """The real app, as the Procfile runs it, on a free port.
+
+    `command`: another start command (argv, `{port}` filled in), e.g. the Procfile's own
+    line or `python -m app worker`; `serves_http=False` waits for the start-up log line
+    instead of /healthz.
+    """
+
+    def __init__(self, database_url: str, llm_url: str, log_path: Path, *,
+                 command: list[str] | None = None, serves_http: bool = True) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("OPENAI")},
+            "DATABASE_URL": database_url,
+            "STORYTELLER": "openai",
+            "OPENAI_API_KEY": "chaos",
+            "OPENAI_BASE_URL": llm_url,
+            "HEARTBEAT_INTERVAL_S": "0.2",
+            "HEARTBEAT_STALE_S": str(HEARTBEAT_STALE_S),
+            "SWEEPER_INTERVAL_S": "30",
+            "LLM_TIMEOUT_S": "60",
+            "DAILY_STORY_LIMIT": "100000",
+            "SHUTDOWN_GRACE_S": "2",
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
+        }
+        self.command = command or [sys.executable, "-m", "uvicorn", "app.main:app",
+                                   "--host", "127.0.0.1", "--port", "{port}"]
+        self.serves_http = serves_http
+        self.log_path = log_path
+        self.process: subprocess.Popen[bytes] | None = None
+
+    async def start(self, started_lines: int = 1) -> None:
+        """Start it and wait until it serves (or has logged `started_lines` starts)."""
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [part.replace("{port}", str(self.port)) for part in self.command],
+                cwd=ROOT, env=self.env | {"PORT": str(self.port)},
+                stdout=log, stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 30
+        async with httpx.AsyncClient() as client:
+            while True:
+                if self.serves_http:
+                    try:
+                        if (await client.get(f"{self.url}/healthz", timeout=2)).status_code \
+                                == 200 and self.started_count() >= started_lines:
+                            return
+                    except httpx.TransportError:
+                        pass
+                elif self.started_count() >= started_lines:
+                    return
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the app did not start; see {self.log_path}")
+                await asyncio.sleep(0.05)
+
+    def started_count(self) -> int:
+        return self.log_path.read_text(errors="replace").count("event=started ")
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def kill9(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0) -> list[int]:
+    ids = []
+    for i in range(start, start + n):
+        response = await client.post(
+            "/stories/generate", json={"prompt": f"chaos run {run} story {i}"},
+            headers={"Idempotency-Key": uuid.uuid4().hex},
+        )
+        if response.status_code != 202:
+            raise RuntimeError(f"submit refused: {response.status_code} {response.text}")
+        ids.append(response.json()["job_id"])
+    return ids
+
+
+HEARTBEAT_STALE_S = 2
