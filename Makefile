@@ -37,8 +37,8 @@ lint: $(STAMP)
 # The smallest proof that a Python works end to end (CI runs it on the newest one found):
 # install, start-up, one story over HTTP, and the queue's own tests.
 smoke: $(STAMP)
-	$(BIN)/python -m pytest -q tests/test_queue.py tests/test_transitions.py tests/test_intake.py \
-	  tests/test_procfile.py tests/test_api.py $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q tests/queue/test_queue.py tests/queue/test_transitions.py \
+	  tests/queue/test_intake.py tests/test_procfile.py tests/web/test_api.py $(PYTEST_ARGS)
 
 # One table, about a minute: bytes on the wire, cold start, polls, POST -> 202 and memory,
 # each against a baseline from the same run (needs wrk and chromium from Debian).

@@ -13,68 +13,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
-import time
 import uuid
 from dataclasses import dataclass, field
 
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
 from app.logs import log
-from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates, progress_percent, queue_eta_s
+from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
 from app.queue.intake import Intake
 from app.queue.liveness import ProcessLiveness
 from app.queue.screener import RESCREEN_INTERVAL_S, StoryScreener
-from app.queue.store import Job, JobStore, Screening, Status
+from app.queue.store import JobStore
 from app.queue.sweeper import Sweeper, SweepResult
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
 from app.shelf.store import ShelfStore
-from app.stories import LENGTHS, Storyteller, paragraphs, split_title
+from app.stories import LENGTHS, Storyteller
 from app.storytelling.moderation import Moderator
 
 # At start-up, wait this long for the database to answer before giving up.
 STARTUP_DATABASE_WAIT_S = 30.0
 # An idle worker looks for a job this often even when no notification came.
 IDLE_RECHECK_S = 2.0
-
-
-@dataclass(frozen=True)
-class JobCard:
-    """What a status card shows about one job."""
-
-    job: Job
-    position: int | None  # place in the queue while pending
-    expected_s: float  # how long its story takes to write, from recent history
-    progress_percent: int
-    eta_s: float | None = None  # while pending: until its story is ready (None: no worker)
-    title: str | None = None  # the story's, once completed and shown (None: deleted, hidden)
-    screening: Screening | None = None  # the story's, while it is hidden (MODERATION=on)
-
-    @property
-    def polls(self) -> bool:
-        """Whether the card asks again: while the job is unfinished, and while its story
-        waits to be screened (it is shown, or said not to be, once that is done)."""
-        return not self.job.status.finished or self.screening == Screening.PENDING
-
-    @property
-    def started_epoch(self) -> float:
-        return (self.job.started_at or self.job.created_at).timestamp()
-
-    @property
-    def eta_minutes(self) -> int | None:
-        return None if self.eta_s is None else max(math.ceil(self.eta_s / 60), 1)
-
-    @property
-    def draft(self) -> tuple[str | None, list[str]]:
-        """The story written so far: its title (once its line is done) and paragraphs."""
-        text = self.job.text_so_far.strip()
-        if not text:
-            return None, []
-        title, _, rest = text.partition("\n")
-        if not rest.strip():
-            return None, [text]
-        return split_title(text)[0], paragraphs(rest)
 
 
 def estimates_for(settings: Settings, store: JobStore) -> Estimates:
@@ -249,29 +209,3 @@ class Services:
         if worker_task is None or worker_task.done():
             return "stopped"
         return "running"
-
-    async def card(self, job: Job) -> JobCard:
-        if job.status == Status.PENDING and job.position is None:
-            job = await self.store.get(job.id) or job  # with its place in line
-        expected_s = await self.estimates.expected_s(job.request.length)
-        eta_s = None
-        if job.status == Status.PENDING and job.position is not None:
-            running, slots = await self.store.queue_capacity(self.settings.heartbeat_stale_s)
-            eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
-                                expected_s=expected_s)
-        title = screening = None
-        if job.story_id is not None:
-            shelf = await self.shelf.story_for_card(job.story_id)
-            if shelf is not None:
-                title, screening = shelf
-                if screening is not None:
-                    title = None  # a hidden story's title is hidden too
-        return JobCard(
-            job=job,
-            position=job.position if job.status == Status.PENDING else None,
-            expected_s=expected_s,
-            progress_percent=progress_percent(job, expected_s=expected_s, now=time.time()),
-            eta_s=eta_s,
-            title=title,
-            screening=screening,
-        )

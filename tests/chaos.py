@@ -69,16 +69,6 @@ class RunResult:
         return not self.problems
 
 
-
-
-
-
-
-
-
-
-
-
 async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
                    log_dir: Path) -> RunResult:
     rng = random.Random(seed)

@@ -36,14 +36,6 @@ from tests.helpers.fake_llm import FakeLLM
 _counter = itertools.count()
 
 
-
-
-
-
-
-
-
-
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """The server's URL; its template database is migrated once per session."""
@@ -114,12 +106,6 @@ async def db(database_url: str) -> AsyncIterator[Pool]:
     await database.close()
 
 
-
-
-
-
-
-
 @pytest.fixture
 def make_app(settings: Settings):
     def build(**overrides: object) -> Starlette:
@@ -132,13 +118,3 @@ def make_app(settings: Settings):
 async def client(make_app) -> AsyncIterator[httpx.AsyncClient]:
     async with serve(make_app()) as http:
         yield http
-
-
-
-
-
-
-
-
-
-

@@ -16,7 +16,7 @@ NEVER = {
     "storytelling": {"queue", "shelf", "web", "security", "services", "main", "runtime"},
     "queue": {"shelf", "web", "security", "services", "main", "runtime"},
     "shelf": {"security", "services", "main", "runtime"},
-    "web": {"security", "runtime", "main"},
+    "web": {"security", "services", "runtime", "main"},  # handed the services, never builds
 }
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 import time
 
-from app.queue.store import Job, JobStore, Status
+from app.queue.jobs import Job, Status
+from app.queue.store import JobStore
 from app.stories import LENGTH_WORDS
 
 # Before a model has written anything here: a small model writes a short story in well

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 from app.errors import BadRequest, Busy, Invalid, Unavailable
-from app.queue.store import IntakeResult, Job, JobStore
+from app.queue.jobs import IntakeResult, Job
+from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
 from app.stories import LENGTHS, StoryRequest
 from app.storytelling.moderation import Moderator

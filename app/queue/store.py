@@ -41,121 +41,18 @@ write carries its guard.
 
 from __future__ import annotations
 
-import enum
 import logging
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from app.logs import log
 from app.queries import Queryable, Statements
+from app.queue.jobs import IntakeResult, Job, Screening, Status, StoryToScreen
 from app.stories import DELETED_KEEP_S, BackupStory, Story, StoryRequest
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
 INTAKE_LOCK_KEY = 0x5707_10B
-
-
-class Status(enum.StrEnum):
-    PENDING = "pending"
-    RUNNING = "running"
-    COMPLETED = "completed"
-    FAILED = "failed"
-
-    @property
-    def finished(self) -> bool:
-        return self in (Status.COMPLETED, Status.FAILED)
-
-
-class FailReason(enum.StrEnum):
-    """The `error_text` of a job that failed for a reason of the queue's own (any other is
-    the storyteller's short sentence). The SQL writes the same words; templates read these."""
-
-    INTERRUPTED = "interrupted"  # its process died (or shut down) before the story came
-    EXPIRED = "expired"  # it waited while no worker was alive to run it
-    CANCELLED = "cancelled"  # the family stopped it
-
-
-class Screening(enum.StrEnum):
-    """Where a stored story's kid-safe screening stands (`stories.screening`; NULL: shown)."""
-
-    PENDING = "pending"  # not screened yet: hidden, screened again later
-    FLAGGED = "flagged"  # the provider flagged it: hidden for good, but kept
-
-
-@dataclass(frozen=True)
-class Job:
-    id: int
-    idempotency_key: str
-    request_hash: str
-    request: StoryRequest
-    status: Status
-    story_id: int | None
-    error_text: str | None
-    created_at: datetime
-    started_at: datetime | None
-    completed_at: datetime | None
-    position: int | None = None  # place in line while pending (1 = next), when asked for
-    text_so_far: str = ""  # while running: the story as streamed so far
-
-    @classmethod
-    def from_row(cls, row: Any) -> Job:
-        return cls(
-            id=row["id"],
-            idempotency_key=row["idempotency_key"],
-            request_hash=row["request_hash"],
-            request=StoryRequest(
-                prompt=row["prompt"],
-                child_name=row["child_name"],
-                age=row["age"],
-                length=row["length"],
-                sequel_of=row["sequel_of"] if "sequel_of" in row else None,
-                previously=row["previously"] if "previously" in row else None,
-            ),
-            status=Status(row["status"]),
-            story_id=row["story_id"],
-            error_text=row["error_text"],
-            created_at=row["created_at"],
-            started_at=row["started_at"],
-            completed_at=row["completed_at"],
-            position=row["position"] if "position" in row else None,
-            text_so_far=row["text_so_far"] if "text_so_far" in row else "",
-        )
-
-
-@dataclass(frozen=True)
-class IntakeResult:
-    """What the intake statement found: the key's job (`replayed`) or the new one; no job
-    when the counts (each counted only up to its bound) refused it."""
-
-    job: Job | None
-    replayed: bool
-    pending: int
-    used_today: int
-
-
-
-
-@dataclass(frozen=True)
-class StoryToScreen:
-    id: int
-    job_id: int
-    title: str
-    body: str
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 class JobStore(Statements):
@@ -193,11 +90,6 @@ class JobStore(Statements):
         return {row["length"]: (row["seconds"], row["samples"]) for row in rows}
 
 
-
-
-
-
-
     async def stories_awaiting_screening(self, *, limit: int = 20) -> list[StoryToScreen]:
         """Stories stored while they could not be screened, oldest first."""
         rows = await self._all("stories_awaiting_screening", {"limit": limit})
@@ -217,16 +109,10 @@ class JobStore(Statements):
     # -- the shelf (stories, not jobs: no status changes) ------------------------------
 
 
-
-
-
-
-
     async def purge_deleted_stories(self, *, keep_s: float = DELETED_KEEP_S) -> list[int]:
         """Stories deleted more than `keep_s` ago, gone for good with their jobs; their ids."""
         rows = await self._all("purge_deleted_stories", {"keep_s": float(keep_s)})
         return sorted(row["id"] for row in rows)
-
 
 
     async def import_story(

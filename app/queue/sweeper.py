@@ -21,7 +21,8 @@ import uuid
 from dataclasses import dataclass, field
 
 from app.logs import log
-from app.queue.store import FailReason, JobStore
+from app.queue.jobs import FailReason
+from app.queue.store import JobStore
 
 # Never re-check sooner than this, however close the next stale heartbeat is.
 MIN_RECHECK_S = 1.0

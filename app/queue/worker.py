@@ -28,8 +28,9 @@ import asyncpg
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log
+from app.queue.jobs import FailReason, Job, Screening
 from app.queue.screener import StoryScreener
-from app.queue.store import FailReason, Job, JobStore, Screening
+from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
 from app.stories import Story, StoryRequest, Storyteller, StorytellerError, clean_story, clean_text
 

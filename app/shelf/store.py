@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from app.queries import Statements
-from app.queue.store import Screening
+from app.queue.jobs import Screening
 from app.stories import (
     DELETED_KEEP_S,
     BackupStory,

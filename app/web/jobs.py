@@ -10,8 +10,9 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from app.dates import iso_time
 from app.errors import AppError, Invalid, NotFound
 from app.queue.intake import FIELDS, parse_idempotency_key, parse_story_request
-from app.queue.store import Job, Status
+from app.queue.jobs import Job, Status
 from app.shelf.sequels import as_sequel, earlier_story
+from app.web.cards import job_card
 from app.web.pages import home_context
 from app.web.responses import (
     VARY,
@@ -104,7 +105,7 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         remembered = {"child_name": values["child_name"], "age": values["age"],
                       "length": values["length"] or "medium", "prompt": ""}
         context = await home_context(request, values=remembered)
-        context["card"] = await services_of(request).card(job)
+        context["card"] = await job_card(services_of(request), job)
         return render(request, "_submitted.html", context, status_code=202, headers=VARY)
     return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
 
@@ -135,7 +136,7 @@ async def job_status(request: Request) -> Response:
         raise NotFound("There is no story job with that number.")
     if wants_json(request):
         return JSONResponse(job_json(job), headers=VARY)
-    context = {"card": await services.card(job)}
+    context = {"card": await job_card(services, job)}
     if is_htmx(request):
         return render(request, "_job_card.html", context, headers=VARY)
     return render(request, "job.html", context, headers=VARY)

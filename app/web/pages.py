@@ -20,8 +20,9 @@ from starlette.responses import RedirectResponse, Response
 
 from app.errors import AppError, NotFound
 from app.queue.intake import FIELDS
-from app.queue.store import Status
+from app.queue.jobs import Status
 from app.shelf.sequels import earlier_story, like_values, sequel_values
+from app.web.cards import job_card
 from app.web.responses import (
     PREFERENCE_MAX_AGE_S,
     TEXT_SIZES,
@@ -96,7 +97,7 @@ async def home_context(
         "errors": errors or {},
         "notice": notice,
         "ideas": IDEAS,
-        "jobs": [await services.card(job) for job in await services.store.recent()],
+        "jobs": [await job_card(services, job) for job in await services.store.recent()],
         "stories": await services.shelf.list_stories(limit=HOME_NEWEST_STORIES),
         "stories_left": stories_left,
         # At zero the form says so, and when, before anyone types (its button is disabled).
@@ -137,7 +138,7 @@ async def retry(request: Request) -> Response:
             job = submission.job
     if notice is None and not is_htmx(request):
         return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
-    context = {"card": await services.card(job), "notice": notice}
+    context = {"card": await job_card(services, job), "notice": notice}
     if is_htmx(request):
         # 200, so htmx swaps it in: the failed card again, with the sentence on it.
         return render(request, "_job_card.html", context, headers=VARY)

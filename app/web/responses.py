@@ -26,7 +26,7 @@ from starlette.types import Message
 from app.dates import day, iso_time, when
 from app.errors import AppError, BadRequest, NotFound, TooLarge, Unavailable
 from app.logs import log
-from app.queue.store import FailReason
+from app.queue.jobs import FailReason
 from app.stories import paragraphs, parse_id
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them

@@ -18,69 +18,32 @@ SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT :limit
 
--- The household library, a page at a time (:limit, :offset). Stories of one series stay
--- together, in the order they were written; series whose stories include a favourite come
--- first, then the series with the newest story. Each row says what the story was about,
--- for whom, its length, its words (for the reading time) and the story it continues.
--- Three queries, one per way of matching, so each keeps a plan of its own (the words
--- search uses the GIN index on stories.search).
+-- The household library, a page at a time (:limit, :offset), in the library's order (the
+-- library_page function, migration 011). Each row says what the story was about, for
+-- whom, its length, its words (for the reading time) and the story it continues. Three
+-- queries, one per way of matching, so each finds its ids with a plan of its own (the
+-- words search uses the GIN index on stories.search).
 
 -- name: library_page
 -- Every story on the shelf (not deleted, not hidden by screening).
-WITH shelf AS (
-    SELECT s.id, s.series_id, s.created_at,
-           bool_or(s.favourite) OVER series AS series_favourite,
-           max(s.created_at) OVER series AS series_newest
-      FROM shelf_stories s
-    WINDOW series AS (PARTITION BY s.series_id)
-), page AS (
-    SELECT * FROM shelf
-     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
-     LIMIT :limit OFFSET :offset
-)
-SELECT r.* FROM page JOIN library_rows r ON r.id = page.id
- ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
-          page.created_at, page.id
+SELECT * FROM library_page(ARRAY(SELECT id FROM shelf_stories), :limit, :offset)
 
 -- name: search_library_words
 -- The stories whose title, child's name or request hold every word of :query (a
 -- to_tsquery text of `word:*` prefixes joined by `&`, built from letters and digits only).
-WITH shelf AS (
-    SELECT s.id, s.series_id, s.created_at,
-           bool_or(s.favourite) OVER series AS series_favourite,
-           max(s.created_at) OVER series AS series_newest
-      FROM shelf_stories s
-     WHERE s.search @@ to_tsquery('simple', :query)
-    WINDOW series AS (PARTITION BY s.series_id)
-), page AS (
-    SELECT * FROM shelf
-     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
-     LIMIT :limit OFFSET :offset
-)
-SELECT r.* FROM page JOIN library_rows r ON r.id = page.id
- ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
-          page.created_at, page.id
+SELECT * FROM library_page(
+    ARRAY(SELECT id FROM shelf_stories WHERE search @@ to_tsquery('simple', :query)),
+    :limit, :offset)
 
 -- name: search_library_letters
 -- One or two letters (or only signs): :search matched as a plain substring,
 -- case-insensitively and literally (no wildcards), in the title, name or request.
-WITH shelf AS (
-    SELECT s.id, s.series_id, s.created_at,
-           bool_or(s.favourite) OVER series AS series_favourite,
-           max(s.created_at) OVER series AS series_newest
-      FROM shelf_stories s
-     WHERE (strpos(lower(s.title), lower(:search)) > 0
-            OR strpos(lower(coalesce(s.search_name, '')), lower(:search)) > 0
-            OR strpos(lower(coalesce(s.search_prompt, '')), lower(:search)) > 0)
-    WINDOW series AS (PARTITION BY s.series_id)
-), page AS (
-    SELECT * FROM shelf
-     ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
-     LIMIT :limit OFFSET :offset
-)
-SELECT r.* FROM page JOIN library_rows r ON r.id = page.id
- ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
-          page.created_at, page.id
+SELECT * FROM library_page(
+    ARRAY(SELECT id FROM shelf_stories
+           WHERE strpos(lower(title), lower(:search)) > 0
+              OR strpos(lower(coalesce(search_name, '')), lower(:search)) > 0
+              OR strpos(lower(coalesce(search_prompt, '')), lower(:search)) > 0),
+    :limit, :offset)
 
 -- name: delete_story
 -- Takes a story off the shelf (soft: its job still points at it). Zero rows: not there.

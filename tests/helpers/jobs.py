@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from app.queue.store import Job, JobStore
+from app.queue.jobs import Job
+from app.queue.store import JobStore
 from app.stories import StoryRequest
 
 BEFORE_ANY_JOB = datetime(2000, 1, 1, tzinfo=UTC)  # counts every job as "today's"

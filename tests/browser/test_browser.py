@@ -18,13 +18,11 @@ import pytest
 
 from app.config import Settings
 from tests.helpers.browser import (
-    ARTIFACTS,
     AXE,
     STORY_WAIT_MS,
     VIEWPORTS,
     Watched,
     admin,
-    launched_chromium,
     needs_chromium,
     open_reading_menu,
     overflows,
@@ -34,8 +32,6 @@ from tests.helpers.browser import (
 from tests.helpers.database import TEMPLATE_DB, with_database
 
 pytestmark = needs_chromium
-
-
 
 
 @dataclass
@@ -59,21 +55,6 @@ def live_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     with served_over_http(settings) as url:
         yield LiveApp(url)
     admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@pytest.fixture(scope="module")
-def browser():
-    ARTIFACTS.mkdir(exist_ok=True)
-    with launched_chromium() as chromium:
-        yield chromium
-
-
-
-
-
-
-
-
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ import asyncpg
 import pytest
 
 from app.db import connect_pool
-from app.queue.store import JobStore, Status
+from app.queue.jobs import Status
+from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
 from app.stories import Story, StoryRequest
@@ -61,10 +62,6 @@ async def age(db, job_id: int, *, heartbeat_s: float = 0, created_s: float = 0) 
         " created_at = created_at - make_interval(secs => :c) WHERE id = :id",
         {"h": float(heartbeat_s), "c": float(created_s), "id": job_id},
     )
-
-
-
-
 
 
 # -- intake -----------------------------------------------------------------------------

@@ -13,7 +13,8 @@ import pytest
 
 from app.queries import load_statements
 from app.queue.intake import request_hash
-from app.queue.store import INTAKE_LOCK_KEY, IntakeResult, JobStore
+from app.queue.jobs import IntakeResult
+from app.queue.store import INTAKE_LOCK_KEY, JobStore
 from app.stories import StoryRequest
 from tests.helpers.locks import wait_until_blocked
 from tests.helpers.sql import execute, fetch_val

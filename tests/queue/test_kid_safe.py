@@ -13,7 +13,8 @@ import uuid
 import httpx
 import pytest
 
-from app.queue.store import JobStore, Screening, Status
+from app.queue.jobs import Screening, Status
+from app.queue.store import JobStore
 from app.shelf.store import ShelfStore
 from app.stories import Story, StoryRequest
 from app.storytelling import moderation

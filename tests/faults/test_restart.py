@@ -9,7 +9,8 @@ import uuid
 
 import pytest
 
-from app.queue.store import JobStore, Status
+from app.queue.jobs import Status
+from app.queue.store import JobStore
 from app.stories import StoryRequest
 from tests.helpers.app import one_running_then_waiting, post_story, serve, wait_for_job
 from tests.helpers.jobs import add_job

@@ -299,7 +299,7 @@ def test_check_command_reports_broken_invariants(database_url, tmp_path):
             await conn.close()
 
     env = {**os.environ, "DATABASE_URL": database_url}
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     clean = subprocess.run([sys.executable, "-m", "app", "check"], cwd=root, env=env,
                            capture_output=True, text=True, timeout=60)
     assert clean.returncode == 0 and "invariants: ok" in clean.stdout

@@ -535,7 +535,6 @@ async def test_a_declared_length_over_the_limit_is_refused_before_reading(client
     assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 
-
 # --- what the properties found, pinned ----------------------------------------------------
 
 

@@ -37,14 +37,6 @@ def polls(html: str) -> bool:
     return all(present)
 
 
-
-
-
-
-
-
-
-
 async def test_home_has_the_form_with_a_fresh_hidden_key_each_render(client):
     first = await client.get("/")
     second = await client.get("/")

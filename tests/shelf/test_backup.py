@@ -25,7 +25,7 @@ from tests.helpers.sql import fetch_all, fetch_val
 
 pytestmark = pytest.mark.anyio
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

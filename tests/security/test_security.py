@@ -32,13 +32,9 @@ TOKEN = "s3cret-api-token"
 STRANGER = ("203.0.113.5", 1234)
 
 
-
-
 @pytest.fixture
 def household_app(make_app):
     return make_app(household_password=PASSWORD, api_token=TOKEN, allow_open=False)
-
-
 
 
 async def job_count(db) -> int:

@@ -19,7 +19,8 @@ from app.queue.estimates import (
     progress_percent,
     queue_eta_s,
 )
-from app.queue.store import Job, JobStore, Status
+from app.queue.jobs import Job, Status
+from app.queue.store import JobStore
 from app.stories import LENGTH_WORDS, READ_ALOUD_WORDS_PER_MIN, Story, StoryRequest
 from app.storytelling.demo import DemoStoryteller
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job

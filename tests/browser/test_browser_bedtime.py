@@ -27,7 +27,6 @@ from tests.helpers.browser import (
     VIEWPORTS,
     Watched,
     admin,
-    launched_chromium,
     needs_chromium,
     open_reading_menu,
     overflows,
@@ -145,13 +144,6 @@ def limited_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     with app_of_its_own(pg_url, data_dir, allow_open=True, daily_story_limit=1,
                         worker_concurrency=0) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    ARTIFACTS.mkdir(exist_ok=True)
-    with launched_chromium() as chromium:
-        yield chromium
 
 
 @pytest.fixture

@@ -1,0 +1,99 @@
+"""A job as the queue knows it: its states, why it failed, its row as an object.
+
+    job = Job.from_row(row)      # job.status: a Status; job.request: a StoryRequest
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from app.stories import StoryRequest
+
+
+class Status(enum.StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+    @property
+    def finished(self) -> bool:
+        return self in (Status.COMPLETED, Status.FAILED)
+
+
+class FailReason(enum.StrEnum):
+    """The `error_text` of a job that failed for a reason of the queue's own (any other is
+    the storyteller's short sentence). The SQL writes the same words; templates read these."""
+
+    INTERRUPTED = "interrupted"  # its process died (or shut down) before the story came
+    EXPIRED = "expired"  # it waited while no worker was alive to run it
+    CANCELLED = "cancelled"  # the family stopped it
+
+
+class Screening(enum.StrEnum):
+    """Where a stored story's kid-safe screening stands (`stories.screening`; NULL: shown)."""
+
+    PENDING = "pending"  # not screened yet: hidden, screened again later
+    FLAGGED = "flagged"  # the provider flagged it: hidden for good, but kept
+
+
+@dataclass(frozen=True)
+class Job:
+    id: int
+    idempotency_key: str
+    request_hash: str
+    request: StoryRequest
+    status: Status
+    story_id: int | None
+    error_text: str | None
+    created_at: datetime
+    started_at: datetime | None
+    completed_at: datetime | None
+    position: int | None = None  # place in line while pending (1 = next), when asked for
+    text_so_far: str = ""  # while running: the story as streamed so far
+
+    @classmethod
+    def from_row(cls, row: Any) -> Job:
+        return cls(
+            id=row["id"],
+            idempotency_key=row["idempotency_key"],
+            request_hash=row["request_hash"],
+            request=StoryRequest(
+                prompt=row["prompt"],
+                child_name=row["child_name"],
+                age=row["age"],
+                length=row["length"],
+                sequel_of=row["sequel_of"] if "sequel_of" in row else None,
+                previously=row["previously"] if "previously" in row else None,
+            ),
+            status=Status(row["status"]),
+            story_id=row["story_id"],
+            error_text=row["error_text"],
+            created_at=row["created_at"],
+            started_at=row["started_at"],
+            completed_at=row["completed_at"],
+            position=row["position"] if "position" in row else None,
+            text_so_far=row["text_so_far"] if "text_so_far" in row else "",
+        )
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    """What the intake statement found: the key's job (`replayed`) or the new one; no job
+    when the counts (each counted only up to its bound) refused it."""
+
+    job: Job | None
+    replayed: bool
+    pending: int
+    used_today: int
+
+
+@dataclass(frozen=True)
+class StoryToScreen:
+    id: int
+    job_id: int
+    title: str
+    body: str

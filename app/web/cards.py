@@ -1,0 +1,86 @@
+"""The job status card's view: what one card shows about its job. The page includes the
+card's template and the poll returns it (templates/_job_card.html).
+
+    card = await job_card(services, job)    # card.polls: whether it asks again in 3 s
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from app.queue.estimates import progress_percent, queue_eta_s
+from app.queue.jobs import Job, Screening, Status
+from app.stories import paragraphs, split_title
+
+if TYPE_CHECKING:  # built by the lifespan, handed in
+    from app.services import Services
+
+
+@dataclass(frozen=True)
+class JobCard:
+    """What a status card shows about one job."""
+
+    job: Job
+    position: int | None  # place in the queue while pending
+    expected_s: float  # how long its story takes to write, from recent history
+    progress_percent: int
+    eta_s: float | None = None  # while pending: until its story is ready (None: no worker)
+    title: str | None = None  # the story's, once completed and shown (None: deleted, hidden)
+    screening: Screening | None = None  # the story's, while it is hidden (MODERATION=on)
+
+    @property
+    def polls(self) -> bool:
+        """Whether the card asks again: while the job is unfinished, and while its story
+        waits to be screened (it is shown, or said not to be, once that is done)."""
+        return not self.job.status.finished or self.screening == Screening.PENDING
+
+    @property
+    def started_epoch(self) -> float:
+        return (self.job.started_at or self.job.created_at).timestamp()
+
+    @property
+    def eta_minutes(self) -> int | None:
+        return None if self.eta_s is None else max(math.ceil(self.eta_s / 60), 1)
+
+    @property
+    def draft(self) -> tuple[str | None, list[str]]:
+        """The story written so far: its title (once its line is done) and paragraphs."""
+        text = self.job.text_so_far.strip()
+        if not text:
+            return None, []
+        title, _, rest = text.partition("\n")
+        if not rest.strip():
+            return None, [text]
+        return split_title(text)[0], paragraphs(rest)
+
+
+async def job_card(services: Services, job: Job) -> JobCard:
+    """The card of one job: its place in line and when it should be ready, its story so
+    far, the finished story's title, or why it cannot be shown."""
+    if job.status == Status.PENDING and job.position is None:
+        job = await services.store.get(job.id) or job  # with its place in line
+    expected_s = await services.estimates.expected_s(job.request.length)
+    eta_s = None
+    if job.status == Status.PENDING and job.position is not None:
+        running, slots = await services.store.queue_capacity(services.settings.heartbeat_stale_s)
+        eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
+                            expected_s=expected_s)
+    title = screening = None
+    if job.story_id is not None:
+        shelf = await services.shelf.story_for_card(job.story_id)
+        if shelf is not None:
+            title, screening = shelf
+            if screening is not None:
+                title = None  # a hidden story's title is hidden too
+    return JobCard(
+        job=job,
+        position=job.position if job.status == Status.PENDING else None,
+        expected_s=expected_s,
+        progress_percent=progress_percent(job, expected_s=expected_s, now=time.time()),
+        eta_s=eta_s,
+        title=title,
+        screening=screening,
+    )

@@ -1,0 +1,1 @@
+"""Crashes, kill -9, restarts, outages: the guarantees under faults."""

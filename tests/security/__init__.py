@@ -1,0 +1,1 @@
+"""Who gets in: login, tokens, the cross-site rule, client addresses and host names."""

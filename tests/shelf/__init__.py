@@ -1,0 +1,1 @@
+"""The shelf: the library and its search, undo, favourites, sequels, backups, offline."""
