@@ -149,20 +149,20 @@ class Pool:
             yield connection
 
     async def fetchrow(self, sql: str, *args: object) -> Any:
-        async with self.acquire() as connection:
-            return await connection.fetchrow(sql, *args)
+        async with self._database.connection() as connection:  # not acquire(): one layer less
+            return await connection.raw_connection.fetchrow(sql, *args)
 
     async def fetch(self, sql: str, *args: object) -> list[Any]:
-        async with self.acquire() as connection:
-            return await connection.fetch(sql, *args)
+        async with self._database.connection() as connection:  # not acquire(): one layer less
+            return await connection.raw_connection.fetch(sql, *args)
 
     async def fetchval(self, sql: str, *args: object) -> Any:
-        async with self.acquire() as connection:
-            return await connection.fetchval(sql, *args)
+        async with self._database.connection() as connection:  # not acquire(): one layer less
+            return await connection.raw_connection.fetchval(sql, *args)
 
     async def execute(self, sql: str, *args: object) -> str:
-        async with self.acquire() as connection:
-            return await connection.execute(sql, *args)
+        async with self._database.connection() as connection:  # not acquire(): one layer less
+            return await connection.raw_connection.execute(sql, *args)
 
 
 def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Pool:
