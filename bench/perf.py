@@ -153,6 +153,7 @@ async def page_bytes(url: str) -> tuple[int, int, list[str]]:
     loads, as Chromium counts them (headers included); and what each visit fetched."""
     origin = url.rstrip("/")
     from playwright.async_api import async_playwright
+
     from tests.helpers.browser import CHROMIUM_ARGS
 
     async with async_playwright() as playwright:

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 
-from app.dates import when
+from app.dates import iso_time, when
 from app.errors import Invalid
 from app.queue.intake import parse_story_request, request_hash
 from app.queue.store import JobStore
@@ -81,17 +81,13 @@ def markdown_name(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
     return f"{local:%Y-%m-%d-%H%M}-{slug}{suffix}.md"
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 def story_json(story: BackupStory, file: str) -> dict[str, object]:
     request = story.request
     return {
         "uid": str(story.uid),
         "title": story.title,
         "body": story.body,
-        "created_at": _iso(story.created_at),
+        "created_at": iso_time(story.created_at, exact=True),
         "prompt": request.prompt,
         "child_name": request.child_name,
         "age": request.age,
@@ -115,7 +111,8 @@ def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: date
             archive.writestr(file, story_markdown(story, timezone))
             entries.append(story_json(story, file))
         document = {"format": FORMAT, "version": FORMAT_VERSION,
-                    "exported_at": _iso(exported_at), "count": len(entries), "stories": entries}
+                    "exported_at": iso_time(exported_at, exact=True), "count": len(entries),
+                    "stories": entries}
         archive.writestr("stories.json", json.dumps(document, ensure_ascii=False, indent=1))
     return buffer.getvalue()
 
