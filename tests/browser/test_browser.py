@@ -9,27 +9,23 @@ injecting the vendored axe-core into each page.
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import pytest
 
-from app.config import Settings
 from tests.helpers.browser import (
     AXE,
     STORY_WAIT_MS,
     VIEWPORTS,
     Watched,
-    admin,
+    app_of_its_own,
     needs_chromium,
     open_reading_menu,
     overflows,
     request_story,
-    served_over_http,
 )
-from tests.helpers.database import TEMPLATE_DB, with_database
 
 pytestmark = needs_chromium
 
@@ -42,19 +38,9 @@ class LiveApp:
 @pytest.fixture(scope="module")
 def live_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveApp]:
     """The app over real HTTP on 127.0.0.1, with a database of its own."""
-    name = f"browser_{int(time.time() * 1000)}"
-    admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
-    settings = Settings(
-        database_url=with_database(pg_url, name),
-        data_dir=tmp_path_factory.mktemp("browser-data"),
-        storyteller="demo",
-        demo_delay_s=1.5,
-        shutdown_grace_s=2,
-        allow_open=True,
-    )
-    with served_over_http(settings) as url:
+    with app_of_its_own(pg_url, tmp_path_factory.mktemp("browser-data"),
+                        allow_open=True) as url:
         yield LiveApp(url)
-    admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

@@ -11,28 +11,22 @@ demo storyteller on a database of its own; screenshots go to test-artifacts/.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from app.config import Settings
 from tests.helpers.browser import (
     ARTIFACTS,
     STORY_WAIT_MS,
     VIEWPORTS,
     Watched,
-    admin,
+    app_of_its_own,
     needs_chromium,
     open_reading_menu,
     overflows,
-    served_over_http,
 )
-from tests.helpers.database import TEMPLATE_DB, with_database
 
 pytestmark = needs_chromium
 
@@ -93,24 +87,6 @@ SPEECH_STUB = """
   synth.pause = () => {};
   synth.resume = () => {};
 """
-
-
-@contextlib.contextmanager
-def app_of_its_own(pg_url: str, data_dir: Path, **overrides: object) -> Iterator[str]:
-    name = f"bedtime_{uuid.uuid4().hex[:12]}"
-    admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
-    settings = Settings(
-        database_url=with_database(pg_url, name),
-        data_dir=data_dir,
-        storyteller="demo",
-        shutdown_grace_s=2,
-        **{"demo_delay_s": 1.5, **overrides},
-    )
-    try:
-        with served_over_http(settings) as url:
-            yield url
-    finally:
-        admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import os
 import shutil
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -26,7 +27,7 @@ import uvicorn
 
 from app.config import Settings
 from app.main import create_app
-from tests.helpers.database import run_admin
+from tests.helpers.database import TEMPLATE_DB, run_admin, with_database
 from tests.helpers.fake_llm import free_port
 
 CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
@@ -134,3 +135,21 @@ def request_story(page) -> str:
     # A locator wait, not wait_for_function: that one evaluates a string, which the CSP forbids.
     page.locator("#jobs .job-card").nth(before).wait_for(state="attached")
     return page.locator("#jobs .job-card").first.get_attribute("id").removeprefix("job-")
+
+
+@contextlib.contextmanager
+def app_of_its_own(pg_url: str, data_dir: Path, **overrides: object) -> Iterator[str]:
+    name = f"bedtime_{uuid.uuid4().hex[:12]}"
+    admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
+    settings = Settings(
+        database_url=with_database(pg_url, name),
+        data_dir=data_dir,
+        storyteller="demo",
+        shutdown_grace_s=2,
+        **{"demo_delay_s": 1.5, **overrides},
+    )
+    try:
+        with served_over_http(settings) as url:
+            yield url
+    finally:
+        admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
