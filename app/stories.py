@@ -1,5 +1,6 @@
 """The core types every part shares, and what is true of any story, whoever wrote it:
-lengths, reading time, cleaning, paragraphs and the title line. No I/O.
+lengths, reading time, cleaning, paragraphs and the title line, ids, a backup's story.
+No I/O.
 
     request = StoryRequest(prompt="a dragon who is afraid of the dark", length="short")
     story = clean_story(await storyteller.write(request, job_id=17))
@@ -77,6 +78,7 @@ class Storyteller(Protocol):
 _UNSTORABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 INT4_MAX = 2**31 - 1  # an integer column
 ID_MAX = 2**63 - 1  # a bigint id
+_ID_MAX_DIGITS = len(str(ID_MAX))
 PREVIOUSLY_MAX_CHARS = 1000  # story_jobs.previously's CHECK
 
 
@@ -109,7 +111,7 @@ def token_count(value: object) -> int | None:
 def parse_id(raw: str) -> int | None:
     """An id as text (a path, a query, a form): digits within bigint range, else None."""
     # Too many digits is out of range; checked first, as int() refuses over 4300 of them.
-    if not raw.isascii() or not raw.isdecimal() or len(raw.lstrip("0")) > len(str(ID_MAX)):
+    if not raw.isascii() or not raw.isdecimal() or len(raw.lstrip("0")) > _ID_MAX_DIGITS:
         return None
     number = int(raw)
     return number if 1 <= number <= ID_MAX else None

@@ -28,8 +28,6 @@ SESSION_COOKIE = "bedtime_session"
 
 
 class Guard:
-    """The security decisions, each a small method; the middleware only applies them."""
-
     def __init__(self, settings: Settings, *, secret_key: str | None) -> None:
         self.password = settings.household_password
         self.api_token = settings.api_token

@@ -262,3 +262,46 @@ UPDATE story_jobs
    SET status = 'completed', story_id = :story_id, completed_at = :created_at
  WHERE id = :job_id AND status = 'running'
 RETURNING id
+
+-- The stories a job makes: screened after it is stored, purged with their jobs, restored
+-- from a backup with a job of their own (the store's, as jobs are).
+
+-- name: stories_awaiting_screening
+-- Stories stored while the moderation endpoint could not answer, oldest first: the
+-- periodic re-screening asks about them again.
+SELECT id, job_id, title, body FROM stories
+ WHERE screening = 'pending' AND deleted_at IS NULL
+ ORDER BY created_at, id
+ LIMIT :limit
+
+-- name: finish_screening
+-- A story's screening ends: 'pending' -> NULL (passed: shown) or 'flagged' (hidden for
+-- good). Zero rows: it was not waiting (another process screened it first).
+UPDATE stories SET screening = :screening
+ WHERE id = :story_id AND screening = 'pending'
+RETURNING id
+
+-- name: purge_deleted_stories
+-- Deleted more than :keep_s ago: gone for good, the story and the completed job that made
+-- it (one statement, so the job never points at a missing story). Sequels that continued
+-- a purged story keep their place; their link back is cleared (ON DELETE SET NULL).
+WITH gone AS (
+    DELETE FROM stories
+     WHERE deleted_at < now() - make_interval(secs => :keep_s)
+    RETURNING id, job_id
+)
+DELETE FROM story_jobs
+ WHERE id IN (SELECT job_id FROM gone) AND status = 'completed'
+RETURNING story_id AS id
+
+-- name: story_by_uid
+-- A story restored earlier (or made here) with this stable id, deleted or not.
+SELECT id FROM stories WHERE uid = :uid
+
+-- name: import_story
+-- A story from a backup, under its own uid, time and favourite mark.
+INSERT INTO stories (uid, job_id, title, body, model, prompt_tokens, completion_tokens,
+                     created_at, favourite)
+VALUES (:uid, :job_id, :title, :body, :model, :prompt_tokens, :completion_tokens,
+        :created_at, :favourite)
+RETURNING id

@@ -1,5 +1,6 @@
--- The shelf: stories on it, deleted, starred, screened, sequels, backups. None of
--- these writes a job's status (the import's job statements are in jobs.sql).
+-- The shelf: stories on it, found, starred, deleted and restored, sequels, the export. The
+-- shelf store's alone; none of these writes a job (screening, the purge and a backup's
+-- import are the job store's, in jobs.sql).
 
 -- name: get_story
 -- One story still on the shelf (not deleted, not hidden by screening), with the request
@@ -67,21 +68,6 @@ SELECT title FROM shelf_stories WHERE id = :story_id
 -- story was deleted from the shelf.
 SELECT title, screening FROM stories WHERE id = :story_id AND deleted_at IS NULL
 
--- name: stories_awaiting_screening
--- Stories stored while the moderation endpoint could not answer, oldest first: the
--- periodic re-screening asks about them again.
-SELECT id, job_id, title, body FROM stories
- WHERE screening = 'pending' AND deleted_at IS NULL
- ORDER BY created_at, id
- LIMIT :limit
-
--- name: finish_screening
--- A story's screening ends: 'pending' -> NULL (passed: shown) or 'flagged' (hidden for
--- good). Zero rows: it was not waiting (another process screened it first).
-UPDATE stories SET screening = :screening
- WHERE id = :story_id AND screening = 'pending'
-RETURNING id
-
 -- name: restore_story
 -- Undo a delete: back on the shelf, in its old place (nothing else about it changed).
 -- Zero rows: it was not deleted, or was deleted too long ago (:keep_s) to come back.
@@ -106,19 +92,6 @@ SELECT count(*) FROM stories
  WHERE deleted_at IS NOT NULL AND screening IS NULL
    AND deleted_at >= now() - make_interval(secs => :keep_s)
 
--- name: purge_deleted_stories
--- Deleted more than :keep_s ago: gone for good, the story and the completed job that made
--- it (one statement, so the job never points at a missing story). Sequels that continued
--- a purged story keep their place; their link back is cleared (ON DELETE SET NULL).
-WITH gone AS (
-    DELETE FROM stories
-     WHERE deleted_at < now() - make_interval(secs => :keep_s)
-    RETURNING id, job_id
-)
-DELETE FROM story_jobs
- WHERE id IN (SELECT job_id FROM gone) AND status = 'completed'
-RETURNING story_id AS id
-
 -- name: story_sequels
 -- The stories on the shelf that continue this one, in the order they were written.
 SELECT s.id, s.title FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
@@ -134,18 +107,6 @@ SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN stories earlier ON earlier.id = j.sequel_of
  ORDER BY s.created_at, s.id
-
--- name: story_by_uid
--- A story restored earlier (or made here) with this stable id, deleted or not.
-SELECT id FROM stories WHERE uid = :uid
-
--- name: import_story
--- A story from a backup, under its own uid, time and favourite mark.
-INSERT INTO stories (uid, job_id, title, body, model, prompt_tokens, completion_tokens,
-                     created_at, favourite)
-VALUES (:uid, :job_id, :title, :body, :model, :prompt_tokens, :completion_tokens,
-        :created_at, :favourite)
-RETURNING id
 
 -- name: deleted_story_title
 -- The title of a story deleted within :keep_s, for the Undo that follows a delete.
