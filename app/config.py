@@ -22,6 +22,7 @@ from starlette.config import Config
 T = TypeVar("T")
 
 STORYTELLERS = ("openai", "demo")
+LLM_APIS = ("chat", "responses", "auto")
 DEFAULT_STORY_MODEL = "gpt-4o-mini"
 # A heartbeat is judged stale only after this many intervals went by without one.
 HEARTBEAT_STALE_MIN_BEATS = 3
@@ -48,6 +49,9 @@ class Settings:
     openai_base_url: str | None = None
     story_model: str = DEFAULT_STORY_MODEL
     storyteller: str = "demo"
+    # chat: Chat Completions, streamed on this process's connection; responses: background
+    # mode, the story written at the provider and picked up again by id (resolved from auto).
+    llm_api: str = "chat"
     llm_timeout_s: float = 180.0
     queue_max: int = 8
     worker_concurrency: int = 1
@@ -93,6 +97,11 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
     if storyteller == "openai" and not api_key:
         raise ConfigError("STORYTELLER=openai needs OPENAI_API_KEY to be set")
 
+    base_url = read("OPENAI_BASE_URL", _http_url, None)
+    llm_api = read("LLM_API", _choice(LLM_APIS), "auto")
+    if llm_api == "auto":  # OpenAI itself has background mode; other servers may not
+        llm_api = "responses" if base_url is None else "chat"
+
     heartbeat_interval_s = read("HEARTBEAT_INTERVAL_S", _number(minimum=0.1, maximum=600),
                                 DEFAULT.heartbeat_interval_s)
     heartbeat_stale_s = read("HEARTBEAT_STALE_S", _number(minimum=1, maximum=3600),
@@ -125,7 +134,8 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         pgbouncer=(read("DATABASE_PGBOUNCER", _flag, DEFAULT.pgbouncer)
                    or _pgbouncer_flag(database_url)),
         openai_api_key=api_key,
-        openai_base_url=read("OPENAI_BASE_URL", _http_url, None),
+        openai_base_url=base_url,
+        llm_api=llm_api,
         story_model=read("STORY_MODEL", _text, DEFAULT.story_model),
         storyteller=storyteller,
         llm_timeout_s=read("LLM_TIMEOUT_S", _number(minimum=1, maximum=3600),

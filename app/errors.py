@@ -45,6 +45,13 @@ class NotFound(AppError):
     code = "not_found"
 
 
+class Conflict(AppError):
+    """The job is not in a state that allows this (finished already, nothing to finish)."""
+
+    status_code = 409
+    code = "conflict"
+
+
 class TooLarge(AppError):
     status_code = 413
     code = "body_too_large"

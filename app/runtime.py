@@ -23,11 +23,12 @@ from app.storytelling.demo import DemoStoryteller
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
 from app.storytelling.provider import ProviderClient, warm_up
+from app.storytelling.responses import BackgroundStoryteller
 
 
 @contextlib.asynccontextmanager
 async def running_services(
-    settings: Settings, storyteller: Storyteller | None = None
+    settings: Settings, storyteller: Storyteller | BackgroundStoryteller | None = None
 ) -> AsyncIterator[Services]:
     url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
     db = pool_for(settings, url)
@@ -50,7 +51,7 @@ async def running_services(
         await db.close()
 
 
-def make_storyteller(settings: Settings) -> Storyteller:
+def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:
     if settings.storyteller == "openai":
         client = ProviderClient(
             api_key=settings.openai_api_key,
@@ -58,6 +59,8 @@ def make_storyteller(settings: Settings) -> Storyteller:
             max_retries=0,  # one request per job, ever: a retry is a second bill
             timeout_s=settings.llm_timeout_s,
         )
+        if settings.llm_api == "responses":
+            return BackgroundStoryteller(client, model=settings.story_model)
         return OpenAIStoryteller(client, model=settings.story_model)
     return DemoStoryteller(delay_s=settings.demo_delay_s)
 

@@ -106,6 +106,7 @@ class Services:
                 concurrency=settings.worker_concurrency,
                 llm_timeout_s=settings.llm_timeout_s,
                 heartbeat_interval_s=settings.heartbeat_interval_s,
+                heartbeat_stale_s=settings.heartbeat_stale_s,
                 screener=screener,
             ),
             sweeper=Sweeper(
@@ -126,6 +127,10 @@ class Services:
             estimates=estimates_for(settings, store),
             screener=screener,
         )
+
+    def __post_init__(self) -> None:
+        # A stop asked for in any process reaches this one's worker by NOTIFY.
+        self.wakeup.on_stop = self.worker.stop_requested
 
     @property
     def runs_jobs(self) -> bool:
@@ -151,6 +156,8 @@ class Services:
             "started",
             boot_id=self.boot_id,
             storyteller=self.storyteller.name,
+            llm_api=("responses" if self.worker.background
+                     else "chat" if self.storyteller.name == "openai" else "none"),
             worker_concurrency=self.settings.worker_concurrency,
             wakeups="notify" if self.wakeup.can_listen else f"every {IDLE_RECHECK_S:g}s",
             waiting_jobs=await self.store.count_pending(),
@@ -180,10 +187,13 @@ class Services:
                 delay_s = min(delay_s * 2, 5.0)
 
     async def stop(self) -> None:
-        """Stop claiming at once; give running jobs the grace period; leave the waiting
-        ones pending for any other process (or this app's next start)."""
+        """Stop claiming at once; hand the stories being written at the provider over
+        (any live worker adopts them), or give running jobs the grace period; leave the
+        waiting ones pending for any other process (or this app's next start)."""
         self.intake.closed = True
         self.worker.stop_taking_jobs()
+        if self.worker.background:
+            self.worker.hand_over()
         if self.worker.busy:
             log("shutdown_waiting", job_ids=",".join(map(str, sorted(self.worker.current_job_ids))),
                 grace_s=self.settings.shutdown_grace_s)

@@ -33,6 +33,10 @@ class StoryRequest:
     # told about that one (its title and characters, never its whole text).
     sequel_of: int | None = None
     previously: str | None = None
+    # Finishing a story cut short: the job whose words it carries on from, and those words
+    # (title line and all, cut at their last whole sentence), which the story begins with.
+    finish_of: int | None = None
+    carried_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -63,12 +67,46 @@ class StorytellerError(Exception):
     """The storyteller could not write this story; str(error) is short and readable."""
 
 
+class ResponseGone(StorytellerError):
+    """The provider no longer has the background response (it answered 404)."""
+
+
 class Storyteller(Protocol):
+    """Writes a story in one call, on this process's connection (`LLM_API=chat`, the demo)."""
+
     name: str
 
     async def write(
         self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
     ) -> Story: ...
+
+    async def aclose(self) -> None: ...
+
+
+# Receives the story as written so far and the provider's sequence number of the event
+# that brought it (background mode).
+ProgressSink = Callable[[str, int], None]
+
+
+class BackgroundStoryteller(Protocol):
+    """Has the story written at the provider (`LLM_API=responses`): `start` is the one
+    billed request and answers with the response's id at once; `follow` reads the story
+    by that id, from any process, from any event on, as often as needed, for free."""
+
+    name: str
+    background: bool  # True: the worker starts, follows, hands over and adopts
+
+    async def start(self, request: StoryRequest, *, job_id: int) -> str: ...
+
+    async def follow(
+        self, response_id: str, request: StoryRequest, *, job_id: int, text: str,
+        after: int | None, on_progress: ProgressSink,
+    ) -> Story:
+        """The finished story; `text` is the model's text up to event `after` (None: from
+        the start). Raises ResponseGone, or StorytellerError with the short reason."""
+        ...
+
+    async def cancel(self, response_id: str, *, job_id: int) -> None: ...
 
     async def aclose(self) -> None: ...
 
@@ -128,6 +166,35 @@ def cut_to_last_sentence(text: str) -> str:
     if not ends:
         return text.rstrip() + "…"
     return text[: ends[-1]].rstrip()
+
+
+def carried_words(text_so_far: str) -> str | None:
+    """What finishing a story cut short carries on from: its title line, a blank line, and
+    the story so far up to its last whole sentence; None when no words were kept."""
+    text = clean_text(text_so_far).strip()
+    if not text:
+        return None
+    title, body = split_title(text) if "\n" in text else (text[:200], "")
+    ends = [match.end() for match in _SENTENCE_END.finditer(body)]
+    begun = body[: ends[-1]].rstrip() if ends else ""
+    return f"{title}\n\n{begun}"
+
+
+def finished_text(carried: str, rest: str) -> str:
+    """A finished story's whole text: the carried words, then the model's `rest` (a new
+    paragraph when the model began one, else the same one)."""
+    title, _, begun = carried.partition("\n\n")
+    if not begun.strip():
+        return f"{title}\n\n{rest.lstrip()}"
+    joint = "\n\n" if rest[:1] == "\n" else " "
+    return f"{title}\n\n{begun.rstrip()}{joint}{rest.lstrip()}"
+
+
+def rest_of(carried: str, text: str) -> str:
+    """The model's part of a finished story's text so far (finished_text's inverse)."""
+    title, _, begun = carried.partition("\n\n")
+    head = f"{title}\n\n{begun.rstrip()}" if begun.strip() else f"{title}\n\n"
+    return text[len(head):] if text.startswith(head) else ""
 
 
 _BLANK_LINES = re.compile(r"\n\s*\n")

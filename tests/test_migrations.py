@@ -110,7 +110,7 @@ def test_every_status_write_is_guarded_and_returns_its_id():
 
 
 @pytest.mark.parametrize(("name", "guard"), [
-    ("complete_job", "AND status = 'running'"),
+    ("fail_job", "AND status = 'running'"),
     ("sweep_dead_running", "AND story_jobs.status = 'running'"),  # inside a CTE
     ("import_job", "ON CONFLICT (idempotency_key) DO NOTHING"),
     ("purge_deleted_stories", "AND status = 'completed'"),

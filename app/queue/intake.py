@@ -111,11 +111,14 @@ def parse_story_request(data: object, *, from_form: bool = False) -> StoryReques
 
 def request_hash(request: StoryRequest) -> str:
     """Equal for requests that mean the same story: normalised fields, order ignored.
-    A sequel's two fields count only when set, so every other request hashes as before."""
+    A sequel's fields, and the job a finish carries on from, count only when set, so
+    every other request hashes as before."""
     fields: dict[str, object] = {"prompt": request.prompt, "child_name": request.child_name,
                                  "age": request.age, "length": request.length}
     if request.sequel_of is not None:
         fields |= {"sequel_of": request.sequel_of, "previously": request.previously}
+    if request.finish_of is not None:
+        fields |= {"finish_of": request.finish_of}
     canonical = json.dumps(
         fields,
         sort_keys=True,

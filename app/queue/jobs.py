@@ -53,7 +53,16 @@ class Job:
     started_at: datetime | None
     completed_at: datetime | None
     position: int | None = None  # place in line while pending (1 = next), when asked for
-    text_so_far: str = ""  # while running: the story as streamed so far
+    text_so_far: str = ""  # while running: the story as streamed so far; once failed, kept
+    # Background mode: the provider's id for the story, and its last event saved.
+    response_id: str | None = None
+    response_sequence: int | None = None
+    cancel_requested: bool = False  # the family asked to stop it
+
+    @property
+    def can_finish(self) -> bool:
+        """Failed with words kept: "Finish this story" can carry on from them."""
+        return self.status == Status.FAILED and bool(self.text_so_far.strip())
 
     @classmethod
     def from_row(cls, row: Any) -> Job:
@@ -68,6 +77,8 @@ class Job:
                 length=row["length"],
                 sequel_of=row["sequel_of"] if "sequel_of" in row else None,
                 previously=row["previously"] if "previously" in row else None,
+                finish_of=row["finish_of"] if "finish_of" in row else None,
+                carried_text=row["carried_text"] if "carried_text" in row else None,
             ),
             status=Status(row["status"]),
             story_id=row["story_id"],
@@ -77,7 +88,19 @@ class Job:
             completed_at=row["completed_at"],
             position=row["position"] if "position" in row else None,
             text_so_far=row["text_so_far"] if "text_so_far" in row else "",
+            response_id=row["response_id"] if "response_id" in row else None,
+            response_sequence=row["response_sequence"] if "response_sequence" in row else None,
+            cancel_requested=("cancel_requested_at" in row
+                              and row["cancel_requested_at"] is not None),
         )
+
+
+@dataclass(frozen=True)
+class Held:
+    """A running job's owner saved to it (its heartbeat): the job is still its own, and
+    whether the family asked to stop it meanwhile."""
+
+    cancel_requested: bool = False
 
 
 @dataclass(frozen=True)

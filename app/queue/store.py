@@ -7,7 +7,10 @@ the only code that knows the names of the job queries (sql/queries/jobs.sql).
     job = await store.claim_next(boot_id)                    # None: nothing to run
 
     pending ──► running ──► completed
-       │           │
+       │           │   ▲          ▲
+       │           ▼   │ adopt     │ its owner, alive all along (cut off from the database)
+       │     running, unowned      │
+       │     (handed over)         │
        └───────────┴──────► failed (error_text: a FailReason, or the storyteller's reason)
 
 Every statement that writes `status`, each guarded by the state it expects (no row back:
@@ -19,10 +22,18 @@ another writer moved the job first; it is logged once and the caller leaves the 
                                                                  QUEUE_MAX, the day's limit
     claim_next_job            pending -> running                 status = 'pending',
                                                                  FOR UPDATE SKIP LOCKED
-    complete_job              running -> completed               status = 'running'
-    fail_job                  running -> failed                  status = 'running'
+    adopt_job                 running -> running (a new owner)   status = 'running', a
+                                                                 response id, unowned or
+                                                                 its heartbeat stale
+    release_job               running -> running (unowned)       status = 'running', ours,
+                                                                 a response id
+    complete_job              running -> completed, or           ours, no story yet, status
+                              failed 'interrupted' -> completed  = 'running' or 'interrupted'
+    fail_job                  running -> failed                  status = 'running', ours
+    cancel_pending_job        pending -> failed 'cancelled'      status = 'pending'
     sweep_dead_running        running -> completed (stored) or   status = 'running', its
-                              failed 'interrupted'               heartbeat stale
+                              failed 'interrupted'               heartbeat stale, and no
+                                                                 response id unless stored
     sweep_expired_pending     pending -> failed 'expired'        status = 'pending', waited
                                                                  past the threshold, no
                                                                  worker alive
@@ -31,12 +42,15 @@ another writer moved the job first; it is logged once and the caller leaves the 
     purge_deleted_stories     completed -> (gone)                status = 'completed', its
                                                                  story deleted 30 days ago
 
-The worker writes claim, complete and fail; the sweeper both sweeps and the purge; intake
-the first; a backup's import its two, in one transaction.
+The worker writes claim, adopt, release, complete and fail; the sweeper both sweeps and the
+purge; intake the first; the stop handler the pending cancel; a backup's import its two,
+in one transaction.
 
-`beat_heartbeat` and `save_text_so_far` write no status, but only while the job is
-`running` and claimed by the caller. tests/test_migrations.py checks that every status
-write carries its guard.
+`beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
+status, and all but the last only while the job is `running` and claimed by the caller
+("ours"): a worker whose save finds no row has lost the job (to an adopter, or to a
+sweep) and stores nothing. tests/test_migrations.py checks that every status write
+carries its guard.
 """
 
 from __future__ import annotations
@@ -48,7 +62,7 @@ from typing import Any
 
 from app.logs import log
 from app.queries import Queryable, Statements
-from app.queue.jobs import IntakeResult, Job, Screening, Status, StoryToScreen
+from app.queue.jobs import Held, IntakeResult, Job, Screening, Status, StoryToScreen
 from app.stories import DELETED_KEEP_S, BackupStory, Story, StoryRequest
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
@@ -181,7 +195,8 @@ class JobStore(Statements):
             "idempotency_key": idempotency_key, "request_hash": request_hash,
             "prompt": request.prompt, "child_name": request.child_name, "age": request.age,
             "length": request.length, "sequel_of": request.sequel_of,
-            "previously": request.previously, "since": since, "queue_max": queue_max,
+            "previously": request.previously, "finish_of": request.finish_of,
+            "carried_text": request.carried_text, "since": since, "queue_max": queue_max,
             "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
         })
         job = Job.from_row(row) if row["id"] is not None else None
@@ -193,29 +208,67 @@ class JobStore(Statements):
         row = await self._one("claim_next_job", {"boot_id": boot_id})
         return Job.from_row(row) if row else None
 
-    async def beat(self, job_id: int, boot_id: uuid.UUID) -> bool:
-        """Refresh a running job's heartbeat; False once it is no longer ours to run."""
-        row = await self._one("beat_heartbeat", {"job_id": job_id, "boot_id": boot_id})
+    async def adopt(self, boot_id: uuid.UUID, stale_s: float) -> Job | None:
+        """Take over the oldest running job whose story goes on at the provider and whose
+        owner let go of it or died; None when there is none."""
+        row = await self._one("adopt_job", {"boot_id": boot_id, "stale_s": float(stale_s)})
+        return Job.from_row(row) if row else None
+
+    async def beat(self, job_id: int, boot_id: uuid.UUID) -> Held | None:
+        """Refresh a running job's heartbeat; None once it is no longer ours to run."""
+        return _held(await self._one("beat_heartbeat", {"job_id": job_id, "boot_id": boot_id}))
+
+    async def save_text_so_far(
+        self, job_id: int, boot_id: uuid.UUID, text: str, *, sequence: int | None = None
+    ) -> Held | None:
+        """The streamed text so far (with the provider's sequence number of its last event,
+        in background mode) on our running job, and its heartbeat; None once the job is no
+        longer ours to write."""
+        return _held(await self._one(
+            "save_text_so_far",
+            {"job_id": job_id, "boot_id": boot_id, "text_so_far": text, "sequence": sequence},
+        ))
+
+    async def save_response_id(
+        self, job_id: int, boot_id: uuid.UUID, response_id: str
+    ) -> Held | None:
+        """The provider's id for our job's story, saved once; None when the job is not ours
+        (or has an id already)."""
+        return _held(await self._one(
+            "save_response_id",
+            {"job_id": job_id, "boot_id": boot_id, "response_id": response_id},
+        ))
+
+    async def release(
+        self, job_id: int, boot_id: uuid.UUID, text: str, *, sequence: int | None
+    ) -> bool:
+        """Hand our running job over (shutting down): its story goes on at the provider and
+        any live worker adopts it. False when it was not ours to let go."""
+        row = await self._one("release_job", {"job_id": job_id, "boot_id": boot_id,
+                                              "text_so_far": text, "sequence": sequence})
         return row is not None
 
-    async def save_text_so_far(self, job_id: int, boot_id: uuid.UUID, text: str) -> bool:
-        """The streamed text so far, on our running job (and its heartbeat); False once
-        the job is no longer ours to write."""
-        row = await self._one(
-            "save_text_so_far",
-            {"job_id": job_id, "boot_id": boot_id, "text_so_far": text},
-        )
+    async def request_cancel(self, job_id: int) -> bool:
+        """Ask a running job's owner to stop it; False when the job is not running."""
+        return await self._one("request_cancel", {"job_id": job_id}) is not None
+
+    async def cancel_pending(self, job_id: int) -> bool:
+        """pending -> failed ('cancelled'): it is never sent to the model."""
+        row = await self._guarded("cancel_pending_job", "cancel_pending", job_id=job_id)
         return row is not None
 
     async def insert_story(
-        self, job_id: int, story: Story, *, screening: Screening | None = None
-    ) -> int:
-        """Store the story (idempotent: a retry gets the first insert's id); hidden until
-        screened when `screening` is PENDING."""
+        self, job_id: int, boot_id: uuid.UUID, story: Story, *,
+        screening: Screening | None = None,
+    ) -> int | None:
+        """Store the story of our job (idempotent: a retry gets the first insert's id);
+        hidden until screened when `screening` is PENDING. None when the job is not ours
+        to store a story for (adopted by another worker, stopped, or completed)."""
         return await self._val(
             "insert_story",
             {
                 "job_id": job_id,
+                "boot_id": boot_id,
                 "title": story.title,
                 "body": story.body,
                 "model": story.model,
@@ -234,14 +287,20 @@ class JobStore(Statements):
         )
         return row is not None
 
-    async def complete(self, job_id: int, story_id: int) -> bool:
-        """running -> completed."""
-        row = await self._guarded("complete_job", "complete", job_id=job_id, story_id=story_id)
+    async def complete(self, job_id: int, boot_id: uuid.UUID, story_id: int) -> bool:
+        """Our running job -> completed (or our 'interrupted' one: we were alive)."""
+        row = await self._guarded("complete_job", "complete", job_id=job_id, boot_id=boot_id,
+                                  story_id=story_id)
         return row is not None
 
-    async def fail(self, job_id: int, error_text: str) -> bool:
-        """running -> failed."""
-        row = await self._guarded("fail_job", "fail", job_id=job_id, error_text=error_text)
+    async def fail(
+        self, job_id: int, boot_id: uuid.UUID, error_text: str, *,
+        text_so_far: str | None = None,
+    ) -> bool:
+        """Our running job -> failed, keeping its words (`text_so_far`: the latest, when
+        newer than the saved ones)."""
+        row = await self._guarded("fail_job", "fail", job_id=job_id, boot_id=boot_id,
+                                  error_text=error_text, text_so_far=text_so_far)
         return row is not None
 
     async def sweep_dead_running(self, stale_s: float) -> tuple[list[int], list[int]]:
@@ -289,3 +348,7 @@ class JobStore(Statements):
         if row is None:
             log("guard_lost", level=logging.WARNING, job_id=params["job_id"], transition=transition)
         return row
+
+
+def _held(row: Any) -> Held | None:
+    return Held(cancel_requested=bool(row["cancel_requested"])) if row else None

@@ -10,6 +10,10 @@ process's worker claims it from there. The intake sends `pg_notify` in the trans
 that creates a job, so an idle worker in any process wakes the moment it commits. A lost
 notification or a dropped LISTEN connection only delays a job until the next re-check.
 
+The same connection hears the family's requests to stop a running job (`pg_notify` on
+CANCEL_CHANNEL with the job's id), handed to `on_stop`: the job's owner, in whichever
+process, stops it at once. Where LISTEN is off, the owner's heartbeat sees the request.
+
 LISTEN needs a connection of its own: the pool resets a connection when it is released,
 which would end the LISTEN. This one is reconnected whenever it drops.
 """
@@ -26,6 +30,7 @@ import asyncpg
 from app.logs import log
 
 CHANNEL = "story_jobs"
+CANCEL_CHANNEL = "story_jobs_cancel"
 # A listening connection that has been quiet this long is asked whether it is still there
 # (a half-open TCP connection would otherwise wait silently forever).
 LISTEN_PROBE_S = 30.0
@@ -43,6 +48,7 @@ class Wakeup:
         self._connect = connect
         self.recheck_s = recheck_s
         self.listening = False
+        self.on_stop: Callable[[int], None] | None = None  # set by the worker's owner
         self._event = asyncio.Event()
 
     @property
@@ -91,6 +97,7 @@ class Wakeup:
         closed = asyncio.Event()
         connection.add_termination_listener(lambda _connection: closed.set())
         await connection.add_listener(CHANNEL, lambda *_notification: self.poke())
+        await connection.add_listener(CANCEL_CHANNEL, self._stop_requested)
         self.listening = True
         self.poke()  # whatever was committed while nobody listened
         while not closed.is_set():
@@ -99,3 +106,8 @@ class Wakeup:
             if not closed.is_set():
                 await connection.fetchval("SELECT 1", timeout=LISTEN_PROBE_TIMEOUT_S)
         log("listen_lost", level=logging.WARNING, error="connection closed")
+
+    def _stop_requested(self, _connection: object, _pid: int, _channel: str,
+                        payload: str) -> None:
+        if self.on_stop is not None and payload.isdecimal():
+            self.on_stop(int(payload))

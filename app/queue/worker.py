@@ -7,11 +7,23 @@
 Each slot claims the oldest pending job from the table (any process may have accepted
 it), so nothing in this process decides which jobs exist. The storyteller is called only
 after this worker won the claim (pending -> running), and never again for that job:
-whatever goes wrong afterwards fails the job at once, with a short reason, except a
-database outage, which the worker waits out (or, past its patience, leaves to the
-sweeper). The finished story is cleaned (control characters, lone surrogates) and stored
-before the job is completed, and the job's heartbeat beats until it is, so a crash in
-between leaves a stored story that recovery attaches to its job.
+whatever goes wrong afterwards fails the job at once, with a short reason and the words
+written so far, except a database outage, which the worker waits out (or, past its
+patience, leaves to the sweeper). The finished story is cleaned (control characters,
+lone surrogates) and stored before the job is completed, and the job's heartbeat beats
+until it is, so a crash in between leaves a stored story that recovery attaches to it.
+
+With a background storyteller (LLM_API=responses) the one billed request starts the story
+at the provider and its id is saved on the row before anything else; the worker then
+follows the story by that id. A slot first adopts a running job that has an id and no
+live owner (handed over at a shutdown, or its process died), following the same story
+from the last event saved: already paid for, it comes before new jobs. At shutdown each
+such job is handed over (`hand_over`) instead of waited for. A worker whose saves find
+the job no longer its own (an adopter took it) stops at once and stores nothing.
+
+Stopping: the family's request reaches the job's owner by NOTIFY (`stop_requested`) or at
+its next heartbeat; the owner closes the stream (chat) or cancels the response at the
+provider, and fails the job 'cancelled', keeping its words.
 
 With a `screener` (MODERATION=on) the story is stored hidden and screened after its job
 completed, outside `llm_timeout_s`, which bounds the storyteller's call alone.
@@ -21,18 +33,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import logging
 import uuid
+from collections.abc import Awaitable
+from typing import Any
 
 import asyncpg
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log
-from app.queue.jobs import FailReason, Job, Screening
+from app.queue.jobs import FailReason, Held, Job, Screening, Status
 from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
-from app.stories import Story, StoryRequest, Storyteller, StorytellerError, clean_story, clean_text
+from app.stories import (
+    ResponseGone,
+    Story,
+    StorytellerError,
+    clean_story,
+    clean_text,
+    finished_text,
+    rest_of,
+)
 
 # Storing a story that was paid for is retried through a database outage this long.
 STORE_RETRY_S = 300.0
@@ -47,6 +70,17 @@ STORE_RETRYABLE: tuple[type[BaseException], ...] = (
 CLAIM_RETRY_S = 1.0
 # The text streamed so far is saved this often (the status card polls every 3 s).
 TEXT_SAVE_INTERVAL_S = 1.5
+# Where LISTEN is off (PgBouncer), a stop is seen at a heartbeat: beat at least this often.
+STOP_CHECK_S = 2.0
+
+
+class Interruption(enum.Enum):
+    """Why a story being written is put down before it is done."""
+
+    # In order of precedence: a job adopted elsewhere is that worker's to stop or finish.
+    LOST = "lost"  # another worker adopted it: not ours to store any more
+    STOP = "stop"  # the family asked to stop it
+    HAND_OVER = "hand_over"  # this process is shutting down; another will adopt it
 
 
 class Worker:
@@ -54,26 +88,35 @@ class Worker:
         self,
         store: JobStore,
         wakeup: Wakeup,
-        storyteller: Storyteller,
+        storyteller: Any,
         *,
         boot_id: uuid.UUID,
         llm_timeout_s: float,
         concurrency: int = 1,
         heartbeat_interval_s: float = 5.0,
+        heartbeat_stale_s: float = 60.0,
         screener: StoryScreener | None = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
         self.storyteller = storyteller
+        # A background storyteller (LLM_API=responses) starts, follows, hands over, adopts.
+        self.background = bool(getattr(storyteller, "background", False))
         self.screener = screener
         self.boot_id = boot_id
         self.llm_timeout_s = llm_timeout_s
         self.concurrency = concurrency
         self.heartbeat_interval_s = heartbeat_interval_s
-        self.current_job_ids: set[int] = set()
+        self.heartbeat_stale_s = heartbeat_stale_s
+        self.writing: dict[int, Writing] = {}
         self._stopping = False
+        self._handing_over = False
         self._idle = asyncio.Event()
         self._idle.set()
+
+    @property
+    def current_job_ids(self) -> set[int]:
+        return set(self.writing)
 
     async def run(self) -> None:
         """Run the slots until stop_taking_jobs(); a slot finishes its job first."""
@@ -90,9 +133,22 @@ class Worker:
         self.stop_claiming()
         self.wakeup.poke()  # idle slots see the flag now, not at the next re-check
 
+    def hand_over(self) -> None:
+        """Shutting down with a background storyteller: let go of every job being written
+        (any live worker adopts it) instead of waiting for it."""
+        self._handing_over = True
+        for writing in self.writing.values():
+            writing.interrupt(Interruption.HAND_OVER)
+
+    def stop_requested(self, job_id: int) -> None:
+        """The family asked to stop this job (a NOTIFY): if it is ours, stop it now."""
+        writing = self.writing.get(job_id)
+        if writing is not None:
+            writing.interrupt(Interruption.STOP)
+
     @property
     def busy(self) -> bool:
-        return bool(self.current_job_ids)
+        return bool(self.writing)
 
     async def wait_idle(self) -> None:
         await self._idle.wait()
@@ -105,46 +161,61 @@ class Worker:
                 if not self._stopping:
                     await self.wakeup.wait()
                 continue
-            self.current_job_ids.add(job.id)
             self._idle.clear()
             try:
                 await self.process(job)
             except Exception as error:  # never let one job stop the worker
                 log("worker_error", level=logging.ERROR, job_id=job.id, error=repr(error))
             finally:
-                self.current_job_ids.discard(job.id)
-                if not self.current_job_ids:
+                self.writing.pop(job.id, None)
+                if not self.writing:
                     self._idle.set()
 
     async def _claim(self) -> Job | None:
+        """A job to write: one to adopt first (its story is paid for), else a pending one."""
         if self._stopping:
             return None
         try:
+            if self.background:
+                job = await self.store.adopt(self.boot_id, self.heartbeat_stale_s)
+                if job is not None:
+                    log("job_adopted", job_id=job.id, response_id=job.response_id,
+                        after=job.response_sequence)
+                    return job
             return await self.store.claim_next(self.boot_id)
-        except Exception as error:  # the job stays pending, for this or any process
+        except Exception as error:  # the job stays where it was, for this or any process
             log("claim_failed", level=logging.WARNING, error=repr(error))
             await asyncio.sleep(CLAIM_RETRY_S)
             return None
 
     async def process(self, job: Job) -> None:
-        """Write a job this worker has claimed: one storyteller call, then store it (and,
-        with a screener, screen the stored story)."""
-        written = _TextSoFar()
-        heartbeat = asyncio.create_task(self._beat(job.id, written))
+        """Write a job this worker has claimed (or adopted): one storyteller call, then
+        store it (and, with a screener, screen the stored story)."""
+        writing = self.writing[job.id] = Writing(job)
+        if self._handing_over:
+            writing.interrupt(Interruption.HAND_OVER)
+        if job.cancel_requested:  # asked before this worker took it (an adopted job)
+            writing.interrupt(Interruption.STOP)
+        heartbeat = asyncio.create_task(self._beat(writing))
         stored: tuple[int, Story] | None = None
         try:
-            log("job_started", job_id=job.id)
-            story = await self._write(job.id, job.request, written)
+            if job.response_id is None:
+                log("job_started", job_id=job.id)
+            if self.background:
+                story = await self._write_in_background(writing)
+            else:
+                story = await self._write(writing)
             if story is not None:
                 stored = await self._store(job.id, story)
         except asyncio.CancelledError:
-            # Shut down past the grace period: the story will not come, say so now.
-            await self._fail(job.id, FailReason.INTERRUPTED, "cancelled at shutdown")
+            # Shut down past the grace period: hand the story over, or say it will not come.
+            if writing.response_id is None or not await self._release(writing):
+                await self._fail(writing, FailReason.INTERRUPTED, "cancelled at shutdown")
             raise
         except DATABASE_UNAVAILABLE:
             raise  # nothing can be recorded now; the stopped heartbeat tells the sweeper
         except Exception as error:  # a defect: say so at once, not minutes later
-            await self._fail(job.id, "something went wrong while writing", repr(error))
+            await self._fail(writing, "something went wrong while writing", repr(error))
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -152,27 +223,151 @@ class Worker:
         if stored is not None and self.screener is not None:
             await self._screen(job.id, *stored)
 
-    async def _write(
-        self, job_id: int, request: StoryRequest, written: _TextSoFar
-    ) -> Story | None:
-        """Call the storyteller once; None (and the job failed) when it does not deliver."""
+    # -- writing ---------------------------------------------------------------------
+
+    async def _write(self, writing: Writing) -> Story | None:
+        """Call the storyteller once, on this connection; None (and the job failed, or
+        stopped) when it does not deliver."""
+        job = writing.job
+        call = self.storyteller.write(job.request, job_id=job.id, on_text=writing.update)
         try:
-            return await asyncio.wait_for(
-                self.storyteller.write(request, job_id=job_id, on_text=written.update),
-                self.llm_timeout_s,
-            )
+            return await self._unless_interrupted(writing, call, {Interruption.STOP})
+        except _Interrupted:  # closing the stream (the call's task is cancelled) stops it
+            await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
         except TimeoutError:
-            await self._fail(job_id, "the storyteller took too long", "timeout")
+            await self._fail(writing, "the storyteller took too long", "timeout")
         except StorytellerError as error:
-            await self._fail(job_id, str(error), repr(error.__context__ or error))
+            await self._fail(writing, str(error), repr(error.__context__ or error))
         except Exception as error:
-            await self._fail(job_id, "something went wrong while writing", repr(error))
+            await self._fail(writing, "something went wrong while writing", repr(error))
         return None
+
+    async def _write_in_background(self, writing: Writing) -> Story | None:
+        """Start the story at the provider (unless adopted: it was started already), save
+        its id, follow it to the end; None when the job failed, stopped, or left us."""
+        job = writing.job
+        if writing.response_id is None:
+            try:
+                response_id = await asyncio.wait_for(
+                    self.storyteller.start(job.request, job_id=job.id), self.llm_timeout_s
+                )
+            except TimeoutError:
+                await self._fail(writing, "the storyteller took too long", "timeout")
+                return None
+            except StorytellerError as error:
+                await self._fail(writing, str(error), repr(error.__context__ or error))
+                return None
+            writing.response_id = response_id
+            await self._save_response_id(writing)
+        response_id = writing.response_id
+        follow = self.storyteller.follow(
+            response_id, job.request, job_id=job.id, text=writing.raw, after=writing.sequence,
+            on_progress=writing.update,
+        )
+        try:
+            return await self._unless_interrupted(writing, follow, set(Interruption))
+        except _Interrupted as interrupted:
+            if interrupted.reason is Interruption.HAND_OVER:
+                await self._release(writing)
+            elif interrupted.reason is Interruption.LOST:
+                log("job_lost", level=logging.WARNING, job_id=job.id,
+                    detail="another worker adopted it; storing nothing")
+            else:
+                await self._cancel_at_provider(writing)
+                await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
+        except TimeoutError:
+            await self._cancel_at_provider(writing)
+            await self._fail(writing, "the storyteller took too long", "timeout")
+        except ResponseGone as error:
+            await self._fail(writing, FailReason.INTERRUPTED, repr(error))
+        except StorytellerError as error:
+            await self._fail(writing, str(error), repr(error.__context__ or error))
+        return None
+
+    async def _unless_interrupted(
+        self, writing: Writing, call: Awaitable[Story], reasons: set[Interruption]
+    ) -> Story:
+        """The call's story, within llm_timeout_s, unless one of `reasons` interrupts it
+        first (then the call is cancelled and _Interrupted raised)."""
+        task = asyncio.ensure_future(call)
+        interrupted = asyncio.ensure_future(writing.interrupted_by(reasons))
+        try:
+            done, _ = await asyncio.wait({task, interrupted}, timeout=self.llm_timeout_s,
+                                         return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            interrupted.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        if task in done:
+            return task.result()
+        if interrupted in done and not interrupted.cancelled():
+            raise _Interrupted(interrupted.result())
+        raise TimeoutError
+
+    async def _save_response_id(self, writing: Writing) -> None:
+        """Put the response id on the row before anything else, through a database outage:
+        from then on any process can pick the story up."""
+        assert writing.response_id is not None
+        job_id = writing.job.id
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STORE_RETRY_S
+        delay = 0.2
+        while True:
+            try:
+                held = await self.store.save_response_id(job_id, self.boot_id,
+                                                         writing.response_id)
+                break
+            except STORE_RETRYABLE as error:
+                if loop.time() > deadline:
+                    log("response_id_not_saved", level=logging.ERROR, job_id=job_id,
+                        error=repr(error))
+                    return
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, STORE_RETRY_MAX_DELAY_S)
+        if held is None:
+            # Given up as 'interrupted' while we were cut off: the story still comes to
+            # us, and storing it completes the job (we still own it).
+            log("response_id_not_saved", level=logging.WARNING, job_id=job_id,
+                response_id=writing.response_id, detail="the job was no longer running")
+            return
+        writing.owns_response = True
+        log("response_started", job_id=job_id, response_id=writing.response_id)
+        if held.cancel_requested:
+            writing.interrupt(Interruption.STOP)
+
+    async def _cancel_at_provider(self, writing: Writing) -> None:
+        assert writing.response_id is not None
+        try:
+            await asyncio.wait_for(
+                self.storyteller.cancel(writing.response_id, job_id=writing.job.id), 10
+            )
+        except Exception as error:  # the job stops here whatever the provider says
+            log("provider_cancel_failed", level=logging.WARNING, job_id=writing.job.id,
+                error=repr(error))
+
+    async def _release(self, writing: Writing) -> bool:
+        """Hand the job over: its story goes on at the provider, for any worker to adopt."""
+        try:
+            released = await self.store.release(writing.job.id, self.boot_id,
+                                                clean_text(writing.text),
+                                                sequence=writing.sequence)
+        except Exception as error:  # its heartbeat goes stale, and it is adopted then
+            log("hand_over_failed", level=logging.WARNING, job_id=writing.job.id,
+                error=repr(error))
+            return True
+        if released:
+            log("job_handed_over", job_id=writing.job.id, response_id=writing.response_id,
+                after=writing.sequence)
+        return released
+
+    # -- storing ---------------------------------------------------------------------
 
     async def _store(self, job_id: int, story: Story) -> tuple[int, Story] | None:
         """Clean and insert the story, then complete the job, retrying through a database
         outage. The story's id and the story as stored; None (the job failed at once, with
-        the reason) when it cannot be stored at all."""
+        the reason, or it is not ours any more) when it cannot be stored."""
         screening = Screening.PENDING if self.screener is not None else None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STORE_RETRY_S
@@ -180,11 +375,14 @@ class Worker:
         while True:
             try:
                 story = clean_story(story)
-                story_id = await self.store.insert_story(job_id, story, screening=screening)
-                if await self.store.complete(job_id, story_id):
+                story_id = await self.store.insert_story(job_id, self.boot_id, story,
+                                                         screening=screening)
+                if story_id is None:
+                    return await self._not_ours(job_id)
+                if await self.store.complete(job_id, self.boot_id, story_id):
                     log("job_completed", job_id=job_id, story_id=story_id)
                 else:
-                    log("story_orphaned", level=logging.WARNING, job_id=job_id, story_id=story_id)
+                    await self._completed_by_recovery(job_id, story_id)
                 return story_id, story
             except STORE_RETRYABLE as error:
                 if loop.time() > deadline:
@@ -194,8 +392,24 @@ class Worker:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, STORE_RETRY_MAX_DELAY_S)
             except Exception as error:  # not an outage: waiting would not help
-                await self._fail(job_id, "the story could not be saved", repr(error))
+                await self._fail(self.writing[job_id], "the story could not be saved",
+                                 repr(error))
                 return None
+
+    async def _not_ours(self, job_id: int) -> None:
+        """The story came, but the job is not ours to store it for: adopted by another
+        worker (which stores it), stopped, or completed already by recovery."""
+        job = await self.store.get(job_id)
+        log("job_lost", level=logging.WARNING, job_id=job_id,
+            status=job.status if job else "gone", detail="storing nothing")
+        return None
+
+    async def _completed_by_recovery(self, job_id: int, story_id: int) -> None:
+        job = await self.store.get(job_id)
+        if job is not None and job.status == Status.COMPLETED and job.story_id == story_id:
+            log("job_completed", job_id=job_id, story_id=story_id, by="recovery")
+        else:  # a defect: `python -m app check` reports it too
+            log("story_orphaned", level=logging.ERROR, job_id=job_id, story_id=story_id)
 
     async def _screen(self, job_id: int, story_id: int, story: Story) -> None:
         """Screen the stored story; whatever goes wrong, it stays hidden until re-screened."""
@@ -206,45 +420,91 @@ class Worker:
             log("screening_failed", level=logging.WARNING, job_id=job_id, story_id=story_id,
                 error=repr(error))
 
-    async def _fail(self, job_id: int, error_text: str, detail: str) -> None:
+    async def _fail(self, writing: Writing, error_text: str, detail: str) -> None:
+        job_id = writing.job.id
         log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text, detail=detail)
         try:
-            await self.store.fail(job_id, error_text)
+            await self.store.fail(job_id, self.boot_id, error_text,
+                                  text_so_far=clean_text(writing.text))
         except Exception as error:  # the sweeper will see the stopped heartbeat
             log("fail_not_recorded", level=logging.ERROR, job_id=job_id, error=repr(error))
 
-    async def _beat(self, job_id: int, written: _TextSoFar) -> None:
+    # -- the heartbeat ---------------------------------------------------------------
+
+    async def _beat(self, writing: Writing) -> None:
         """Until the job is completed or failed: save the text written so far every second
-        or two, which is also the job's heartbeat, and beat anyway every heartbeat interval
-        while no new words come. No sweep may end a job whose worker is alive."""
+        or two, which is also the job's heartbeat, and beat anyway while no new words come.
+        No sweep may end a job whose worker is alive. Each save also says whether the
+        family asked to stop the job, and whether it is still ours."""
+        job_id = writing.job.id
         loop = asyncio.get_running_loop()
         last_beat = loop.time()
+        every_s = min(self.heartbeat_interval_s, STOP_CHECK_S)
         while True:
-            await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, self.heartbeat_interval_s))
+            await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s))
             try:
-                if written.text != written.saved:
-                    text = written.text
-                    ours = await self.store.save_text_so_far(job_id, self.boot_id,
-                                                             clean_text(text))
-                    written.saved = text
-                elif loop.time() - last_beat >= self.heartbeat_interval_s:
-                    ours = await self.store.beat(job_id, self.boot_id)
+                held: Held | None
+                if writing.text != writing.saved:
+                    text, sequence = writing.text, writing.sequence
+                    held = await self.store.save_text_so_far(job_id, self.boot_id,
+                                                             clean_text(text), sequence=sequence)
+                    writing.saved = text
+                elif loop.time() - last_beat >= every_s:
+                    held = await self.store.beat(job_id, self.boot_id)
                 else:
                     continue
                 last_beat = loop.time()
-                if not ours:
+                if held is None:
                     log("heartbeat_lost", level=logging.WARNING, job_id=job_id)
+                    if writing.owns_response:  # adopted elsewhere: that worker has it now
+                        writing.interrupt(Interruption.LOST)
                     return
+                if held.cancel_requested:
+                    writing.interrupt(Interruption.STOP)
             except Exception as error:  # a database blip; the next beat may get through
                 log("heartbeat_failed", level=logging.WARNING, job_id=job_id, error=repr(error))
 
 
-class _TextSoFar:
-    """The story as streamed so far, and how much of it the database has."""
+class _Interrupted(Exception):
+    def __init__(self, reason: Interruption) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
 
-    def __init__(self) -> None:
-        self.text = ""
-        self.saved = ""
 
-    def update(self, text: str) -> None:
-        self.text = text
+class Writing:
+    """A job being written here: the story so far (the model's part, `raw`, and the text
+    the card shows, `text`), the provider's last event and whether the database has them,
+    and what may interrupt it."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.response_id = job.response_id
+        # An adopted job's response id is on the row already, put there by its first owner.
+        self.owns_response = job.response_id is not None
+        self.sequence = job.response_sequence
+        self.carried = job.request.carried_text
+        self.text = job.text_so_far
+        self.raw = rest_of(self.carried, self.text) if self.carried else self.text
+        self.saved = self.text
+        self._reasons: set[Interruption] = set()
+        self._changed = asyncio.Event()
+
+    def update(self, raw: str, sequence: int | None = None) -> None:
+        """More of the story arrived (with its event's sequence number, in background mode)."""
+        self.raw = raw
+        self.text = finished_text(self.carried, raw) if self.carried else raw
+        if sequence is not None:
+            self.sequence = sequence
+
+    def interrupt(self, reason: Interruption) -> None:
+        self._reasons.add(reason)
+        self._changed.set()
+
+    async def interrupted_by(self, reasons: set[Interruption]) -> Interruption:
+        """Wait until one of `reasons` interrupts the job; the first in the enum's order."""
+        while True:
+            for reason in Interruption:
+                if reason in reasons and reason in self._reasons:
+                    return reason
+            self._changed.clear()
+            await self._changed.wait()

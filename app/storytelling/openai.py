@@ -1,4 +1,5 @@
-"""The provider call: one streamed Chat Completions request per story.
+"""The provider call: one streamed Chat Completions request per story (`LLM_API=chat`),
+and what both provider APIs share: the prompt, the token budget, reading the answer.
 
     storyteller = OpenAIStoryteller(ProviderClient(api_key=..., timeout_s=180), model="gpt-4o-mini")
     story = await storyteller.write(request, job_id=17, on_text=print)   # streamed
@@ -24,6 +25,7 @@ from app.stories import (
     TextSink,
     clean_text,
     cut_to_last_sentence,
+    finished_text,
     split_title,
 )
 
@@ -79,6 +81,15 @@ def build_messages(request: StoryRequest) -> list[dict[str, str]]:
                      f"<earlier>{_as_data(request.previously)}</earlier>. "
                      "Tell what happens next, with the same characters.")
     lines.append(f"<idea>{_as_data(request.prompt)}</idea>")
+    if request.carried_text:
+        title, _, begun = request.carried_text.partition("\n\n")
+        lines.append(
+            "This story was begun already and cut short. Its title is between <title> and "
+            "</title>, what was written of it between <begun> and </begun>: "
+            f"<title>{_as_data(title)}</title> <begun>{_as_data(begun)}</begun> "
+            "Go on from exactly where it stops and bring it to its gentle ending. Write only "
+            "the rest: no title, and do not repeat any of what was written."
+        )
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": "\n".join(lines)},
@@ -90,7 +101,8 @@ def _as_data(text: str) -> str:
     return _DELIMITER_TAG.sub(" ", text)
 
 
-_DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name|earlier)\b[^>]*>", re.IGNORECASE)
+_DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name|earlier|title|begun)\b[^>]*>",
+                            re.IGNORECASE)
 
 
 def is_reasoning_model(model: str) -> bool:
@@ -152,40 +164,61 @@ class OpenAIStoryteller:
                             text += delta.content
                             if on_text is not None:
                                 on_text(text)
-        except openai.APITimeoutError:
-            raise StorytellerError("the storyteller took too long") from None
-        except openai.APIConnectionError:
-            raise StorytellerError("could not reach the storyteller") from None
-        except openai.RateLimitError:
-            raise StorytellerError("the storyteller is busy (rate limited)") from None
-        except openai.APIStatusError as error:
-            raise StorytellerError(f"the storyteller failed (HTTP {error.status_code})") from None
-        except (openai.APIError, ValueError):  # ValueError: a chunk that is not JSON
-            raise StorytellerError("the storyteller sent an unreadable answer") from None
+        except (openai.APIError, ValueError) as error:  # ValueError: a chunk that is not JSON
+            raise provider_error(error) from None
 
         if not answered:
             raise StorytellerError("the storyteller sent no story")
         if refused or finish == "content_filter":
             raise StorytellerError("the storyteller declined to write this story")
-        cut_off = finish == "length"  # the token budget ran out
-        text = clean_text(text).strip()
-        if not text:
-            if cut_off:
-                raise StorytellerError("the storyteller ran out of room before the story began")
-            raise StorytellerError("the storyteller sent an empty story")
-        title, body = split_title(text)
-        if cut_off:
-            kept = cut_to_last_sentence(body)
-            log("story_truncated", level=logging.WARNING, job_id=job_id, model=self.model,
-                completion_tokens=usage.completion_tokens if usage else None,
-                kept_chars=len(kept), dropped_chars=len(body) - len(kept))
-            body = kept
-        return Story(
-            title=title,
-            body=body,
-            model=model or self.model,
+        return story_from_text(
+            text, request, cut_off=finish == "length", job_id=job_id, model=model or self.model,
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
         )
+
+
+def provider_error(error: Exception) -> StorytellerError:
+    """What the family is told when the provider call went wrong."""
+    import openai
+
+    if isinstance(error, openai.APITimeoutError):
+        return StorytellerError("the storyteller took too long")
+    if isinstance(error, openai.APIConnectionError):
+        return StorytellerError("could not reach the storyteller")
+    if isinstance(error, openai.RateLimitError):
+        return StorytellerError("the storyteller is busy (rate limited)")
+    if isinstance(error, openai.APIStatusError):
+        return StorytellerError(f"the storyteller failed (HTTP {error.status_code})")
+    return StorytellerError("the storyteller sent an unreadable answer")
+
+
+def story_from_text(
+    text: str, request: StoryRequest, *, cut_off: bool, job_id: int, model: str,
+    prompt_tokens: int | None, completion_tokens: int | None,
+) -> Story:
+    """The story in a model's answer: the title line and the story, or, finishing a story
+    cut short, the carried words followed by the answer. `cut_off`: the token budget ran
+    out, so the story ends at its last full sentence."""
+    text = clean_text(text)
+    if not text.strip():
+        if cut_off:
+            raise StorytellerError("the storyteller ran out of room before the story began")
+        raise StorytellerError("the storyteller sent an empty story")
+    if request.carried_text:
+        title, body = None, text  # the model wrote the rest of the story alone
+    else:
+        title, body = split_title(text.strip())
+    if cut_off:
+        kept = cut_to_last_sentence(body.rstrip())
+        log("story_truncated", level=logging.WARNING, job_id=job_id, model=model,
+            completion_tokens=completion_tokens, kept_chars=len(kept),
+            dropped_chars=len(body.rstrip()) - len(kept))
+        body = kept
+    if title is None:
+        assert request.carried_text is not None
+        title, _, body = finished_text(request.carried_text, body).partition("\n\n")
+    return Story(title=title, body=body.strip(), model=model, prompt_tokens=prompt_tokens,
+                 completion_tokens=completion_tokens)
 
 

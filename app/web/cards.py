@@ -38,6 +38,12 @@ class JobCard:
         return not self.job.status.finished or self.screening == Screening.PENDING
 
     @property
+    def finish_key(self) -> str:
+        """The finish form's idempotency key: one per job cut short, so a double tap (or the
+        same card on two pages) makes one job that finishes it."""
+        return f"finish-{self.job.id}"
+
+    @property
     def started_epoch(self) -> float:
         return (self.job.started_at or self.job.created_at).timestamp()
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.dates import iso_time
-from app.errors import AppError, Invalid, NotFound
-from app.queue.intake import FIELDS, parse_idempotency_key, parse_story_request
+from app.errors import AppError, Conflict, Invalid, NotFound
+from app.queue.intake import FIELDS, Submission, parse_idempotency_key, parse_story_request
 from app.queue.jobs import Job, Status
+from app.stories import carried_words
+
+if TYPE_CHECKING:
+    from app.services import Services
 from app.shelf.sequels import as_sequel, earlier_story
 from app.web.cards import job_card
 from app.web.pages import home_context
@@ -27,6 +33,10 @@ from app.web.responses import (
 )
 
 HEALTH_DB_TIMEOUT_S = 3.0
+# A stop answers once the job is stopped, if that takes no longer than this (its owner
+# closes the stream or cancels at the provider within a second or two); else 202.
+STOP_WAIT_S = 3.0
+STOP_POLL_S = 0.1
 
 
 def job_json(job: Job) -> dict[str, object]:
@@ -41,7 +51,7 @@ def job_json(job: Job) -> dict[str, object]:
     }
     if job.status == Status.PENDING:
         body["position"] = job.position
-    if job.status == Status.RUNNING:
+    if job.status in (Status.RUNNING, Status.FAILED):
         body["text_so_far"] = job.text_so_far
     return body
 
@@ -58,7 +68,11 @@ async def generate(request: Request) -> Response:
 async def _generate_json(request: Request, body: bytes) -> Response:
     key = parse_idempotency_key(request.headers.get("idempotency-key"))
     story_request = parse_story_request(parse_json(body))
-    submission = await services_of(request).intake.submit(key, story_request)
+    return accepted_json(await services_of(request).intake.submit(key, story_request))
+
+
+def accepted_json(submission: Submission) -> JSONResponse:
+    """202 for a new job (or the replayed one): where to poll it."""
     job = submission.job
     headers = {"Location": f"/stories/jobs/{job.id}"}
     if submission.replayed:
@@ -144,6 +158,88 @@ async def job_status(request: Request) -> Response:
 
 
 
+
+
+async def stop(request: Request) -> Response:
+    """Stop a story: a waiting job never goes to the model; a running one is stopped by
+    its owner, wherever it runs (answered once it is, or 202 while it still is)."""
+    services = services_of(request)
+    body = await read_body(request)
+    if not wants_json(request):
+        await parse_form(request, body)  # read (and size-check) the form
+    job_id = path_id(request.path_params["job_id"])
+    if not await services.store.cancel_pending(job_id):
+        if not await services.store.request_cancel(job_id):
+            job = await services.store.get(job_id)
+            if job is None:
+                raise NotFound("There is no story job with that number.")
+            if job.status.finished:
+                raise Conflict("This story is finished already: there is nothing to stop.",
+                               code="job_finished")
+        else:  # if this process writes it, stop it now rather than at the NOTIFY
+            services.worker.stop_requested(job_id)
+    job = await _when_stopped(services, job_id)
+    if wants_json(request):
+        return JSONResponse(job_json(job), status_code=202 if job.status == Status.RUNNING
+                            else 200, headers=VARY)
+    if is_htmx(request):
+        return render(request, "_job_card.html", {"card": await job_card(services, job)},
+                      headers=VARY)
+    return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
+
+
+async def _when_stopped(services: Services, job_id: int) -> Job:
+    """The job once it is no longer running, or as it stands after STOP_WAIT_S."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STOP_WAIT_S
+    while True:
+        job = await services.store.get(job_id)
+        if job is None:
+            raise NotFound("There is no story job with that number.")
+        if job.status != Status.RUNNING or loop.time() >= deadline:
+            return job
+        await asyncio.sleep(STOP_POLL_S)
+
+
+async def finish(request: Request) -> Response:
+    """Finish a story cut short: a new job whose one call carries the words kept and asks
+    the model for the rest."""
+    services = services_of(request)
+    body = await read_body(request)
+    if wants_json(request):
+        key = parse_idempotency_key(request.headers.get("idempotency-key"))
+        if body.strip():
+            parse_json(body)  # malformed JSON is still refused as such
+    else:
+        form = await parse_form(request, body)
+        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
+    job = await services.store.get(path_id(request.path_params["job_id"]))
+    if job is None:
+        raise NotFound("There is no story job with that number.")
+    carried = carried_words(job.text_so_far) if job.can_finish else None
+    if carried is None:
+        raise Conflict("This story has nothing to finish: only one cut short, with words "
+                       "kept, can be finished.", code="nothing_to_finish")
+    story_request = dataclasses.replace(job.request, finish_of=job.id, carried_text=carried)
+    if wants_json(request):
+        return accepted_json(await services.intake.submit(key, story_request))
+    notice, status_code, headers = None, 202, dict(VARY)
+    try:
+        job = (await services.intake.submit(key, story_request)).job
+    except AppError as error:
+        if error.status_code not in (422, 429, 503):
+            raise
+        notice, status_code = error.message, error.status_code
+        if error.retry_after_s:
+            headers["Retry-After"] = str(error.retry_after_s)
+    if notice is None and not is_htmx(request):
+        return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
+    context = {"card": await job_card(services, job), "notice": notice}
+    if is_htmx(request):
+        # 200 for a refusal, so htmx swaps it in: the same card, with the sentence on it.
+        return render(request, "_job_card.html", context,
+                      status_code=202 if notice is None else 200, headers=VARY)
+    return render(request, "job.html", context, status_code=status_code, headers=headers)
 
 
 async def healthz(request: Request) -> Response:

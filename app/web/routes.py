@@ -26,6 +26,8 @@ def routes(assets: Assets) -> list[Route]:
         Route("/", pages.home, methods=["GET"]),
         Route("/preferences", pages.set_preferences, methods=["POST"]),
         Route("/stories/jobs/{job_id}/retry", pages.retry, methods=["POST"]),
+        Route("/stories/jobs/{job_id}/cancel", jobs.stop, methods=["POST"]),
+        Route("/stories/jobs/{job_id}/finish", jobs.finish, methods=["POST"]),
         Route("/login", login.login_page, methods=["GET"]),
         Route("/login", login.login, methods=["POST"]),
         Route("/logout", login.logout, methods=["POST"]),

@@ -11,7 +11,8 @@ SELECT (i.job).*, i.replayed, i.pending, i.used_today,
        CASE WHEN (i.job).status = 'pending' AND NOT i.replayed THEN i.pending + 1
        END AS position
   FROM intake_job(:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
-                  :sequel_of, :previously, :since, :queue_max, :daily_limit, :lock_key) AS i
+                  :sequel_of, :previously, :finish_of, :carried_text, :since, :queue_max,
+                  :daily_limit, :lock_key) AS i
 
 -- name: get_job
 -- One job by id; while pending, also its place in line (1 = next to be claimed).
@@ -52,61 +53,139 @@ UPDATE story_jobs
    AND status = 'pending'
 RETURNING *
 
+-- name: adopt_job
+-- running (no change of status): a live worker takes over a job whose story is being
+-- written at the provider (it has a response id) and that has no live owner: handed
+-- over at a shutdown, or its owner's heartbeat stopped. It follows the same response by
+-- its id: never a second billed request. Oldest first; they come before pending jobs.
+UPDATE story_jobs
+   SET claimed_by = :boot_id, heartbeat_at = now()
+ WHERE id = (SELECT id FROM story_jobs
+              WHERE status = 'running' AND response_id IS NOT NULL
+                AND (claimed_by IS NULL
+                     OR heartbeat_at < now() - make_interval(secs => :stale_s))
+                AND claimed_by IS DISTINCT FROM :boot_id
+              ORDER BY started_at, id
+              FOR UPDATE SKIP LOCKED
+              LIMIT 1)
+   AND status = 'running' AND response_id IS NOT NULL
+   AND (claimed_by IS NULL OR heartbeat_at < now() - make_interval(secs => :stale_s))
+RETURNING *
+
+-- name: save_response_id
+-- running (no change): the provider accepted the job's one billed request; from now on
+-- the story can be had by this id, from any process. Saved once, by the claiming worker.
+UPDATE story_jobs
+   SET response_id = :response_id, heartbeat_at = now()
+ WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
+   AND response_id IS NULL
+RETURNING id, cancel_requested_at IS NOT NULL AS cancel_requested
+
 -- name: beat_heartbeat
--- running (no change): the worker is alive and still waiting for the storyteller.
+-- running (no change): the worker is alive and still waiting for the storyteller. The
+-- answer says whether the family asked to stop it (where LISTEN is off, this is how the
+-- worker hears it).
 UPDATE story_jobs
    SET heartbeat_at = now()
  WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
-RETURNING id
+RETURNING id, cancel_requested_at IS NOT NULL AS cancel_requested
 
 -- name: save_text_so_far
--- running (no change): the story as streamed so far; also the job's heartbeat.
+-- running (no change): the story as streamed so far, with the provider's sequence number
+-- of its last event (background mode; NULL keeps the one saved); also the heartbeat.
 UPDATE story_jobs
-   SET text_so_far = :text_so_far, heartbeat_at = now()
+   SET text_so_far = :text_so_far, heartbeat_at = now(),
+       response_sequence = coalesce(:sequence, response_sequence)
  WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
+RETURNING id, cancel_requested_at IS NOT NULL AS cancel_requested
+
+-- name: release_job
+-- running (no change of status): hand a job over at shutdown. The owner lets go of a job
+-- whose story goes on at the provider, saving its text and sequence number; the NOTIFY
+-- (at commit) wakes an idle worker in any process to adopt it at once.
+WITH released AS (
+    UPDATE story_jobs
+       SET claimed_by = NULL, text_so_far = :text_so_far,
+           response_sequence = coalesce(:sequence, response_sequence)
+     WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
+       AND response_id IS NOT NULL
+    RETURNING id
+)
+SELECT id, pg_notify('story_jobs', id::text) FROM released
+
+-- name: request_cancel
+-- running (no change): the family asked to stop it. Its owner, in whichever process,
+-- hears the NOTIFY (or sees the flag at its next heartbeat), stops the story at the
+-- provider and fails the job 'cancelled'.
+WITH asked AS (
+    UPDATE story_jobs
+       SET cancel_requested_at = coalesce(cancel_requested_at, now())
+     WHERE id = :job_id AND status = 'running'
+    RETURNING id
+)
+SELECT id, pg_notify('story_jobs_cancel', id::text) FROM asked
+
+-- name: cancel_pending_job
+-- pending -> failed ('cancelled'): stopped before any worker took it; never sent.
+UPDATE story_jobs
+   SET status = 'failed', error_text = 'cancelled', completed_at = now()
+ WHERE id = :job_id AND status = 'pending'
 RETURNING id
 
 -- name: insert_story
--- Stores a written story, once per job: a retry returns the id of the first insert. It
--- beats the job's heartbeat in the same statement, taking the job's row lock first, so a
--- sweep can never judge the job dead between the story landing and the job completing.
--- :screening is NULL (shown) or 'pending' (hidden until screened, with MODERATION=on).
-WITH beat AS (
+-- Stores a written story, once per job, only while the job is the caller's: running and
+-- claimed by it, or given up as 'interrupted' while it was claimed by it (a worker cut off
+-- from the database, alive all along), and not completed yet. A retry returns the id of
+-- the first insert; NULL means the job is not the caller's (adopted, cancelled, or
+-- completed by recovery). It beats the heartbeat in the same statement, taking the job's
+-- row lock first, so a sweep can never judge the job dead between the story landing and
+-- the job completing. :screening is NULL (shown) or 'pending' (hidden until screened).
+WITH ours AS (
     UPDATE story_jobs SET heartbeat_at = now()
-     WHERE id = :job_id AND status = 'running'
+     WHERE id = :job_id AND claimed_by = :boot_id AND story_id IS NULL
+       AND (status = 'running' OR (status = 'failed' AND error_text = 'interrupted'))
     RETURNING id
 ), inserted AS (
     INSERT INTO stories (job_id, title, body, model, prompt_tokens, completion_tokens,
                          screening)
-    VALUES (:job_id, :title, :body, :model, :prompt_tokens, :completion_tokens, :screening)
+    SELECT id, :title, :body, :model, :prompt_tokens, :completion_tokens, :screening
+      FROM ours
     ON CONFLICT (job_id) DO NOTHING
     RETURNING id
 )
 SELECT id FROM inserted
 UNION ALL
-SELECT id FROM stories WHERE job_id = :job_id
+SELECT s.id FROM stories s JOIN ours ON s.job_id = ours.id
 LIMIT 1
 
 -- name: complete_job
--- running -> completed, pointing at its story.
+-- running -> completed, pointing at its story, by the worker that owns it; or failed
+-- ('interrupted') -> completed by the worker that still owned it when it was given up
+-- (alive, but cut off from the database): a paid story always reaches its job.
 UPDATE story_jobs
-   SET status = 'completed', story_id = :story_id, completed_at = now(), text_so_far = ''
- WHERE id = :job_id AND status = 'running'
+   SET status = 'completed', story_id = :story_id, error_text = NULL,
+       completed_at = now(), text_so_far = ''
+ WHERE id = :job_id AND claimed_by = :boot_id AND story_id IS NULL
+   AND (status = 'running' OR (status = 'failed' AND error_text = 'interrupted'))
 RETURNING id
 
 -- name: fail_job
--- running -> failed, with a short reason for the family (the full error goes to the log).
--- Never once its story is stored: that job is completed (by its worker, or by recovery).
+-- running -> failed, by its owner, with a short reason for the family (the full error
+-- goes to the log), keeping the words written so far (:text_so_far; NULL keeps the saved
+-- ones). Never once its story is stored: that job is completed.
 UPDATE story_jobs
-   SET status = 'failed', error_text = :error_text, completed_at = now()
- WHERE id = :job_id AND status = 'running'
+   SET status = 'failed', error_text = :error_text, completed_at = now(),
+       text_so_far = coalesce(:text_so_far, text_so_far)
+ WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
    AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
 RETURNING id
 
 -- name: sweep_dead_running
 -- running -> completed, or running -> failed ('interrupted'): the job's heartbeat stopped,
 -- so its process died. A story it had already stored was paid for: the job completes
--- with it. Otherwise the story never came and the job fails.
+-- with it. Otherwise, when the provider never said it accepted the request (no response
+-- id), the story will not come and the job fails, keeping the words written so far. A
+-- job with a response id is left to be adopted: its story goes on at the provider.
 UPDATE story_jobs
    SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
        story_id = stored.id,
@@ -118,6 +197,7 @@ UPDATE story_jobs
  WHERE story_jobs.id = dead.id
    AND story_jobs.status = 'running'
    AND story_jobs.heartbeat_at < now() - make_interval(secs => :stale_s)
+   AND (dead.response_id IS NULL OR stored.id IS NOT NULL)
 RETURNING story_jobs.id, story_jobs.status
 
 -- name: sweep_expired_pending
@@ -137,7 +217,7 @@ RETURNING id
 -- When the oldest heartbeat of another process's running job goes stale, in seconds.
 SELECT extract(epoch FROM min(heartbeat_at) + make_interval(secs => :stale_s) - now())::float8
   FROM story_jobs
- WHERE status = 'running' AND claimed_by IS DISTINCT FROM :boot_id
+ WHERE status = 'running' AND claimed_by IS DISTINCT FROM :boot_id AND response_id IS NULL
 
 -- name: register_process
 -- A process starts: it is alive from now on (and runs `concurrency` jobs at once).
@@ -217,10 +297,16 @@ SELECT s.id FROM stories s JOIN story_jobs j ON j.id = s.job_id
  ORDER BY s.id
 
 -- name: check_dead_running
--- Invariant: a running job has a live heartbeat (else the sweeper should have failed it).
-SELECT id FROM story_jobs
- WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => :stale_s)
- ORDER BY id
+-- Invariant: a running job has a live heartbeat (else the sweeper should have failed it),
+-- or a response id and no owner with a live heartbeat (it waits to be adopted: no worker
+-- is alive to do so) -- the latter only while no process that runs jobs is alive.
+SELECT j.id FROM story_jobs j
+ WHERE j.status = 'running' AND j.heartbeat_at < now() - make_interval(secs => :stale_s)
+   AND (j.response_id IS NULL
+        OR EXISTS (SELECT 1 FROM workers w
+                    WHERE w.concurrency > 0 AND w.stopped_at IS NULL
+                      AND w.heartbeat_at >= now() - make_interval(secs => :stale_s)))
+ ORDER BY j.id
 
 -- name: check_stranded_pending
 -- Invariant: a job waiting past the threshold with no worker alive has been expired

@@ -3,16 +3,50 @@
     with FakeLLM() as fake:                 # serves on 127.0.0.1:<free port>
         fake.url                            # OPENAI_BASE_URL for the app
         fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal",
-                                            # "no_choices", "nul", "surrogate", "length"
+                                            # "no_choices", "nul", "surrogate", "length",
+                                            # "failed" (Responses API only)
         fake.hold()                         # answers wait until fake.release()
         fake.hold_after_chunks = 3          # ... or stream 3 chunks first, then wait
         fake.chunk_delay_s = 0.2            # a streamed answer's pace
-        fake.calls_for(17)                  # requests that carried X-Story-Job-Id: 17
+        fake.calls_for(17)                  # billed requests (chat + Responses creates) that
+                                            # carried X-Story-Job-Id: 17
         fake.story = "Title\n\nBody"        # answer with this text instead of the echo
         fake.moderation_inputs              # texts sent to /v1/moderations; any text
                                             # containing FLAG_WORD comes back flagged
         fake.moderation_down = True         # /v1/moderations answers 500
         fake.moderation_delay_s = 2.0       # /v1/moderations takes this long to answer
+        fake.chat_closed_early              # job ids whose chat stream the client left
+        fake.wait_for_chat_closed(17)       # ... block until job 17's is among them
+
+The Responses API in background mode, as OpenAI runs it:
+
+        POST /v1/responses                  # a create: counted in calls and creates;
+                                            # background=true answers at once (queued)
+                                            # while the fake writes on in its own loop
+        GET  /v1/responses/{id}             # a retrieve: the object so far; ?stream=true
+                                            # [&starting_after=N] replays events > N, then
+                                            # follows live to the terminal event
+        POST /v1/responses/{id}/cancel      # stops the writing; status "cancelled"
+        fake.responses_api = False          # a server without the API: creates answer 404
+        fake.creates_for(17), fake.retrieves_for(17), fake.cancels_for(17)
+        fake.drop_stream_after_events = 5   # each streamed retrieve is cut after 5 events
+        fake.hold_create()                  # creates start writing but their answers wait
+        fake.release_create()               # ... until this
+        fake.response_ids_for(17)           # ids created for job 17, oldest first
+        fake.response(response_id)          # its object as it stands (status, output)
+        fake.wait_for_status(response_id, "completed")
+        fake.forget(response_id)            # the provider lost it: 404 from now on
+        fake.forget_all()
+
+Responses events carry sequence_number from 0 (response.created), as OpenAI's do; a stream
+ends after its terminal event (response.completed / .incomplete / .failed) with no
+`data: [DONE]`, and a cancelled (or forgotten) response's stream just ends, with no terminal
+event. Retrieves and cancels count for the X-Story-Job-Id header, else the response's
+metadata["job_id"], else "none". delay_s, hold(), hold_after_chunks and chunk_delay_s pace
+the Responses writing exactly as they pace a chat stream. In the Responses API, "length" ends
+`incomplete` (max_output_tokens), "failed" writes the text then ends `failed` (server_error),
+"refusal" writes a refusal part, "no_choices" completes with no output, "malformed" answers
+the create with garbage; in_flight counts the responses being written.
 
 It runs uvicorn in a thread with its own event loop, so it keeps answering while a test's
 own loop is blocked on a database lock.
@@ -21,22 +55,28 @@ own loop is blocked on a database lock.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
+import secrets
 import socket
 import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
 MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices", "nul", "surrogate",
-         "length")
+         "length", "failed")
 # What the model "writes" in the modes that test its output (sent JSON-escaped, as a real
 # server would: `\u0000`, `\ud800`).
 NUL_STORY = ("The Night\x00 Light\r\n\r\nOnce upon a time\x00 a lamp \x1b[0mglowed.\x07\n"
@@ -46,11 +86,69 @@ LENGTH_STORY = ("The Long Night\n\nOnce upon a time there was a sleepy fox. "
                 "She curled up by the fire! \"Goodnight,\" said the owl.\n\n"
                 "Then the fox dreamed of a meadow where the")
 
+# A Responses object in one of these states is done: nothing more is written to it.
+TERMINAL = frozenset({"completed", "incomplete", "failed", "cancelled"})
+RESPONSES_USAGE = {"input_tokens": 42, "input_tokens_details": {"cached_tokens": 0,
+                                                                "cache_write_tokens": 0},
+                   "output_tokens": 314, "output_tokens_details": {"reasoning_tokens": 0},
+                   "total_tokens": 356}
+FAILED_MESSAGE = "The server had an error while processing your request."
+
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _json(obj: object, status: int = 200) -> Response:
+    """JSON escaped as OpenAI sends it: Starlette's JSONResponse can't encode a lone
+    surrogate."""
+    return Response(json.dumps(obj), status, media_type="application/json")
+
+
+def _error(status: int, message: str, kind: str = "invalid_request_error") -> Response:
+    return _json({"error": {"message": message, "type": kind, "param": None, "code": None}},
+                 status)
+
+
+class _Stopped(Exception):
+    """The response was cancelled or forgotten: its writing ends here."""
+
+
+@dataclass
+class _Stored:
+    """A Responses API response the fake keeps: its object and every event written so far."""
+
+    object: dict
+    job_id: str
+    body: dict
+    events: list[tuple[str, str]] = field(default_factory=list)  # (type, JSON data)
+    stopped: bool = False  # cancelled or forgotten: no more events
+    in_flight: bool = False
+    task: asyncio.Task | None = None
+
+
+class _WatchedStream(StreamingResponse):
+    """A stream that reports a client who left before the last event was sent."""
+
+    def __init__(self, events: AsyncIterator[bytes], left_early: Callable[[], None]) -> None:
+        self._finished = False
+        self._left_early = left_early
+
+        async def watched() -> AsyncIterator[bytes]:
+            async for chunk in events:
+                yield chunk
+            self._finished = True  # the last chunk went out: Starlette asked for another
+
+        super().__init__(watched(), media_type="text/event-stream")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            if not self._finished:
+                self._left_early()
 
 
 class FakeLLM:
@@ -67,15 +165,30 @@ class FakeLLM:
         self.moderation_inputs: list[str] = []
         self.moderation_down = False
         self.moderation_delay_s = 0.0
+        self.chat_closed_early: set[str] = set()
+        # The Responses API
+        self.responses_api = True
+        self.creates: Counter[str] = Counter()
+        self.retrieves: Counter[str] = Counter()
+        self.cancels: Counter[str] = Counter()
+        self.drop_stream_after_events: int | None = None
+        self._responses: dict[str, _Stored] = {}
+        self._ids_by_job: defaultdict[str, list[str]] = defaultdict(list)
         self._lock = threading.Lock()
         self._gate = threading.Event()
         self._gate.set()
-        self._arrived = threading.Condition()
+        self._create_gate = threading.Event()
+        self._create_gate.set()
+        self._arrived = threading.Condition()  # notified on every call and state change
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/v1"
         app = Starlette(routes=[
             Route("/v1/chat/completions", self._complete, methods=["POST"]),
             Route("/v1/moderations", self._moderate, methods=["POST"]),
+            Route("/v1/responses", self._create_response, methods=["POST"]),
+            Route("/v1/responses/{response_id}", self._retrieve_response, methods=["GET"]),
+            Route("/v1/responses/{response_id}/cancel", self._cancel_response,
+                  methods=["POST"]),
         ])
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
                                 lifespan="off")
@@ -94,16 +207,24 @@ class FakeLLM:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.forget_all()
         self._gate.set()
+        self._create_gate.set()
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
     def reset(self) -> None:
+        self.forget_all()  # a previous test's writing stops and leaves no trace
         with self._lock:
             self.calls.clear()
             self.requests.clear()
             self.max_in_flight = 0
             self.moderation_inputs.clear()
+            self.chat_closed_early.clear()
+            self.creates.clear()
+            self.retrieves.clear()
+            self.cancels.clear()
+            self._ids_by_job.clear()
         self.story = None
         self.moderation_down = False
         self.moderation_delay_s = 0.0
@@ -111,7 +232,10 @@ class FakeLLM:
         self.delay_s = 0.0
         self.chunk_delay_s = 0.0
         self.hold_after_chunks: int | None = None
+        self.responses_api = True
+        self.drop_stream_after_events = None
         self._gate.set()
+        self._create_gate.set()
 
     def hold(self) -> None:
         """Answers wait until release(): the test decides when the LLM 'finishes'."""
@@ -120,9 +244,29 @@ class FakeLLM:
     def release(self) -> None:
         self._gate.set()
 
+    def hold_create(self) -> None:
+        """Creates are counted and their responses start being written, but the answers
+        wait until release_create(): the provider has it, the client has no id yet."""
+        self._create_gate.clear()
+
+    def release_create(self) -> None:
+        self._create_gate.set()
+
     def calls_for(self, job_id: int) -> int:
         with self._lock:
             return self.calls[str(job_id)]
+
+    def creates_for(self, job_id: int) -> int:
+        with self._lock:
+            return self.creates[str(job_id)]
+
+    def retrieves_for(self, job_id: int) -> int:
+        with self._lock:
+            return self.retrieves[str(job_id)]
+
+    def cancels_for(self, job_id: int) -> int:
+        with self._lock:
+            return self.cancels[str(job_id)]
 
     @property
     def total_calls(self) -> int:
@@ -131,15 +275,62 @@ class FakeLLM:
 
     def wait_for_call(self, job_id: int, timeout_s: float = 10.0) -> None:
         """Block until a request for this job has arrived (it may still be held)."""
+        self._wait(lambda: self.calls[str(job_id)] > 0, timeout_s, f"no LLM call for job {job_id}")
+
+    def wait_for_chat_closed(self, job_id: int, timeout_s: float = 10.0) -> None:
+        """Block until the client has left this job's chat stream before its end."""
+        self._wait(lambda: str(job_id) in self.chat_closed_early, timeout_s,
+                   f"job {job_id}'s chat stream was not closed early")
+
+    def response_ids_for(self, job_id: int) -> list[str]:
+        """The ids of the responses created for this job (by X-Story-Job-Id or
+        metadata["job_id"]), oldest first, forgotten ones too."""
+        with self._lock:
+            return list(self._ids_by_job.get(str(job_id), []))
+
+    def response(self, response_id: str) -> dict:
+        """A copy of the response's object as it stands; KeyError once forgotten."""
+        with self._lock:
+            return copy.deepcopy(self._responses[response_id].object)
+
+    def wait_for_status(self, response_id: str, status: str, timeout_s: float = 10.0) -> dict:
+        """Block until the response has this status; its object then."""
+        def reached() -> bool:
+            return self._responses[response_id].object["status"] == status
+
+        self._wait(reached, timeout_s, f"response {response_id} never became {status}")
+        return self.response(response_id)
+
+    def forget(self, response_id: str) -> None:
+        """The provider no longer has this response: its writing stops, lookups answer 404."""
+        with self._arrived:
+            with self._lock:
+                record = self._responses.pop(response_id, None)
+                if record is not None:
+                    self._stop(record)
+            self._arrived.notify_all()
+
+    def forget_all(self) -> None:
+        with self._arrived:
+            with self._lock:
+                for record in self._responses.values():
+                    self._stop(record)
+                self._responses.clear()
+            self._arrived.notify_all()
+
+    def _wait(self, done: Callable[[], bool], timeout_s: float, message: str) -> None:
         deadline = time.monotonic() + timeout_s
         with self._arrived:
-            while self.calls[str(job_id)] == 0:
+            while True:
+                with self._lock:
+                    if done():
+                        return
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError(f"no LLM call for job {job_id}")
+                    raise TimeoutError(message)
                 self._arrived.wait(remaining)
 
-    # -- the endpoint --------------------------------------------------------------------
+    # -- the chat endpoint ---------------------------------------------------------------
 
     async def _complete(self, request: Request) -> Response:
         body = await request.json()
@@ -148,7 +339,7 @@ class FakeLLM:
             with self._lock:
                 self.calls[job_id] += 1
                 self.requests.append({"job_id": job_id, "body": body,
-                                      "headers": dict(request.headers)})
+                                      "headers": dict(request.headers), "api": "chat"})
                 self.in_flight += 1
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._arrived.notify_all()
@@ -187,11 +378,32 @@ class FakeLLM:
                                 headers={"retry-after": "0"})
         return None
 
+    @staticmethod
+    def _prompt(body: dict) -> str:
+        """The user's text: chat's last message, or the Responses `input` (a string or
+        messages), else the Responses `instructions`."""
+        def text_of(content: object) -> str:
+            if isinstance(content, list):
+                return "".join(part.get("text", "") for part in content
+                               if isinstance(part, dict))
+            return content if isinstance(content, str) else ""
+
+        if "messages" in body:
+            return text_of(body["messages"][-1]["content"])
+        given = body.get("input")
+        if isinstance(given, str) and given:
+            return given
+        if isinstance(given, list):
+            messages = [item for item in given if isinstance(item, dict) and "content" in item]
+            if messages and (text := text_of(messages[-1]["content"])):
+                return text
+        return text_of(body.get("instructions"))
+
     def _content(self, body: dict, job_id: str) -> tuple[str | None, str, str | None]:
         """(content, finish_reason, refusal) the "model" answers with in this mode."""
         mode = self.mode
         content: str | None = f"The Story of Job {job_id}\n\nOnce upon a time, " \
-                              f"a gentle tale about: {body['messages'][-1]['content'][-60:]}"
+                              f"a gentle tale about: {self._prompt(body)[-60:]}"
         if self.story is not None:
             content = self.story
         refusal = None
@@ -267,4 +479,280 @@ class FakeLLM:
                                        "total_tokens": 356})
             yield b"data: [DONE]\n\n"
 
-        return StreamingResponse(events(), media_type="text/event-stream")
+        return _WatchedStream(events(), lambda: self._chat_left(job_id))
+
+    def _chat_left(self, job_id: str) -> None:
+        with self._arrived:
+            with self._lock:
+                self.chat_closed_early.add(job_id)
+            self._arrived.notify_all()
+
+    # -- the Responses API -----------------------------------------------------------------
+
+    async def _create_response(self, request: Request) -> Response:
+        if not self.responses_api:  # not billed: no model ever saw it
+            return _error(404, "Invalid URL (POST /v1/responses)")
+        body = await request.json()
+        job_id = request.headers.get("x-story-job-id", "none")
+        with self._arrived:
+            with self._lock:
+                self.calls[job_id] += 1
+                self.creates[job_id] += 1
+                self.requests.append({"job_id": job_id, "body": body,
+                                      "headers": dict(request.headers), "api": "responses"})
+            self._arrived.notify_all()
+        refused = self._refusal()
+        if refused is not None:
+            return refused
+        if self.mode == "malformed":
+            return Response("{not json", media_type="application/json")
+        record = self._store(body, job_id)
+        with self._lock:
+            answer = copy.deepcopy(record.object)
+        # The writing belongs to the fake's loop, not to this request: it goes on whatever
+        # the client does.
+        record.task = asyncio.create_task(self._write(record))
+        streamed = bool(body.get("stream"))
+        if not body.get("background") and not streamed:
+            await asyncio.shield(record.task)
+            with self._lock:
+                answer = copy.deepcopy(record.object)
+        while not self._create_gate.is_set():
+            await asyncio.sleep(0.01)
+        if streamed:
+            return StreamingResponse(self._follow(request, record, -1, None),
+                                     media_type="text/event-stream")
+        return _json(answer)
+
+    def _store(self, body: dict, job_id: str) -> _Stored:
+        response_id = f"resp_{secrets.token_hex(24)}"
+        metadata = body.get("metadata") or {}
+        record = _Stored(object={
+            "id": response_id, "object": "response", "created_at": int(time.time()),
+            "status": "queued" if body.get("background") else "in_progress",
+            "background": bool(body.get("background")), "error": None,
+            "incomplete_details": None, "instructions": body.get("instructions"),
+            "max_output_tokens": body.get("max_output_tokens"), "model": body.get("model", "fake"),
+            "output": [], "parallel_tool_calls": True, "previous_response_id": None,
+            "reasoning": {"effort": None, "summary": None}, "service_tier": "default",
+            "store": body.get("store", True), "temperature": 1.0,
+            "text": {"format": {"type": "text"}}, "tool_choice": "auto", "tools": [],
+            "top_p": 1.0, "truncation": "disabled", "usage": None, "user": None,
+            "metadata": metadata,
+        }, job_id=job_id, body=body)
+        with self._arrived:
+            with self._lock:
+                self._responses[response_id] = record
+                self._ids_by_job[job_id].append(response_id)
+                if isinstance(metadata.get("job_id"), str) and metadata["job_id"] != job_id:
+                    self._ids_by_job[metadata["job_id"]].append(response_id)
+                self._append(record, "response.created", response=record.object)
+                record.in_flight = True
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._arrived.notify_all()
+        return record
+
+    def _stop(self, record: _Stored) -> None:
+        """No more events for this response (call under the lock)."""
+        record.stopped = True
+        self._leave_flight(record)
+
+    def _leave_flight(self, record: _Stored) -> None:
+        if record.in_flight:
+            record.in_flight = False
+            self.in_flight -= 1
+
+    @staticmethod
+    def _append(record: _Stored, kind: str, **fields: object) -> None:
+        """Store the next event, a snapshot of `fields` now (call under the lock)."""
+        event = {"type": kind, "sequence_number": len(record.events), **fields}
+        record.events.append((kind, json.dumps(event)))
+
+    @contextmanager
+    def _writing(self, record: _Stored) -> Iterator[None]:
+        """Change the response and store its events, unless it was stopped meanwhile."""
+        with self._arrived:
+            with self._lock:
+                if record.stopped:
+                    raise _Stopped
+                yield
+            self._arrived.notify_all()
+
+    async def _pause(self, record: _Stored, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if record.stopped:
+                raise _Stopped
+            await asyncio.sleep(min(left, 0.01))
+
+    async def _held(self, record: _Stored, held: Callable[[], bool]) -> None:
+        while held():
+            if record.stopped:
+                raise _Stopped
+            await asyncio.sleep(0.01)
+
+    async def _write(self, record: _Stored) -> None:
+        try:
+            await self._write_text(record)
+        except _Stopped:
+            pass
+        finally:
+            with self._lock:
+                self._leave_flight(record)
+
+    async def _write_text(self, record: _Stored) -> None:
+        """What the model does with a response: the chat stream's words, as Responses
+        events, paced by the same controls."""
+        obj = record.object
+        with self._writing(record):
+            obj["status"] = "in_progress"
+            self._append(record, "response.in_progress", response=obj)
+        # held before writing at all, as a chat answer is held before its first byte
+        await self._held(record, lambda: not self._gate.is_set() and self.hold_after_chunks
+                         is None)
+        await self._pause(record, self.delay_s)
+        mode = self.mode
+        content, finish, refusal = self._content(record.body, record.job_id)
+        if mode == "no_choices":  # an answer with nothing in it
+            with self._writing(record):
+                self._finish(record, "completed")
+            return
+        item = {"id": f"msg_{secrets.token_hex(24)}", "type": "message", "status": "in_progress",
+                "role": "assistant", "content": []}
+        part: dict = ({"type": "refusal", "refusal": ""} if refusal else
+                      {"type": "output_text", "text": "", "annotations": [], "logprobs": []})
+        where = {"item_id": item["id"], "output_index": 0, "content_index": 0}
+        with self._writing(record):
+            obj["output"].append(item)
+            self._append(record, "response.output_item.added", output_index=0, item=item)
+        with self._writing(record):
+            item["content"].append(part)
+            self._append(record, "response.content_part.added", **where, part=part)
+        if refusal:
+            with self._writing(record):
+                part["refusal"] = refusal
+                self._append(record, "response.refusal.delta", **where, delta=refusal)
+            with self._writing(record):
+                self._append(record, "response.refusal.done", **where, refusal=refusal)
+        else:
+            pieces = re.findall(r"\S*\s*", content or "")
+            for number, start in enumerate(range(0, len(pieces), 2)):
+                if self.hold_after_chunks is not None and number >= self.hold_after_chunks:
+                    await self._held(record, lambda: not self._gate.is_set())
+                await self._pause(record, self.chunk_delay_s)
+                text = "".join(pieces[start:start + 2])
+                if text:
+                    with self._writing(record):
+                        part["text"] += text
+                        self._append(record, "response.output_text.delta", **where, delta=text,
+                                     logprobs=[])
+            if mode == "failed":  # the server gives up mid-answer: no *.done events
+                with self._writing(record):
+                    item["status"] = "incomplete"
+                    self._finish(record, "failed")
+                return
+            with self._writing(record):
+                self._append(record, "response.output_text.done", **where, text=part["text"],
+                             logprobs=[])
+        with self._writing(record):
+            self._append(record, "response.content_part.done", **where, part=part)
+        with self._writing(record):
+            item["status"] = "incomplete" if finish == "length" else "completed"
+            self._append(record, "response.output_item.done", output_index=0, item=item)
+        with self._writing(record):
+            self._finish(record, "incomplete" if finish == "length" else "completed")
+
+    def _finish(self, record: _Stored, status: str) -> None:
+        """The terminal event (call under the lock)."""
+        obj = record.object
+        obj["status"] = status
+        if status == "completed":
+            obj["completed_at"] = int(time.time())
+        if status == "incomplete":
+            obj["incomplete_details"] = {"reason": "max_output_tokens"}
+        if status == "failed":
+            obj["error"] = {"code": "server_error", "message": FAILED_MESSAGE}
+        else:
+            obj["usage"] = copy.deepcopy(RESPONSES_USAGE)
+        self._append(record, f"response.{status}", response=obj)
+        self._leave_flight(record)
+
+    def _lookup(self, request: Request, counter: Counter[str]) -> _Stored | None:
+        """Count the retrieve or cancel for its job, and find the response."""
+        response_id = request.path_params["response_id"]
+        with self._arrived:
+            with self._lock:
+                record = self._responses.get(response_id)
+                job_id = request.headers.get("x-story-job-id")
+                if job_id is None and record is not None:
+                    job_id = record.object["metadata"].get("job_id")
+                counter[str(job_id) if job_id is not None else "none"] += 1
+            self._arrived.notify_all()
+        return record
+
+    @staticmethod
+    def _not_found(request: Request) -> Response:
+        return _error(404, f"Response with id '{request.path_params['response_id']}' not found.")
+
+    async def _retrieve_response(self, request: Request) -> Response:
+        record = self._lookup(request, self.retrieves)
+        if record is None:
+            return self._not_found(request)
+        if request.query_params.get("stream", "").lower() == "true":
+            after = int(request.query_params.get("starting_after", -1))
+            return StreamingResponse(
+                self._follow(request, record, after, self.drop_stream_after_events),
+                media_type="text/event-stream")
+        with self._lock:
+            return _json(copy.deepcopy(record.object))
+
+    async def _cancel_response(self, request: Request) -> Response:
+        record = self._lookup(request, self.cancels)
+        if record is None:
+            return self._not_found(request)
+        with self._arrived:
+            with self._lock:
+                if record.object["status"] not in TERMINAL:
+                    record.object["status"] = "cancelled"
+                    self._stop(record)
+                answer = copy.deepcopy(record.object)
+            self._arrived.notify_all()
+        return _json(answer)
+
+    async def _follow(self, request: Request, record: _Stored, after: int,
+                      drop_after: int | None) -> AsyncIterator[bytes]:
+        """Every stored event after `after`, then the new ones as they are written, until the
+        terminal event, or until the response is cancelled or forgotten (then it just ends,
+        with no terminal event). OpenAI's Responses streams send no `data: [DONE]`."""
+        position = max(after + 1, 0)  # sequence numbers are list positions
+        sent = 0
+        while True:
+            with self._lock:
+                pending = record.events[position:]
+                over = record.stopped or record.object["status"] in TERMINAL
+            for kind, data in pending:
+                if drop_after is not None and sent >= drop_after:
+                    await self._cut(request)
+                    return
+                yield f"event: {kind}\ndata: {data}\n\n".encode()
+                position += 1
+                sent += 1
+            if over:
+                return
+            if drop_after is not None and sent >= drop_after:
+                await self._cut(request)
+                return
+            await asyncio.sleep(0.01)
+
+    async def _cut(self, request: Request) -> None:
+        """Close this request's connection under it, as a network cut would: the client
+        sees its stream end without the final chunk."""
+        client = request.scope.get("client")
+        for connection in list(self._server.server_state.connections):
+            if getattr(connection, "client", None) == client:
+                connection.transport.close()  # flushes what was sent, then closes
+        for _ in range(500):  # until uvicorn sees it gone, or the stream is cancelled
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(0.01)

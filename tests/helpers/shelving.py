@@ -6,11 +6,15 @@
 
 from __future__ import annotations
 
+import uuid
+
 from app.db import Pool
 from app.queue.store import JobStore
 from app.stories import Story, StoryRequest
 from tests.helpers.jobs import add_job
 from tests.helpers.sql import execute
+
+SHELVER = uuid.uuid4()  # the worker these stories' jobs were claimed by
 
 
 async def shelve(
@@ -34,10 +38,10 @@ async def shelve(
         assert job is not None
         await execute(connection,
             "UPDATE story_jobs SET status = 'running', started_at = now(), heartbeat_at = now(),"
-            " claimed_by = gen_random_uuid() WHERE id = :id", {"id": job.id},
+            " claimed_by = :boot WHERE id = :id", {"id": job.id, "boot": SHELVER},
         )
-    story_id = await store.insert_story(job.id, Story(title=title, body=body, model="m"))
-    assert await store.complete(job.id, story_id)
+    story_id = await store.insert_story(job.id, SHELVER, Story(title=title, body=body, model="m"))
+    assert story_id is not None and await store.complete(job.id, SHELVER, story_id)
     return story_id
 
 

@@ -1,4 +1,4 @@
-"""The intake statement (`intake_job`, migration 009), raced deterministically: one intake
+"""The intake statement (`intake_job`, migrations 009 and 012), raced deterministically: one intake
 holds the lock in an open transaction, the other is fired and seen waiting, then the first
 commits (or rolls back). The waiter must see what the first wrote, not the table as it
 was when it began."""
@@ -31,7 +31,8 @@ def intake_args(key: str, *, daily_limit: int = 10, queue_max: int = 10) -> list
     return statement.args({
         "idempotency_key": key, "request_hash": request_hash(HELD), "prompt": HELD.prompt,
         "child_name": None, "age": None, "length": "short", "sequel_of": None,
-        "previously": None, "since": SINCE, "queue_max": queue_max,
+        "previously": None, "finish_of": None, "carried_text": None, "since": SINCE,
+        "queue_max": queue_max,
         "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
     })
 

@@ -242,10 +242,11 @@ async def test_screening_does_not_eat_the_storytellers_time_limit(make_app, fake
 async def test_a_screening_ends_only_a_story_still_waiting_for_it(db):
     store = JobStore(db)
     job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="the moon"), "hash")
-    assert job is not None and await store.claim_next(uuid.uuid4()) is not None
+    boot = uuid.uuid4()
+    assert job is not None and await store.claim_next(boot) is not None
     story = Story(title="The Moon", body="Once.", model="m")
-    story_id = await store.insert_story(job.id, story, screening=Screening.PENDING)
-    assert await store.complete(job.id, story_id)
+    story_id = await store.insert_story(job.id, boot, story, screening=Screening.PENDING)
+    assert story_id is not None and await store.complete(job.id, boot, story_id)
     assert await ShelfStore(store.db).story_for_card(story_id) == ("The Moon", Screening.PENDING)
     assert [s.id for s in await store.stories_awaiting_screening()] == [story_id]
     assert await ShelfStore(store.db).get_story(story_id) is None  # hidden while it waits

@@ -182,10 +182,11 @@ async def test_expected_time_comes_from_recent_history_per_length_and_model(db):
 
     async def finished(length: str, seconds: float, model: str) -> None:
         made = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="p", length=length), "h")
-        claimed = await store.claim_next(uuid.uuid4())
+        boot = uuid.uuid4()
+        claimed = await store.claim_next(boot)
         assert claimed.id == made.id
-        story_id = await store.insert_story(made.id, Story(title="t", body="b", model=model))
-        assert await store.complete(made.id, story_id)
+        story_id = await store.insert_story(made.id, boot, Story(title="t", body="b", model=model))
+        assert await store.complete(made.id, boot, story_id)
         await execute(db, "UPDATE story_jobs SET completed_at = started_at"
                          " + make_interval(secs => :s) WHERE id = :id",
                          {"s": seconds, "id": made.id})

@@ -44,9 +44,9 @@ async def make_job(store: JobStore, status: Status = Status.PENDING) -> int:
         claimed = await store.claim_next(BOOT)
         assert claimed is not None and claimed.id == job.id, "an older job was still pending"
     if status == Status.COMPLETED:
-        assert await store.complete(job.id, await store.insert_story(job.id, STORY))
+        assert await store.complete(job.id, BOOT, await store.insert_story(job.id, BOOT, STORY))
     if status == Status.FAILED:
-        assert await store.fail(job.id, "broken")
+        assert await store.fail(job.id, BOOT, "broken")
     return job.id
 
 
@@ -172,16 +172,16 @@ async def test_heartbeat_of_a_job_not_running_changes_nothing(store, status):
 
 async def test_insert_story_is_idempotent(store, db):
     job_id = await make_job(store, Status.RUNNING)
-    first = await store.insert_story(job_id, STORY)
-    again = await store.insert_story(job_id, Story(title="Other", body="x", model="m"))
+    first = await store.insert_story(job_id, BOOT, STORY)
+    again = await store.insert_story(job_id, BOOT, Story(title="Other", body="x", model="m"))
     assert first == again
     assert await fetch_val(db, "SELECT count(*) FROM stories") == 1
 
 
 async def test_complete_moves_running_to_completed_with_its_story(store):
     job_id = await make_job(store, Status.RUNNING)
-    story_id = await store.insert_story(job_id, STORY)
-    assert await store.complete(job_id, story_id)
+    story_id = await store.insert_story(job_id, BOOT, STORY)
+    assert await store.complete(job_id, BOOT, story_id)
     job = await store.get(job_id)
     assert (job.status, job.story_id) == (Status.COMPLETED, story_id)
     assert job.completed_at is not None
@@ -191,9 +191,9 @@ async def test_complete_moves_running_to_completed_with_its_story(store):
 async def test_complete_of_a_job_not_running_changes_nothing(store, db, status, caplog):
     other = await make_job(store, Status.RUNNING)
     job_id = await make_job(store, status)
-    story_id = await store.insert_story(other, STORY)
+    story_id = await store.insert_story(other, BOOT, STORY)
     caplog.set_level(logging.WARNING, logger="bedtime")
-    assert not await store.complete(job_id, story_id)
+    assert not await store.complete(job_id, BOOT, story_id)
     assert await status_of(store, job_id) == status
     assert f"event=guard_lost job_id={job_id} transition=complete" in caplog.text
 
@@ -203,7 +203,7 @@ async def test_complete_of_a_job_not_running_changes_nothing(store, db, status, 
 
 async def test_fail_moves_running_to_failed_with_a_reason(store):
     job_id = await make_job(store, Status.RUNNING)
-    assert await store.fail(job_id, "the storyteller took too long")
+    assert await store.fail(job_id, BOOT, "the storyteller took too long")
     job = await store.get(job_id)
     assert (job.status, job.error_text) == (Status.FAILED, "the storyteller took too long")
 
@@ -212,7 +212,7 @@ async def test_fail_moves_running_to_failed_with_a_reason(store):
 async def test_fail_of_a_job_not_running_changes_nothing(store, status, caplog):
     job_id = await make_job(store, status)
     caplog.set_level(logging.WARNING, logger="bedtime")
-    assert not await store.fail(job_id, "late")
+    assert not await store.fail(job_id, BOOT, "late")
     job = await store.get(job_id)
     assert job.status == status and job.error_text in (None, "broken")
     assert f"event=guard_lost job_id={job_id} transition=fail" in caplog.text
@@ -220,9 +220,9 @@ async def test_fail_of_a_job_not_running_changes_nothing(store, status, caplog):
 
 async def test_fail_is_refused_once_the_story_is_stored(store, caplog):
     job_id = await make_job(store, Status.RUNNING)
-    await store.insert_story(job_id, STORY)
+    await store.insert_story(job_id, BOOT, STORY)
     caplog.set_level(logging.WARNING, logger="bedtime")
-    assert not await store.fail(job_id, "cancelled at shutdown")
+    assert not await store.fail(job_id, BOOT, "cancelled at shutdown")
     assert await status_of(store, job_id) == Status.RUNNING  # for its worker or recovery
 
 
@@ -241,7 +241,7 @@ async def test_sweeper_fails_running_jobs_whose_heartbeat_stopped(store, db):
 
 async def test_sweeper_completes_a_dead_job_whose_story_was_stored(store, db):
     dead = await make_job(store, Status.RUNNING)
-    story_id = await store.insert_story(dead, STORY)  # then the process died
+    story_id = await store.insert_story(dead, BOOT, STORY)  # then the process died
     await age(db, dead, heartbeat_s=120)
     assert await store.sweep_dead_running(60) == ([dead], [])
     job = await store.get(dead)
@@ -319,10 +319,10 @@ async def test_the_database_refuses_a_row_that_lies_about_its_state(store, db):
 
 async def test_sweeper_loses_to_completing_worker(store, db, database_url):
     job_id = await make_job(store, Status.RUNNING)
-    story_id = await store.insert_story(job_id, STORY)
+    story_id = await store.insert_story(job_id, BOOT, STORY)
     await age(db, job_id, heartbeat_s=120)  # the sweeper would take it, were it first
     async with holding(database_url) as worker_side:
-        assert await worker_side.complete(job_id, story_id)  # holds the row until commit
+        assert await worker_side.complete(job_id, BOOT, story_id)  # holds the row until commit
         sweep = asyncio.create_task(store.sweep_dead_running(60))
         await wait_until_blocked(db, "sweep_dead_running")
     assert await sweep == ([], [])  # the loser updated zero rows
@@ -334,20 +334,21 @@ async def test_sweeper_loses_to_a_story_being_stored(store, db, database_url):
     job_id = await make_job(store, Status.RUNNING)
     await age(db, job_id, heartbeat_s=120)  # looks dead: the story arrives just in time
     async with holding(database_url) as worker_side:
-        story_id = await worker_side.insert_story(job_id, STORY)  # beats, holds the row
+        story_id = await worker_side.insert_story(job_id, BOOT, STORY)  # beats, holds the row
         sweep = asyncio.create_task(store.sweep_dead_running(60))
         await wait_until_blocked(db, "sweep_dead_running")
     assert await sweep == ([], [])  # the heartbeat it re-read is fresh: not dead
-    assert await store.complete(job_id, story_id)
+    assert await store.complete(job_id, BOOT, story_id)
     job = await store.get(job_id)
     assert (job.status, job.story_id) == (Status.COMPLETED, story_id)
 
 
-async def test_a_worker_cut_off_past_the_stale_limit_loses_its_job_but_keeps_the_story(
+async def test_a_worker_cut_off_past_the_stale_limit_still_delivers_its_story(
     store, db, database_url, caplog
 ):
     # The worker's heartbeats could not reach the database for longer than the stale
-    # limit, so the sweeper judged it dead before any story was stored.
+    # limit, so the sweeper judged it dead before any story was stored. The worker was
+    # alive all along and still owns the job: its story completes it (chat mode).
     job_id = await make_job(store, Status.RUNNING)
     await age(db, job_id, heartbeat_s=120)
     caplog.set_level(logging.INFO, logger="bedtime")
@@ -357,10 +358,31 @@ async def test_a_worker_cut_off_past_the_stale_limit_loses_its_job_but_keeps_the
         assert await sweeper_side.sweep_dead_running(60) == ([], [job_id])  # holds the row
         storing = asyncio.create_task(worker._store(job_id, STORY))
         await wait_until_blocked(db, "insert_story")
-    await storing
+    assert await storing is not None
     job = await store.get(job_id)
-    assert (job.status, job.error_text, job.story_id) == (Status.FAILED, "interrupted", None)
+    assert (job.status, job.error_text) == (Status.COMPLETED, None)
     kept = await fetch_one(db, "SELECT id, title FROM stories WHERE job_id = :id", {"id": job_id})
-    assert kept["title"] == STORY.title  # paid for, so kept, and logged for a person
-    assert f"event=guard_lost job_id={job_id} transition=complete" in caplog.text
-    assert f"event=story_orphaned job_id={job_id} story_id={kept['id']}" in caplog.text
+    assert job.story_id == kept["id"] and kept["title"] == STORY.title
+    assert "story_orphaned" not in caplog.text
+    assert await store.ids("check_unreachable_stories") == []
+
+
+async def test_a_story_is_not_stored_for_a_job_another_worker_owns(store, db):
+    job_id = await make_job(store, Status.RUNNING)  # claimed by BOOT
+    assert await store.insert_story(job_id, OTHER_BOOT, STORY) is None
+    assert not await store.complete(job_id, OTHER_BOOT, 1)
+    assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
+    assert await status_of(store, job_id) == Status.RUNNING
+
+
+async def test_an_interrupted_job_is_completed_only_by_the_worker_that_owned_it(store, db):
+    job_id = await make_job(store, Status.RUNNING)
+    await age(db, job_id, heartbeat_s=120)
+    assert await store.sweep_dead_running(60) == ([], [job_id])
+    assert await store.insert_story(job_id, OTHER_BOOT, STORY) is None
+    story_id = await store.insert_story(job_id, BOOT, STORY)
+    assert story_id is not None
+    assert not await store.complete(job_id, OTHER_BOOT, story_id)
+    assert await store.complete(job_id, BOOT, story_id)
+    job = await store.get(job_id)
+    assert (job.status, job.story_id, job.error_text) == (Status.COMPLETED, story_id, None)
