@@ -47,6 +47,15 @@ def test_an_api_key_selects_the_openai_storyteller():
     assert settings_from(OPENAI_API_KEY="sk-test", STORYTELLER="demo").storyteller == "demo"
 
 
+def test_llm_api_auto_is_background_mode_for_openai_itself_and_chat_elsewhere():
+    assert settings_from(OPENAI_API_KEY="k").llm_api == "responses"
+    assert settings_from(OPENAI_API_KEY="k", OPENAI_BASE_URL="http://localhost:11434/v1"
+                         ).llm_api == "chat"
+    assert settings_from(OPENAI_API_KEY="k", OPENAI_BASE_URL="http://vllm:8000/v1",
+                         LLM_API="responses").llm_api == "responses"
+    assert settings_from(OPENAI_API_KEY="k", LLM_API="CHAT").llm_api == "chat"
+
+
 @pytest.mark.parametrize(
     ("url", "expected"),
     [
@@ -77,6 +86,7 @@ def test_paas_database_urls_work_as_given(url, expected):
         ("DATABASE_URL", "postgres://u@h:notaport/db"),
         ("OPENAI_BASE_URL", "localhost:11434"),
         ("STORYTELLER", "gpt"),
+        ("LLM_API", "completions"),
         ("ALLOW_OPEN", "maybe"),
         ("MODERATION", "yes please"),
         ("TZ", "Mars/Olympus_Mons"),

@@ -10,7 +10,7 @@ import asyncio
 import random
 import re
 
-from app.stories import LENGTH_WORDS, Story, StoryRequest, TextSink
+from app.stories import LENGTH_WORDS, Story, StoryRequest, TextSink, finished_text
 
 
 class DemoStoryteller:
@@ -34,9 +34,35 @@ class DemoStoryteller:
     async def write(
         self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
     ) -> Story:
+        if request.carried_text:
+            return await self._finish(request, job_id=job_id, on_text=on_text)
         title, paragraphs = self.compose(request, job_id=job_id)
         text = f"{title}\n\n" + "\n\n".join(paragraphs)
-        words = re.findall(r"\S+\s*", text)
+        await self._stream(text, on_text)
+        return Story(title=title, body="\n\n".join([*paragraphs, self.note]), model=self.model)
+
+    async def _finish(
+        self, request: StoryRequest, *, job_id: int, on_text: TextSink | None
+    ) -> Story:
+        """The rest of a story cut short: the part of the story it began as that was not
+        written yet (the demo writes the same story for the same job), else an ending."""
+        carried = request.carried_text or ""
+        title, _, begun = carried.partition("\n\n")
+        original = request.finish_of if request.finish_of is not None else job_id
+        whole_title, paragraphs = self.compose(request, job_id=original)
+        whole = f"{whole_title}\n\n" + "\n\n".join(paragraphs)
+        head = f"{title}\n\n{begun}"
+        if whole.startswith(head) and len(whole) > len(head):
+            rest = whole[len(head):]
+        else:
+            rest = "\n\n" + paragraphs[-1]
+        await self._stream(rest, on_text)
+        _, _, body = finished_text(carried, rest).partition("\n\n")
+        return Story(title=title, body=f"{body}\n\n{self.note}", model=self.model)
+
+    async def _stream(self, text: str, on_text: TextSink | None) -> None:
+        """Hand `text` over word by word, over about `delay_s`, as a model streams."""
+        words = re.findall(r"\S+\s*|\s+", text)
         pause_s = self.delay_s / max(len(words), 1)
         written = ""
         for word in words:
@@ -44,7 +70,6 @@ class DemoStoryteller:
             written += word
             if on_text is not None:
                 on_text(written)
-        return Story(title=title, body="\n\n".join([*paragraphs, self.note]), model=self.model)
 
     def compose(self, request: StoryRequest, *, job_id: int) -> tuple[str, list[str]]:
         """The title and paragraphs: an opening, middles until the length's words, an ending."""
