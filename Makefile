@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test lint smoke bench bench-queue profile chaos lock clean
+.PHONY: run test lint smoke bench bench-handover bench-queue profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -42,8 +42,16 @@ smoke: $(STAMP)
 
 # One table, about a minute: bytes on the wire, cold start, polls, POST -> 202 and memory,
 # each against a baseline from the same run (needs wrk and chromium from Debian).
+# The request paths against their baselines, then the hand-over (bench-handover).
 bench: $(STAMP)
 	$(BIN)/python bench/perf.py
+	$(BIN)/python bench/handover.py
+
+# Background generation (LLM_API=responses), about a minute: SIGTERM -> exit with a story
+# streaming, a new process picking the story up, stop -> cancelled (and chat), one billed
+# call per job.
+bench-handover: $(STAMP)
+	$(BIN)/python bench/handover.py
 
 # Flame graphs (py-spy) of a poll, a card and a POST under load: test-artifacts/profile-*.svg
 profile: $(STAMP)

@@ -195,8 +195,11 @@ class Services:
         if self.worker.background:
             self.worker.hand_over()
         if self.worker.busy:
-            log("shutdown_waiting", job_ids=",".join(map(str, sorted(self.worker.current_job_ids))),
-                grace_s=self.settings.shutdown_grace_s)
+            job_ids = ",".join(map(str, sorted(self.worker.current_job_ids)))
+            if self.worker.background:  # each lets go within a moment; the grace is a bound
+                log("shutdown_handing_over", job_ids=job_ids)
+            else:
+                log("shutdown_waiting", job_ids=job_ids, grace_s=self.settings.shutdown_grace_s)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.worker.wait_idle(), self.settings.shutdown_grace_s)
         for task in self.tasks:

@@ -371,9 +371,9 @@ async def rss_over_jobs(app: Server, conn: asyncpg.Connection) -> tuple[int, int
         return start, app.rss_kb()
 
 
-def print_table(rows: list[tuple[str, str, str, str]]) -> None:
-    headers = ("measure", "app", "baseline (same run)", "ratio (target)")
-    widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(4)]
+def print_table(rows: list[tuple[str, ...]], headers: tuple[str, ...] = (
+        "measure", "app", "baseline (same run)", "ratio (target)")) -> None:
+    widths = [max(len(row[i]) for row in [headers, *rows]) for i in range(len(headers))]
     for row in [headers, tuple("-" * w for w in widths), *rows]:
         print("| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |")
 

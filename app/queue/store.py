@@ -253,9 +253,9 @@ class JobStore(Statements):
         return await self._one("request_cancel", {"job_id": job_id}) is not None
 
     async def cancel_pending(self, job_id: int) -> bool:
-        """pending -> failed ('cancelled'): it is never sent to the model."""
-        row = await self._guarded("cancel_pending_job", "cancel_pending", job_id=job_id)
-        return row is not None
+        """pending -> failed ('cancelled'): it is never sent to the model. False (not
+        logged: the caller then asks a running job to stop) when it was not pending."""
+        return await self._one("cancel_pending_job", {"job_id": job_id}) is not None
 
     async def insert_story(
         self, job_id: int, boot_id: uuid.UUID, story: Story, *,
