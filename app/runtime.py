@@ -35,7 +35,8 @@ async def running_services(
     await db.connect()
     chosen_storyteller = storyteller or make_storyteller(settings)
     moderator = make_moderator(settings)
-    services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url)
+    services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url,
+                              follower=follower_for(chosen_storyteller))
     try:
         await services.start()
         if storyteller is None and settings.storyteller == "openai":
@@ -63,6 +64,14 @@ def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:
             return BackgroundStoryteller(client, model=settings.story_model)
         return OpenAIStoryteller(client, model=settings.story_model)
     return DemoStoryteller(delay_s=settings.demo_delay_s)
+
+
+def follower_for(storyteller: object) -> BackgroundStoryteller | None:
+    """With LLM_API=chat, what still follows a story started in background mode before the
+    switch (by its response id, on the same provider): adopted, never started again."""
+    if isinstance(storyteller, OpenAIStoryteller):
+        return BackgroundStoryteller(storyteller.client, model=storyteller.model)
+    return None
 
 
 def make_moderator(settings: Settings) -> Moderator | None:

@@ -71,8 +71,10 @@ class Services:
         moderator: Moderator | None = None,
         *,
         database_url: str | None = None,
+        follower: object = None,
     ) -> Services:
-        """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone)."""
+        """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone).
+        `follower`: follows stories by response id when the storyteller does not."""
         boot_id = uuid.uuid4()
         store = JobStore(db)
         # PgBouncer in transaction mode delivers no notifications: the re-check timer alone.
@@ -108,6 +110,7 @@ class Services:
                 heartbeat_interval_s=settings.heartbeat_interval_s,
                 heartbeat_stale_s=settings.heartbeat_stale_s,
                 screener=screener,
+                follower=follower,
             ),
             sweeper=Sweeper(
                 store,

@@ -96,12 +96,17 @@ class Worker:
         heartbeat_interval_s: float = 5.0,
         heartbeat_stale_s: float = 60.0,
         screener: StoryScreener | None = None,
+        follower: Any = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
         self.storyteller = storyteller
         # A background storyteller (LLM_API=responses) starts, follows, hands over, adopts.
         self.background = bool(getattr(storyteller, "background", False))
+        # What follows a story by its response id: the background storyteller, or (with
+        # LLM_API=chat) one on the same provider, for stories started before a switch to
+        # chat, so no job with a response id is left without a worker to adopt it.
+        self.follower = storyteller if self.background else follower
         self.screener = screener
         self.boot_id = boot_id
         self.llm_timeout_s = llm_timeout_s
@@ -176,7 +181,7 @@ class Worker:
         if self._stopping:
             return None
         try:
-            if self.background:
+            if self.follower is not None:
                 job = await self.store.adopt(self.boot_id, self.heartbeat_stale_s)
                 if job is not None:
                     log("job_adopted", job_id=job.id, response_id=job.response_id,
@@ -201,7 +206,7 @@ class Worker:
         try:
             if job.response_id is None:
                 log("job_started", job_id=job.id)
-            if self.background:
+            if self.background or job.response_id is not None:
                 story = await self._write_in_background(writing)
             else:
                 story = await self._write(writing)
@@ -260,7 +265,7 @@ class Worker:
             writing.response_id = response_id
             await self._save_response_id(writing)
         response_id = writing.response_id
-        follow = self.storyteller.follow(
+        follow = self.follower.follow(
             response_id, job.request, job_id=job.id, text=writing.raw, after=writing.sequence,
             on_progress=writing.update,
         )
@@ -341,7 +346,7 @@ class Worker:
         assert writing.response_id is not None
         try:
             await asyncio.wait_for(
-                self.storyteller.cancel(writing.response_id, job_id=writing.job.id), 10
+                self.follower.cancel(writing.response_id, job_id=writing.job.id), 10
             )
         except Exception as error:  # the job stops here whatever the provider says
             log("provider_cancel_failed", level=logging.WARNING, job_id=writing.job.id,

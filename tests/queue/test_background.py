@@ -252,3 +252,16 @@ async def test_released_jobs_are_adopted_at_once_and_before_pending_ones(setting
     assert adopted is not None and adopted.id == job_id
     assert (adopted.text_so_far, adopted.response_sequence) == ("The Owl\n\nOnce", 7)
     assert await store.save_text_so_far(job_id, owner, "late", sequence=9) is None
+
+
+async def test_a_chat_process_still_adopts_a_story_started_in_background_mode(
+    make_app, settings, fake_llm, db
+):
+    # Background mode was switched off between two deploys: the story started before the
+    # switch is followed by its id, not started again, and not left running forever.
+    background = dataclass_replace(settings, llm_api="responses")
+    job_id, _ = await _started_elsewhere(background, db, fake_llm, dead_boot=uuid.uuid4())
+    async with serve(make_app(llm_api="chat")) as client:
+        job = await wait_for_job(client, job_id)
+    assert job["status"] == "completed", job
+    assert fake_llm.calls_for(job_id) == 1

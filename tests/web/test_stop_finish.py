@@ -284,3 +284,24 @@ async def test_the_demo_storyteller_finishes_its_own_story(make_app, db):
                             {"id": new_id})
     assert story["title"].startswith("Pip") or story["title"]  # the demo's own title
     assert story["body"].count("(This story was written by the demo storyteller") == 1
+
+
+async def test_an_interrupted_story_is_finished_from_its_kept_words(make_app, fake_llm, db):
+    store = JobStore(db)
+    dead = uuid.uuid4()
+    job = await add_job(store, new_key(), StoryRequest(prompt="a lost owl"))
+    assert (await store.claim_next(dead)).id == job.id
+    assert await store.save_text_so_far(job.id, dead, "The Owl\n\nAn owl flew. She was")
+    await store.db.execute("UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
+                           " WHERE id = $1", job.id)
+    assert await store.sweep_dead_running(60) == ([], [job.id])  # its process died
+    fake_llm.story = "And then she slept."
+    async with serve(make_app()) as client:
+        page = await client.get(f"/stories/jobs/{job.id}")
+        assert "Finish this story" in page.text and "An owl flew." in page.text
+        new_id = (await finish(client, job.id)).json()["job_id"]
+        finished = await wait_for_job(client, new_id)
+    assert finished["status"] == "completed"
+    story = await fetch_one(db, "SELECT title, body FROM stories WHERE job_id = :id",
+                            {"id": new_id})
+    assert (story["title"], story["body"]) == ("The Owl", "An owl flew. And then she slept.")
