@@ -62,9 +62,13 @@ bench-queue: $(STAMP)
 	$(BIN)/python bench/job_overhead.py
 	$(BIN)/python bench/scale_out.py
 
-# The long crash campaign: kill -9 at seeded moments, restart, check every invariant.
+# The long crash campaign: kill -9 (and SIGTERM) at seeded moments, restart, check every
+# invariant, with LLM_API=chat and LLM_API=responses (the bg_ moments): 39 runs, each of
+# the 13 moments three times, about 4 minutes. MOMENTS=bg_mid_stream,bg_sigterm (or chat,
+# bg) runs only those.
 chaos: $(STAMP)
-	$(BIN)/python -m tests.chaos --runs $(or $(RUNS),30) --seed $(or $(SEED),1)
+	$(BIN)/python -m tests.chaos --runs $(or $(RUNS),39) --seed $(or $(SEED),1) \
+	  $(if $(MOMENTS),--moments $(MOMENTS))
 
 # Re-pin the dependencies after changing pyproject.toml: requirements.txt is what a platform
 # installs; requirements-dev.txt adds the extras, held to the same versions.
