@@ -35,14 +35,15 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 
 # The smallest proof that a Python works end to end (CI runs it on the newest one found):
-# install, start-up, one story over HTTP, and the queue's own tests.
+# install, start-up, one story over HTTP, the queue's own tests and background mode.
 smoke: $(STAMP)
 	$(BIN)/python -m pytest -q tests/queue/test_queue.py tests/queue/test_transitions.py \
-	  tests/queue/test_intake.py tests/test_procfile.py tests/web/test_api.py $(PYTEST_ARGS)
+	  tests/queue/test_intake.py tests/queue/test_background.py tests/test_fake_llm.py \
+	  tests/test_procfile.py tests/web/test_api.py $(PYTEST_ARGS)
 
 # One table, about a minute: bytes on the wire, cold start, polls, POST -> 202 and memory,
-# each against a baseline from the same run (needs wrk and chromium from Debian).
-# The request paths against their baselines, then the hand-over (bench-handover).
+# each against a baseline from the same run (needs wrk and chromium from Debian); then the
+# hand-over's (bench-handover), about a minute more.
 bench: $(STAMP)
 	$(BIN)/python bench/perf.py
 	$(BIN)/python bench/handover.py
