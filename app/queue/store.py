@@ -203,9 +203,13 @@ class JobStore(Statements):
         return IntakeResult(job=job, replayed=bool(row["replayed"]), pending=row["pending"],
                             used_today=row["used_today"])
 
-    async def claim_next(self, boot_id: uuid.UUID) -> Job | None:
-        """pending -> running for the oldest waiting job; None when there is none to take."""
-        row = await self._one("claim_next_job", {"boot_id": boot_id})
+    async def claim_next(
+        self, boot_id: uuid.UUID, *, defer_s: float | None = None
+    ) -> Job | None:
+        """pending -> running for the oldest waiting job; None when there is none to take
+        (or, with `defer_s`, while a story paid for already is about to be adopted)."""
+        row = await self._one("claim_next_job", {
+            "boot_id": boot_id, "defer_s": None if defer_s is None else float(defer_s)})
         return Job.from_row(row) if row else None
 
     async def adopt(self, boot_id: uuid.UUID, stale_s: float) -> Job | None:

@@ -71,7 +71,12 @@ CLAIM_RETRY_S = 1.0
 # The text streamed so far is saved this often (the status card polls every 3 s).
 TEXT_SAVE_INTERVAL_S = 1.5
 # Where LISTEN is off (PgBouncer), a stop is seen at a heartbeat: beat at least this often.
-STOP_CHECK_S = 2.0
+STOP_CHECK_S = TEXT_SAVE_INTERVAL_S
+# A story at the provider whose owner missed this many beats is adopted (a live owner
+# judged dead too soon only loses the job: retrieves bill nothing), and new jobs wait
+# while one has missed DEFER_AFTER_MISSED_BEATS: it is about to be adopted, and comes first.
+ADOPT_AFTER_MISSED_BEATS = 5
+DEFER_AFTER_MISSED_BEATS = 3
 
 
 class Interruption(enum.Enum):
@@ -113,6 +118,9 @@ class Worker:
         self.concurrency = concurrency
         self.heartbeat_interval_s = heartbeat_interval_s
         self.heartbeat_stale_s = heartbeat_stale_s
+        self.beat_every_s = min(heartbeat_interval_s, STOP_CHECK_S)
+        self.adopt_after_s = min(heartbeat_stale_s, ADOPT_AFTER_MISSED_BEATS * self.beat_every_s)
+        self.defer_after_s = min(heartbeat_stale_s, DEFER_AFTER_MISSED_BEATS * self.beat_every_s)
         self.writing: dict[int, Writing] = {}
         self._stopping = False
         self._handing_over = False
@@ -181,13 +189,14 @@ class Worker:
         if self._stopping:
             return None
         try:
-            if self.follower is not None:
-                job = await self.store.adopt(self.boot_id, self.heartbeat_stale_s)
-                if job is not None:
-                    log("job_adopted", job_id=job.id, response_id=job.response_id,
-                        after=job.response_sequence)
-                    return job
-            return await self.store.claim_next(self.boot_id)
+            if self.follower is None:
+                return await self.store.claim_next(self.boot_id)
+            job = await self.store.adopt(self.boot_id, self.adopt_after_s)
+            if job is not None:
+                log("job_adopted", job_id=job.id, response_id=job.response_id,
+                    after=job.response_sequence)
+                return job
+            return await self.store.claim_next(self.boot_id, defer_s=self.defer_after_s)
         except Exception as error:  # the job stays where it was, for this or any process
             log("claim_failed", level=logging.WARNING, error=repr(error))
             await asyncio.sleep(CLAIM_RETRY_S)
@@ -444,7 +453,7 @@ class Worker:
         job_id = writing.job.id
         loop = asyncio.get_running_loop()
         last_beat = loop.time()
-        every_s = min(self.heartbeat_interval_s, STOP_CHECK_S)
+        every_s = self.beat_every_s
         while True:
             await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s))
             try:

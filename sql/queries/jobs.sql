@@ -43,10 +43,18 @@ SELECT count(*) FROM story_jobs WHERE status = 'pending'
 -- pending -> running: an idle worker takes the oldest waiting job, stamping its boot id.
 -- SKIP LOCKED lets workers in any number of processes claim side by side; the outer
 -- status guard makes a claim that lost a race a no-op (no row back: nothing to run).
+-- With :defer_s (a worker that can adopt), no new job is taken while a story paid for
+-- already has an owner that missed beats for that long: it is about to be adopted, and
+-- comes first.
 UPDATE story_jobs
    SET status = 'running', started_at = now(), heartbeat_at = now(), claimed_by = :boot_id
  WHERE id = (SELECT id FROM story_jobs
               WHERE status = 'pending'
+                AND NOT (:defer_s::float8 IS NOT NULL AND EXISTS (
+                    SELECT 1 FROM story_jobs orphan
+                     WHERE orphan.status = 'running' AND orphan.response_id IS NOT NULL
+                       AND orphan.claimed_by IS DISTINCT FROM :boot_id
+                       AND orphan.heartbeat_at < now() - make_interval(secs => :defer_s)))
               ORDER BY created_at, id
               FOR UPDATE SKIP LOCKED
               LIMIT 1)
@@ -56,8 +64,10 @@ RETURNING *
 -- name: adopt_job
 -- running (no change of status): a live worker takes over a job whose story is being
 -- written at the provider (it has a response id) and that has no live owner: handed
--- over at a shutdown, or its owner's heartbeat stopped. It follows the same response by
--- its id: never a second billed request. Oldest first; they come before pending jobs.
+-- over at a shutdown, or its owner missed its beats for :stale_s. It follows the same
+-- response by its id: never a second billed request, so a live owner judged dead too
+-- soon costs nothing (its next save finds the job gone and it stops). Oldest first;
+-- they come before pending jobs.
 UPDATE story_jobs
    SET claimed_by = :boot_id, heartbeat_at = now()
  WHERE id = (SELECT id FROM story_jobs

@@ -265,3 +265,35 @@ async def test_a_chat_process_still_adopts_a_story_started_in_background_mode(
         job = await wait_for_job(client, job_id)
     assert job["status"] == "completed", job
     assert fake_llm.calls_for(job_id) == 1
+
+
+async def test_new_jobs_wait_while_a_paid_story_is_about_to_be_adopted(settings, db, fake_llm):
+    background = dataclass_replace(settings, llm_api="responses")
+    owner = uuid.uuid4()
+    job_id, _ = await _started_elsewhere(background, db, fake_llm, dead_boot=owner,
+                                         heartbeat="now() - interval '3 seconds'")
+    store = JobStore(db)
+    from app.stories import StoryRequest
+    from tests.helpers.jobs import add_job
+    waiting = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="waiting"), "h2")
+    worker = uuid.uuid4()
+    # Its owner missed beats for 3 s: deferring past 2 s, the new job waits for it.
+    assert await store.claim_next(worker, defer_s=2) is None
+    assert await store.adopt(worker, 5) is None  # not dead enough to adopt yet
+    assert (await store.adopt(worker, 2)).id == job_id
+    # Adopted (beating again): new jobs are taken as ever.
+    assert (await store.claim_next(worker, defer_s=2)).id == waiting.id
+
+
+async def test_a_story_whose_owner_stopped_beating_is_adopted_within_seconds(
+    make_background_app, settings, fake_llm, db
+):
+    # The default stale limit is a minute; adoption needs only a few missed beats.
+    background = dataclass_replace(settings, llm_api="responses")
+    job_id, _ = await _started_elsewhere(background, db, fake_llm, dead_boot=uuid.uuid4(),
+                                         heartbeat="now() - interval '1.5 seconds'")
+    async with serve(make_background_app(heartbeat_stale_s=60)) as client:
+        started = asyncio.get_running_loop().time()
+        job = await wait_for_job(client, job_id)
+        took_s = asyncio.get_running_loop().time() - started
+    assert job["status"] == "completed" and took_s < 5, (job, took_s)
