@@ -52,6 +52,13 @@ class Conflict(AppError):
     code = "conflict"
 
 
+class ClientGone(AppError):
+    """The client left before its request's body arrived: nobody to answer."""
+
+    status_code = 400
+    code = "client_disconnected"
+
+
 class TooLarge(AppError):
     status_code = 413
     code = "body_too_large"

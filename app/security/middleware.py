@@ -26,6 +26,7 @@ cross-site rule, whatever the mode; `SecurityMiddleware` documents it.
 from __future__ import annotations
 
 import logging
+from urllib.parse import quote
 
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
@@ -62,6 +63,7 @@ PUBLIC_PREFIX = "/static/"
 # header; scripts, stylesheets and images (our own, never a visitor's) need only nosniff.
 DOCUMENT_SUFFIXES = (".html",)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+URL_SAFE = ":/%#?=@[]!$&'()*+,;"  # what RedirectResponse leaves unquoted in a Location
 
 
 
@@ -175,7 +177,9 @@ class SecurityMiddleware:
             ))
         target = "/login" + (f"?next={request.url.path}" if request.url.path != "/" else "")
         if is_htmx(request):  # htmx follows HX-Redirect with a full page load
-            return Response(status_code=401, headers={"HX-Redirect": target})
+            # Percent-encoded as RedirectResponse does the Location: the path is the
+            # client's, and a header cannot carry NUL, line breaks or non-Latin-1 text.
+            return Response(status_code=401, headers={"HX-Redirect": quote(target, safe=URL_SAFE)})
         return RedirectResponse(target, status_code=303)
 
     def _renewing(self, send: Send, request: Request, sid: str) -> Send:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.templating import Jinja2Templates
 from starlette.types import Message
 
 from app.dates import day, iso_time, when
-from app.errors import AppError, BadRequest, NotFound, TooLarge, Unavailable
+from app.errors import AppError, BadRequest, ClientGone, NotFound, TooLarge, Unavailable
 from app.logs import log
 from app.queue.jobs import FailReason
 from app.stories import paragraphs, parse_id
@@ -134,11 +134,14 @@ async def read_body(request: Request, limit: int = BODY_MAX_BYTES) -> bytes:
         raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
+            chunks.append(chunk)
+    except ClientDisconnect:  # the tab was closed mid-upload: an everyday event, not a bug
+        raise ClientGone("The client left before its request arrived.") from None
     return b"".join(chunks)
 
 
@@ -231,6 +234,9 @@ def accepts_html(request: Request) -> bool:
 
 async def handle_app_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, AppError)
+    if isinstance(exc, ClientGone):
+        log("client_disconnected", path=request.url.path, method=request.method)
+        return Response(status_code=exc.status_code)
     return error_response(request, exc)
 
 
