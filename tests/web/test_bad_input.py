@@ -363,20 +363,29 @@ path_ids = st.one_of(
 )
 
 
-def test_any_path_id_and_page_request_is_answered_sanely(make_app):
-    with running(make_app) as app:
-        created = app.request(
-            "POST", "/stories/generate", json={"prompt": "a moon"},
-            headers={**JSON, "Idempotency-Key": new_key()},
-        )
-        assert created.status_code == 202
+PATH_TEMPLATES = ["/stories/jobs/{}", "/stories/{}", "/stories", "/", "/stories/jobs/{}/x",
+                  "/{}", "/static/{}", "/stories/{}/markdown", "/stories/jobs/{}/cancel",
+                  "/login/{}", "/stories/deleted{}", "/sw.js{}"]
+# Every path with what no page expects in it: NUL, non-ASCII, line breaks, encoded or not.
+odd_segments = st.one_of(path_ids, st.sampled_from(
+    ["%00", "a%00b", "%E2%98%83", "%0D%0Aset-cookie:x", "%FF", "%ED%A0%80", "..%2F..%2Fetc"]))
+
+
+@pytest.mark.parametrize("mode", ["open", "password"])  # password: signed out
+def test_any_path_id_and_page_request_is_answered_sanely(make_app, mode):
+    overrides = {"household_password": "pw", "allow_open": False} if mode == "password" else {}
+    with running(make_app, **overrides) as app:
+        if mode == "open":
+            created = app.request(
+                "POST", "/stories/generate", json={"prompt": "a moon"},
+                headers={**JSON, "Idempotency-Key": new_key()},
+            )
+            assert created.status_code == 202
 
         @PROPERTY
         @given(
-            template=st.sampled_from(
-                ["/stories/jobs/{}", "/stories/{}", "/stories", "/", "/stories/jobs/{}/x"]
-            ),
-            raw_id=path_ids,
+            template=st.sampled_from(PATH_TEMPLATES),
+            raw_id=odd_segments,
             accept=accepts,
             hx=hx_requests,
         )
@@ -386,6 +395,9 @@ def test_any_path_id_and_page_request_is_answered_sanely(make_app):
             response = app.request("GET", "http://testserver" + template.format(raw_id),
                                    headers=headers)
             assert_sane(response, json_asked=json_was_asked(headers, "GET"))
+            for name in ("location", "hx-redirect"):  # a header carries plain ASCII only
+                value = response.headers.get(name)
+                assert value is None or all("!" <= c <= "~" for c in value), (name, value)
             assert app.job_count() == before
 
         check()
