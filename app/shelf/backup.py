@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 
-from app.dates import iso_time, when
+from app.dates import file_stamp, iso_time, when
 from app.errors import Invalid
 from app.queue.intake import parse_story_request, request_hash
 from app.queue.store import JobStore
@@ -73,12 +73,11 @@ def story_markdown(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
 def markdown_name(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
     """A file name for the story (ASCII, safe anywhere): its date and time, its title, and
     (in a backup, where two stories may share a title) the start of its uid."""
-    local = story.created_at.astimezone(timezone)
     ascii_title = unicodedata.normalize("NFKD", story.title).encode("ascii", "ignore").decode()
     slug = _NOT_IN_A_NAME.sub("-", ascii_title.lower()).strip("-")[:60].strip("-") or "story"
     uid = getattr(story, "uid", None)
     suffix = f"-{str(uid)[:8]}" if uid else ""
-    return f"{local:%Y-%m-%d-%H%M}-{slug}{suffix}.md"
+    return f"{file_stamp(story.created_at, timezone)}-{slug}{suffix}.md"
 
 
 def story_json(story: BackupStory, file: str) -> dict[str, object]:

@@ -18,14 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import PurePosixPath
 from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from app.dates import iso_time
+from app.dates import file_day, iso_time
 from app.errors import NotFound
 from app.shelf.backup import export_zip, markdown_name, story_markdown
 from app.shelf.store import StoredStory, StorySummary
@@ -140,7 +140,7 @@ async def backup_zip(request: Request) -> Response:
     """Every story on the shelf, as `python -m app export` writes it."""
     timezone = request.app.state.settings.tz
     data = await export_zip(services_of(request).shelf, timezone)
-    name = f"bedtime-stories-{datetime.now(timezone):%Y-%m-%d}.zip"
+    name = f"bedtime-stories-{file_day(datetime.now(UTC), timezone)}.zip"
     return Response(data, media_type="application/zip", headers={
         "Content-Disposition": f'attachment; filename="{name}"',
         "Cache-Control": "no-store",
