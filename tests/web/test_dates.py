@@ -12,13 +12,14 @@ import sys
 import zipfile
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from app.queue.store import JobStore
 from app.shelf.store import ShelfStore
 from tests.helpers.app import ACCEPT_JSON, serve
 from tests.helpers.shelving import shelve
-from tests.helpers.sql import execute
+from tests.helpers.sql import execute, fetch_one
 
 pytestmark = pytest.mark.anyio
 
@@ -28,18 +29,33 @@ REPO = Path(__file__).resolve().parents[2]
 EDGES = [
     pytest.param("9999-12-31T23:30Z", "Europe/Paris", id="year-10000-in-paris"),
     pytest.param("0001-01-01T01:00Z", "America/New_York", id="year-0-in-new-york"),
-    # asyncpg reads PostgreSQL's infinities as datetime.max and datetime.min, in UTC.
-    pytest.param("infinity", "Europe/Paris", id="infinity-in-paris"),
-    pytest.param("-infinity", "America/New_York", id="minus-infinity-in-new-york"),
+    # The last and first moments the database keeps (migration 015 refuses any beyond).
+    pytest.param("9999-12-31T23:59:59.999999Z", "Pacific/Kiritimati", id="last-moment-at-+14"),
+    pytest.param("0001-01-01T00:00:00Z", "Pacific/Niue", id="first-moment-at-11"),
 ]
+
+
+@pytest.mark.parametrize("moment", ["infinity", "-infinity", "10000-01-01T00:00Z",
+                                    "0044-03-15T12:00Z BC"])
+async def test_a_moment_the_app_could_not_read_back_is_never_stored(db, moment):
+    story_id = await shelve(JobStore(db), "edge", title="The Last Night")
+    with pytest.raises(asyncpg.CheckViolationError):
+        await shelve_at_id(db, story_id, moment)
+    with pytest.raises(asyncpg.CheckViolationError):
+        await execute(db, "UPDATE story_jobs SET created_at = CAST(CAST(:at AS text) AS"
+                          " timestamptz)", {"at": moment})
 
 
 async def shelve_at(db, created_at: str) -> int:
     """A story on the shelf, then its created_at set to `created_at` directly."""
     story_id = await shelve(JobStore(db), "edge", title="The Last Night", child_name="Mia")
+    await shelve_at_id(db, story_id, created_at)
+    return story_id
+
+
+async def shelve_at_id(db, story_id: int, created_at: str) -> None:
     await execute(db, "UPDATE stories SET created_at = CAST(CAST(:at AS text) AS timestamptz)"
                       " WHERE id = :id", {"at": created_at, "id": story_id})
-    return story_id
 
 
 def run_cli(database_url: str, cwd: Path, timezone: str,
@@ -115,3 +131,19 @@ async def test_the_command_line_exports_a_story_dated_at_the_edge_of_the_calenda
     assert exported.returncode == 0, exported.stderr
     with zipfile.ZipFile(backup) as archive:
         assert json.loads(archive.read("stories.json"))["count"] == 1
+
+
+async def test_moments_stored_out_of_range_before_migration_015_are_clamped(db):
+    story_id = await shelve(JobStore(db), "edge", title="The Last Night")
+    await execute(db, "ALTER TABLE stories DROP CONSTRAINT stories_created_at_readable,"
+                      " DROP CONSTRAINT stories_deleted_at_readable")
+    await execute(db, "ALTER TABLE story_jobs DROP CONSTRAINT story_jobs_dates_readable")
+    await shelve_at_id(db, story_id, "infinity")
+    await execute(db, "UPDATE story_jobs SET completed_at = '-infinity'")
+    migration = REPO / "sql" / "migrations" / "015_dates_in_range.sql"
+    async with db.transaction() as connection:
+        await connection.execute(migration.read_text())
+    row = await fetch_one(db, "SELECT s.created_at::text AS made, j.completed_at::text AS done"
+                              " FROM stories s JOIN story_jobs j ON j.id = s.job_id")
+    assert row["made"].startswith("9999-12-31 23:59:59.999999")
+    assert row["done"].startswith("0001-01-01 00:00:00")
