@@ -16,7 +16,9 @@ from app.config import Settings
 from app.logs import log
 from app.security.clients import Clients
 from app.security.sessions import (
+    DEVICE_MAX_AGE_S,
     SESSION_MAX_AGE_S,
+    LoginAttempt,
     LoginLimiter,
     Sessions,
     mask_csrf,
@@ -25,6 +27,7 @@ from app.security.sessions import (
 from app.web.compression import validate_as
 
 SESSION_COOKIE = "bedtime_session"
+DEVICE_COOKIE = "bedtime_device"  # this device has signed in before; kept after signing out
 
 
 class Guard:
@@ -78,6 +81,24 @@ class Guard:
             SESSION_COOKIE, self.sessions.sign(sid), max_age=SESSION_MAX_AGE_S, path="/",
             httponly=True, samesite="lax", secure=request.url.scheme == "https",
         )
+
+    def device(self, request: Request) -> str | None:
+        """The id of this device if it has signed in before (a valid device cookie)."""
+        if self.sessions is None:
+            return None
+        return self.sessions.unsign_device(request.cookies.get(DEVICE_COOKIE))
+
+    def set_device_cookie(self, response: Response, request: Request, device: str) -> None:
+        assert self.sessions is not None
+        response.set_cookie(
+            DEVICE_COOKIE, self.sessions.sign_device(device), max_age=DEVICE_MAX_AGE_S,
+            path="/", httponly=True, samesite="lax", secure=request.url.scheme == "https",
+        )
+
+    def login_attempt(self, request: Request) -> LoginAttempt:
+        """Who tries a password, as the limiter counts them."""
+        address = request.client.host if request.client else "unknown"
+        return LoginAttempt(address=address, device=self.device(request))
 
     def password_matches(self, given: str) -> bool:
         """Constant time; comparing digests hides the password's length too."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -21,12 +22,18 @@ def _guard(request: Request) -> Guard:
     return request.app.state.guard
 
 
+def _context(next_path: str, *, known_device: bool) -> dict[str, object]:
+    """`known_device`: this device has signed in here before (so: "Welcome back")."""
+    return {"next": next_path, "page_title": "Sign in", "known_device": known_device}
+
+
 async def login_page(request: Request) -> Response:
     guard = _guard(request)
     next_path = local_path(request.query_params.get("next") or "", "/")
     if guard.mode != "password" or guard.session(request) is not None:
         return RedirectResponse(next_path, status_code=303)
-    return render(request, "login.html", {"next": next_path, "page_title": "Sign in"})
+    context = _context(next_path, known_device=guard.device(request) is not None)
+    return render(request, "login.html", context)
 
 
 async def login(request: Request) -> Response:
@@ -35,24 +42,28 @@ async def login(request: Request) -> Response:
         return RedirectResponse("/", status_code=303)
     form = await parse_form(request, await read_body(request))
     next_path = local_path(str(form.get("next") or ""), "/")
-    address = request.client.host if request.client else "unknown"
-    context: dict[str, object] = {"next": next_path, "page_title": "Sign in"}
-    wait_s = guard.limiter.retry_after_s(address)
+    attempt = guard.login_attempt(request)
+    context = _context(next_path, known_device=attempt.device is not None)
+    db = request.app.state.services.db
+    known = "yes" if attempt.device else "no"
+    wait_s = await guard.limiter.admit(db, attempt)
     if wait_s is not None:
-        log("login_limited", level=logging.WARNING, client=address, retry_after_s=wait_s)
-        context["error"] = f"Too many tries. Please wait {wait_s} seconds and try again."
+        log("login_limited", level=logging.WARNING, client=attempt.address,
+            known_device=known, retry_after_s=wait_s)
+        context["wait_minutes"] = math.ceil(wait_s / 60)
         return render(request, "login.html", context, status_code=429,
                       headers={"Retry-After": str(wait_s)})
     if not guard.password_matches(str(form.get("password") or "")):
-        guard.limiter.failed(address)
-        log("login_failed", level=logging.WARNING, client=address)
+        await guard.limiter.failed(db)
+        log("login_failed", level=logging.WARNING, client=attempt.address, known_device=known)
         context["error"] = "That isn't the household password. Please try again."
         return render(request, "login.html", context, status_code=401)
-    guard.limiter.succeeded(address)
-    sid = await guard.sessions.open(request.app.state.services.db)
-    log("login", client=address)
+    await guard.limiter.succeeded(db, attempt)
+    sid = await guard.sessions.open(db)
+    log("login", client=attempt.address, known_device=known)
     response = RedirectResponse(next_path, status_code=303)
     guard.set_session_cookie(response, request, sid)
+    guard.set_device_cookie(response, request, attempt.device or guard.sessions.new_device())
     return response
 
 
@@ -63,8 +74,7 @@ async def logout(request: Request) -> Response:
         await guard.sessions.end(request.app.state.services.db, session[0])
         log("logout")
     response = RedirectResponse("/login", status_code=303)
+    # The device cookie stays: this device has signed in before, whoever floods the login.
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax",
                            secure=request.url.scheme == "https")
     return response
-
-

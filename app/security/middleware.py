@@ -5,8 +5,8 @@
     routes += login_routes()     # GET/POST /login, POST /logout
 
 The parts, a module each beside this one: the client's address and the host names
-(clients.py), the cross-site rule (crosssite.py), sessions and the login limiter
-(sessions.py), the response headers (headers.py).
+(clients.py), the cross-site rule (crosssite.py), sessions, device cookies and the login
+limiter (sessions.py), the response headers (headers.py).
 
 Three modes, chosen by the settings and logged at start-up:
 
@@ -183,15 +183,21 @@ class SecurityMiddleware:
         return RedirectResponse(target, status_code=303)
 
     def _renewing(self, send: Send, request: Request, sid: str) -> Send:
-        """Re-sign an older session on the way out: a tablet in use never gets signed out."""
+        """Re-sign an older session on the way out: a tablet in use never gets signed out.
+        Its device cookie is renewed with it (or given, to a session older than device
+        cookies), so a tablet that never signs in again still counts as known."""
 
         async def send_renewed(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 if "set-cookie" not in headers:
-                    cookie = Response()
-                    self.guard.set_session_cookie(cookie, request, sid)
-                    headers.append("set-cookie", cookie.headers["set-cookie"])
+                    assert self.guard.sessions is not None
+                    cookies = Response()
+                    self.guard.set_session_cookie(cookies, request, sid)
+                    device = self.guard.device(request) or self.guard.sessions.new_device()
+                    self.guard.set_device_cookie(cookies, request, device)
+                    for cookie in cookies.headers.getlist("set-cookie"):
+                        headers.append("set-cookie", cookie)
             await send(message)
 
         return send_renewed

@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from app.security.clients import Clients
-from app.security.sessions import LoginLimiter
 from tests.helpers.app import PASSWORD, SAME_ORIGIN, post_story, serve, serve_as, sign_in
 from tests.helpers.fake_llm import free_port
 from tests.helpers.processes import AppProcess
@@ -134,26 +133,6 @@ async def test_signing_out_ends_the_session_on_the_server(make_app):
         assert (await http.get("/")).status_code == 303
         assert (await http.get("/stories", headers={"Accept": "application/json"})
                 ).status_code == 401
-
-
-def test_the_app_wide_ceiling_limits_guesses_from_many_addresses():
-    limiter = LoginLimiter(max_failures=5, app_max_failures=20, app_window_s=60)
-    for n in range(20):
-        assert limiter.retry_after_s(f"198.51.100.{n}") is None
-        limiter.failed(f"198.51.100.{n}")
-    assert limiter.retry_after_s("203.0.113.9") is not None  # everyone waits a while
-    one = LoginLimiter(max_failures=5, app_max_failures=20, app_window_s=60)
-    for _ in range(50):
-        if one.retry_after_s("203.0.113.5") is None:
-            one.failed("203.0.113.5")
-    assert one.retry_after_s("198.51.100.1") is None  # one address cannot use it all up
-
-
-def test_the_limiter_forgets_the_oldest_addresses_beyond_its_bound():
-    limiter = LoginLimiter(max_addresses=100, app_max_failures=10**6)
-    for n in range(5000):
-        limiter.failed(f"10.{n // 65536}.{n // 256 % 256}.{n % 256}")
-    assert limiter.tracked_addresses == 100
 
 
 def test_serve_listens_on_this_computer_only_without_a_password(tmp_path, database_url):
