@@ -5,7 +5,8 @@
     python -m app migrate    # apply pending migrations (the Procfile's release step)
     python -m app check      # report broken invariants; exit status 1 if any
     python -m app export [FILE]   # every story, as a zip (Markdown + stories.json)
-    python -m app import FILE     # restore a backup zip; stories already here are skipped
+    python -m app import FILE     # restore a backup zip, whole or not at all; stories
+                                  # already here are skipped
 """
 
 from __future__ import annotations
@@ -158,24 +159,26 @@ async def run_export(settings: Settings, file: str | None) -> int:
 
 
 async def run_import(settings: Settings, file: str) -> int:
-    """Restore a backup: stories already here (by their stable id) are skipped."""
-    from app.shelf.backup import BackupError, import_backup, read_backup
+    """Restore a backup, whole or not at all: stories already here (by their stable id)
+    are skipped; a file with any story that is not valid writes nothing, and one line
+    says which story, and why."""
+    from app.shelf.backup import BackupError, check_backup, import_backup
 
     try:
-        data = Path(file).read_bytes()
-        read_backup(data)  # a file that is not a backup writes nothing, and says why
+        with open(file, "rb") as backup:
+            check_backup(backup)  # before the database: a file refused needs none
+
+            async def restore(db: Pool) -> ImportResult:
+                await migrate(db)
+                return await import_backup(JobStore(db), backup)
+
+            result = await with_database(settings, "import", restore)
     except OSError as error:
         print(f"import: cannot read {file}: {error.strerror}", file=sys.stderr)
         return 1
     except BackupError as error:
         print(f"import: {file}: {error}", file=sys.stderr)
         return 1
-
-    async def restore(db: Pool) -> ImportResult:
-        await migrate(db)
-        return await import_backup(JobStore(db), data)
-
-    result = await with_database(settings, "import", restore)
     if result is None:
         return 1
     print(f"import: {result.restored} restored, {result.already_here} already here")

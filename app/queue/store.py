@@ -44,7 +44,7 @@ another writer moved the job first; it is logged once and the caller leaves the 
 
 The worker writes claim, adopt, release, complete and fail; the sweeper both sweeps and the
 purge; intake the first; the stop handler the pending cancel; a backup's import its two,
-in one transaction.
+for the whole backup in one transaction.
 
 `beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
 status, and all but the last only while the job is `running` and claimed by the caller
@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -129,50 +130,61 @@ class JobStore(Statements):
         return sorted(row["id"] for row in rows)
 
 
-    async def import_story(
-        self, story: BackupStory, *, request_hash: str, importer: uuid.UUID
-    ) -> bool:
-        """Put a story from a backup on the shelf, with a completed job of its own (made
-        and finished at the story's own time); False when a story with its uid is here
-        already. One transaction: a story is restored whole or not at all."""
-        request = story.request
+    async def import_stories(
+        self, stories: Iterable[tuple[BackupStory, str]], *, importer: uuid.UUID
+    ) -> int:
+        """Put a backup's stories on the shelf, each (with its request hash) given a
+        completed job of its own, made and finished at the story's own time and marked
+        imported; a story whose uid is here already is skipped. One transaction for them
+        all: a backup is restored whole or not at all (an error from `stories`, such as a
+        story found not valid, rolls every one back). The number restored."""
+        restored = 0
         async with self.db.transaction() as connection:
-            if await self._val("story_by_uid", {"uid": story.uid}, on=connection):
-                return False
-            job_id = await self._val(
-                "import_job",
-                {
-                    "idempotency_key": f"import-{story.uid}",
-                    "request_hash": request_hash,
-                    "prompt": request.prompt,
-                    "child_name": request.child_name,
-                    "age": request.age,
-                    "length": request.length,
-                    "sequel_of_uid": story.sequel_of_uid,
-                    "previously": request.previously,
-                    "created_at": story.created_at,
-                    "importer": importer,
-                },
-                on=connection,
-            )
-            if job_id is None:  # imported already (by a concurrent import of the same file)
-                return False
-            story_id = await self._val(
-                "import_story",
-                {
-                    "uid": story.uid, "job_id": job_id, "title": story.title,
-                    "body": story.body, "model": story.model,
-                    "prompt_tokens": story.prompt_tokens,
-                    "completion_tokens": story.completion_tokens,
-                    "created_at": story.created_at, "favourite": story.favourite,
-                },
-                on=connection,
-            )
-            completed = await self._guarded(
-                "complete_imported_job", "complete_imported", on=connection,
-                job_id=job_id, story_id=story_id, created_at=story.created_at,
-            )
-            assert completed is not None, "an imported job is ours until it commits"
+            for story, request_hash in stories:
+                restored += await self._import_story(connection, story, request_hash, importer)
+        return restored
+
+    async def _import_story(
+        self, connection: Queryable, story: BackupStory, request_hash: str,
+        importer: uuid.UUID,
+    ) -> bool:
+        if await self._val("story_by_uid", {"uid": story.uid}, on=connection):
+            return False
+        request = story.request
+        job_id = await self._val(
+            "import_job",
+            {
+                "uid": story.uid,
+                "request_hash": request_hash,
+                "prompt": request.prompt,
+                "child_name": request.child_name,
+                "age": request.age,
+                "length": request.length,
+                "sequel_of_uid": story.sequel_of_uid,
+                "previously": request.previously,
+                "created_at": story.created_at,
+                "importer": importer,
+            },
+            on=connection,
+        )
+        if job_id is None:  # imported already (by a concurrent import of the same file)
+            return False
+        story_id = await self._val(
+            "import_story",
+            {
+                "uid": story.uid, "job_id": job_id, "title": story.title,
+                "body": story.body, "model": story.model,
+                "prompt_tokens": story.prompt_tokens,
+                "completion_tokens": story.completion_tokens,
+                "created_at": story.created_at, "favourite": story.favourite,
+            },
+            on=connection,
+        )
+        completed = await self._guarded(
+            "complete_imported_job", "complete_imported", on=connection,
+            job_id=job_id, story_id=story_id, created_at=story.created_at,
+        )
+        assert completed is not None, "an imported job is ours until it commits"
         return True
 
     async def ids(self, query: str, **params: object) -> list[int]:

@@ -2,46 +2,92 @@
 restore.
 
     data = await export_zip(shelf, timezone)     # the zip's bytes
+    count = check_backup(data)                   # its stories, all valid (else BackupError)
     result = await import_backup(store, data)    # ImportResult(restored=3, already_here=9)
 
 The zip holds `stories.json` (format `bedtime-stories-backup`, version 1: everything a
 restore needs, each story under its stable `uid`) and one Markdown file per story under
 `stories/` (title, for whom, when, what it was about, the text), which open as plain text
-anywhere. Importing restores each story, with a completed job of its own, at its own time;
-a story whose uid is already here is skipped, so importing twice adds nothing twice.
+anywhere.
+
+Importing is all or nothing. Every story is checked first (its fields' types and ranges,
+its date, its texts cleaned as the worker cleans a story); a file refused writes nothing,
+and BackupError says why in one line that names the story and the field. Then all are
+written in one transaction, in the file's order (a backup lists them oldest first, so a
+sequel finds the story it continues), each with a completed job of its own at its own
+time; a story whose uid is already here is skipped, so importing twice adds nothing twice.
+
+Reading takes bounded memory whatever the file: stories.json is read a piece at a time and
+its stories parsed one by one, each of bounded size, never the whole file at once; a zip's
+list of files and its stories.json are capped before they are read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
+import contextlib
 import io
 import json
+import os
 import re
+import struct
 import unicodedata
 import uuid
 import zipfile
-from collections.abc import Mapping
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import IO, BinaryIO
 
 from app.dates import file_stamp, iso_time, when
 from app.errors import Invalid
+from app.queue.intake import FIELDS as REQUEST_FIELDS
 from app.queue.intake import parse_story_request, request_hash
 from app.queue.store import JobStore
 from app.shelf.store import ShelfStore, StoredStory
-from app.stories import PREVIOUSLY_MAX_CHARS, BackupStory, clean_text, reading_minutes, token_count
+from app.stories import (
+    INT4_MAX,
+    PREVIOUSLY_MAX_CHARS,
+    BackupStory,
+    clean_text,
+    reading_minutes,
+    token_count,
+)
 
 FORMAT = "bedtime-stories-backup"
 FORMAT_VERSION = 1
+STORIES_JSON = "stories.json"
 # Who claimed an imported job (story_jobs.claimed_by): no process, the import itself.
 IMPORTER = uuid.uuid5(uuid.NAMESPACE_URL, "urn:bedtime-stories:import")
 TITLE_MAX_CHARS = 200
-BACKUP_MAX_BYTES = 200 * 1024 * 1024  # far beyond any family's shelf; refuses a zip bomb
+MODEL_MAX_CHARS = 200
+MIB = 1024 * 1024
+BACKUP_MAX_BYTES = 200 * MIB  # stories.json: far beyond any family's shelf
+STORIES_MAX = 25_000  # a story every night for 68 years
+STORY_MAX_CHARS = 512 * 1024  # one story in stories.json: some 80,000 words
+FIELD_MAX_CHARS = 64 * 1024  # any other value in stories.json
+FIELDS_MAX = 64  # fields of the document itself (an export writes five)
+# A zip's list of files, which zipfile reads whole (some 500 bytes of memory for each
+# 46-byte entry): STORIES_MAX Markdown files fit, with room to spare.
+ZIP_DIRECTORY_MAX_BYTES = 4 * MIB
+READ_CHUNK_BYTES = 256 * 1024
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_AHEAD = timedelta(days=1)  # a clock somewhat ahead elsewhere, not a story from 2099
 _NOT_IN_A_NAME = re.compile(r"[^a-z0-9]+")
+
+# A backup: its bytes, or a file open for reading (read twice: checked, then restored).
+Source = bytes | BinaryIO
 
 
 class BackupError(Exception):
-    """The file is not a backup this app can restore; str(error) says why, in one line."""
+    """The file is not a backup this app can restore; str(error) says why, in one line,
+    and `field` names the story's field at fault, if one is."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -123,91 +169,377 @@ async def export_zip(shelf: ShelfStore, timezone: tzinfo) -> bytes:
     return await asyncio.to_thread(build_zip, stories, timezone, exported_at=exported_at)
 
 
-def read_backup(data: bytes) -> list[BackupStory]:
-    """The stories in a backup (the zip, or its `stories.json` alone), oldest first."""
-    if zipfile.is_zipfile(io.BytesIO(data)):
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                info = archive.getinfo("stories.json")
-                if info.file_size > BACKUP_MAX_BYTES:
-                    raise BackupError("stories.json in this zip is too large")
-                data = archive.read(info)
-        except KeyError:
-            raise BackupError("this zip has no stories.json: it is not a story backup") from None
-        except (zipfile.BadZipFile, OSError) as error:
-            raise BackupError(f"the zip cannot be read ({error})") from None
+# -- importing ------------------------------------------------------------------------
+
+
+async def import_backup(store: JobStore, source: Source) -> ImportResult:
+    """Restore every story of a backup that is not here yet (by uid), or none: all are
+    checked before any is written, then all are written in one transaction."""
+    total = await asyncio.to_thread(check_backup, source)
+    with contextlib.closing(read_stories(source)) as stories:
+        restored = await store.import_stories(
+            ((story, request_hash(story.request)) for story in stories), importer=IMPORTER
+        )
+    return ImportResult(restored=restored, already_here=total - restored)
+
+
+def check_backup(source: Source) -> int:
+    """How many stories the backup holds, each one checked; BackupError when it is not a
+    backup, or names the first story that is not valid."""
+    return sum(1 for _ in read_stories(source))
+
+
+def read_stories(source: Source) -> Iterator[BackupStory]:
+    """The backup's stories, checked, in the file's order, one in memory at a time."""
+    numbers: dict[uuid.UUID, int] = {}  # each uid's story, so that a second can say whose
+    with _stories_json(source) as stream:
+        for number, entry in enumerate(_JsonReader(stream).stories(), start=1):
+            story = _checked(number, entry)
+            if story.uid in numbers:
+                raise BackupError(f"story {number}{_named(entry)} is not valid: its uid is "
+                                  f"story {numbers[story.uid]}'s too", field="uid")
+            numbers[story.uid] = number
+            yield story
+
+
+# -- one story ------------------------------------------------------------------------
+
+
+def _checked(number: int, entry: object) -> BackupStory:
+    """Story `number` of the file, or the BackupError that names it and its fault."""
     try:
-        document = json.loads(data)
-    except (ValueError, RecursionError):
-        raise BackupError("this is neither a story backup zip nor its stories.json") from None
-    if not isinstance(document, Mapping) or document.get("format") != FORMAT:
-        raise BackupError("this file is not a story backup (no \"format\": \"" + FORMAT + "\")")
-    if document.get("version") != FORMAT_VERSION:
-        raise BackupError(f"backup version {document.get('version')!r} is not one this app "
-                          f"knows (it reads version {FORMAT_VERSION})")
-    entries = document.get("stories")
-    if not isinstance(entries, list):
-        raise BackupError("the backup's \"stories\" is not a list")
-    stories = []
-    for number, entry in enumerate(entries, start=1):
-        try:
-            stories.append(_story_from_json(entry))
-        except (Invalid, ValueError, TypeError, KeyError) as error:
-            message = error.message if isinstance(error, Invalid) else str(error)
-            raise BackupError(f"story {number} in the backup is not valid: {message}") from None
-    return sorted(stories, key=lambda story: story.created_at)
+        return _story_from_json(entry)
+    except Invalid as error:
+        reason = error.message.rstrip(".")
+        raise BackupError(f"story {number}{_named(entry)} is not valid: {reason}",
+                          field=error.field) from None
 
 
 def _story_from_json(entry: object) -> BackupStory:
-    if not isinstance(entry, Mapping):
-        raise ValueError("it is not an object")
-    request = parse_story_request(
-        {name: entry.get(name) for name in ("prompt", "child_name", "age", "length")}
-    )
-    title = clean_text(_text(entry, "title")).strip()[:TITLE_MAX_CHARS]
-    body = clean_text(_text(entry, "body")).strip()
-    if not title or not body:
-        raise ValueError("a story needs a title and a text")
-    created_at = datetime.fromisoformat(_text(entry, "created_at"))
-    if created_at.tzinfo is None:
-        raise ValueError("created_at has no time zone")
-    previously = entry.get("previously")
-    if previously is not None:
-        previously = clean_text(_text(entry, "previously"))[:PREVIOUSLY_MAX_CHARS] or None
-    sequel_of = entry.get("sequel_of")
-    favourite = entry.get("favourite", False)
-    if not isinstance(favourite, bool):
-        raise ValueError("favourite must be true or false")
+    """The story as the shelf keeps it; Invalid names the field that is not valid."""
+    if not isinstance(entry, dict):
+        raise Invalid("it is not a JSON object")
+    request = parse_story_request({name: _cleaned(entry.get(name)) for name in REQUEST_FIELDS})
+    previously = _text(entry, "previously", PREVIOUSLY_MAX_CHARS)
     return BackupStory(
-        uid=uuid.UUID(_text(entry, "uid")),
-        title=title,
-        body=body,
-        created_at=created_at,
+        uid=_uid(entry, "uid", required=True),
+        title=_required_text(entry, "title", TITLE_MAX_CHARS),
+        body=_required_text(entry, "body"),
+        created_at=_moment(entry, "created_at"),
         request=replace(request, previously=previously),
-        model=clean_text(str(entry.get("model") or "")).strip()[:200] or "unknown",
-        prompt_tokens=token_count(entry.get("prompt_tokens")),
-        completion_tokens=token_count(entry.get("completion_tokens")),
-        favourite=favourite,
-        sequel_of_uid=uuid.UUID(_text(entry, "sequel_of")) if sequel_of is not None else None,
+        model=_text(entry, "model", MODEL_MAX_CHARS) or "unknown",
+        prompt_tokens=_token_count(entry, "prompt_tokens"),
+        completion_tokens=_token_count(entry, "completion_tokens"),
+        favourite=_flag(entry, "favourite"),
+        sequel_of_uid=_uid(entry, "sequel_of", required=False),
     )
 
 
-def _text(entry: Mapping[str, object], name: str) -> str:
+def _cleaned(value: object) -> object:
+    return clean_text(value) if isinstance(value, str) else value
+
+
+def _text(entry: dict[str, object], name: str, max_chars: int | None = None) -> str | None:
+    """The field's text, cleaned as the worker cleans a story, trimmed and cut to
+    `max_chars`; None when it is missing, null or blank."""
+    value = entry.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Invalid(f"{name} must be text", field=name)
+    return clean_text(value).strip()[:max_chars] or None
+
+
+def _required_text(entry: dict[str, object], name: str, max_chars: int | None = None) -> str:
+    text = _text(entry, name, max_chars)
+    if text is None:
+        raise Invalid(f"{name} must be a text that is not empty", field=name)
+    return text
+
+
+def _moment(entry: dict[str, object], name: str) -> datetime:
+    """An ISO 8601 date and time with its offset, between 1970 and tomorrow, in UTC."""
     value = entry.get(name)
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be text")
+        raise Invalid(f"{name} must be a date and time, as text", field=name)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise Invalid(f"{name} is not a date and time (such as 2026-11-29T20:01:02Z)",
+                      field=name) from None
+    if moment.utcoffset() is None:
+        raise Invalid(f"{name} has no time zone (such as Z or +01:00)", field=name)
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:  # past year 9999, or before year 1, once in UTC
+        moment = EARLIEST - LATEST_AHEAD
+    if not EARLIEST <= moment <= datetime.now(UTC) + LATEST_AHEAD:
+        raise Invalid(f"{name} must be between 1970 and tomorrow", field=name)
+    return moment
+
+
+def _uid(entry: dict[str, object], name: str, *, required: bool) -> uuid.UUID | None:
+    value = entry.get(name)
+    if value is None and not required:
+        return None
+    if isinstance(value, str):
+        with contextlib.suppress(ValueError):
+            return uuid.UUID(value)
+    raise Invalid(f"{name} must be a uuid (such as 0b6f2a4e-5c1d-4f8e-9a3b-2c7d1e0f4a5b)",
+                  field=name)
+
+
+def _token_count(entry: dict[str, object], name: str) -> int | None:
+    value = entry.get(name)
+    count = token_count(value)
+    if value is not None and count is None:
+        raise Invalid(f"{name} must be a whole number from 0 to {INT4_MAX}", field=name)
+    return count
+
+
+def _flag(entry: dict[str, object], name: str) -> bool:
+    value = entry.get(name, False)
+    if not isinstance(value, bool):
+        raise Invalid(f"{name} must be true or false", field=name)
     return value
 
 
-async def import_backup(store: JobStore, data: bytes) -> ImportResult:
-    """Restore every story of a backup that is not here yet (by uid), oldest first, so a
-    sequel finds the story it continues. Nothing is written when the file is not valid."""
-    stories = await asyncio.to_thread(read_backup, data)
-    restored = already_here = 0
-    for story in stories:
-        if await store.import_story(story, request_hash=request_hash(story.request),
-                                    importer=IMPORTER):
-            restored += 1
+def _named(entry: object) -> str:
+    """How a refusal names a story besides its number: its uid and title, where text."""
+    if not isinstance(entry, dict):
+        return ""
+    uid, title = entry.get("uid"), entry.get("title")
+    uid = _one_line(uid, 40) if isinstance(uid, str) else ""
+    title = _one_line(title, 60) if isinstance(title, str) else ""
+    names = ([f"uid {uid}"] if uid else []) + ([f"“{title}”"] if title else [])
+    return f" ({', '.join(names)})" if names else ""
+
+
+def _one_line(text: str, max_chars: int) -> str:
+    return " ".join(clean_text(text).split())[:max_chars]
+
+
+# -- the file -------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _stories_json(source: Source) -> Iterator[_Capped]:
+    """stories.json, as a stream of at most BACKUP_MAX_BYTES: the member of a backup zip,
+    or the file itself when it is stories.json alone."""
+    file = io.BytesIO(source) if isinstance(source, bytes) else source
+    directory_bytes = _zip_directory_size(file)
+    file.seek(0)
+    if directory_bytes is None:
+        yield _Capped(file, "this file")
+        return
+    if directory_bytes > ZIP_DIRECTORY_MAX_BYTES:
+        raise BackupError("this zip lists too many files to be a story backup")
+    with contextlib.ExitStack() as opened:
+        try:
+            archive = opened.enter_context(zipfile.ZipFile(file))
+            member = opened.enter_context(_open_stories_json(archive))
+        except _UNREADABLE as error:
+            raise BackupError(f"the zip cannot be read ({_one_line(str(error), 100)})") from None
+        yield _Capped(member, "stories.json in this zip")
+
+
+def _open_stories_json(archive: zipfile.ZipFile) -> IO[bytes]:
+    try:
+        info = archive.getinfo(STORIES_JSON)
+    except KeyError:
+        raise BackupError("this zip has no stories.json: it is not a story backup") from None
+    if info.file_size > BACKUP_MAX_BYTES:
+        raise BackupError(f"stories.json in this zip is over {BACKUP_MAX_BYTES // MIB} MB: "
+                          "far larger than any story backup")
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        # zipfile inflates bzip2 and lzma in pieces of any size: a few KB could be gigabytes.
+        raise BackupError("stories.json in this zip is compressed as no story backup is")
+    return archive.open(info)
+
+
+# What a damaged, truncated or odd zip raises as it is opened or read.
+_UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError,
+               RuntimeError, ValueError, struct.error)
+# A zip's end record: signature, two disk numbers, two entry counts, the size and offset
+# of its list of files (its central directory), and its comment's length.
+_ZIP_END = struct.Struct("<4s4H2LH")
+_ZIP_END_SIGNATURE = b"PK\x05\x06"
+_ZIP64_LOCATOR = b"PK\x06\x07"  # the first 4 of its 20 bytes, just before the end record
+_ZIP64_LOCATOR_BYTES = 20
+
+
+def _zip_directory_size(file: BinaryIO) -> int | None:
+    """How many bytes of list of files zipfile will read from this zip, as its end record
+    says, found where zipfile finds it (the last 22 bytes, else the last such record in
+    the final 64 KiB); None when the file is not a zip. A zip64 end record (needed only past
+    65,535 files or 4 GB) is refused: it could give zipfile another size."""
+    size = file.seek(0, os.SEEK_END)
+    start = max(size - _ZIP_END.size - 0xFFFF, 0)
+    file.seek(start)
+    tail = file.read()
+    at = len(tail) - _ZIP_END.size
+    if at < 0:
+        return None
+    if not (tail.startswith(_ZIP_END_SIGNATURE, at) and tail.endswith(b"\0\0")):
+        at = tail.rfind(_ZIP_END_SIGNATURE)
+        if at < 0 or len(tail) - at < _ZIP_END.size:
+            return None
+    if start + at >= _ZIP64_LOCATOR_BYTES:
+        file.seek(start + at - _ZIP64_LOCATOR_BYTES)
+        if file.read(len(_ZIP64_LOCATOR)) == _ZIP64_LOCATOR:
+            raise BackupError("this zip is in the zip64 form, which no story backup needs")
+    return _ZIP_END.unpack_from(tail, at)[5]
+
+
+class _Capped:
+    """A stream that gives at most BACKUP_MAX_BYTES. A zip's list of files can lie about a
+    member's size, so the bytes are counted as they come; and a damaged zip often shows
+    only as its member is read."""
+
+    def __init__(self, stream: IO[bytes], name: str) -> None:
+        self._stream = stream
+        self._name = name
+        self._count = 0
+
+    def read(self, size: int) -> bytes:
+        try:
+            data = self._stream.read(size)
+        except _UNREADABLE as error:
+            raise BackupError(f"{self._name} cannot be read ({_one_line(str(error), 100)})"
+                              ) from None
+        self._count += len(data)
+        if self._count > BACKUP_MAX_BYTES:
+            raise BackupError(f"{self._name} is over {BACKUP_MAX_BYTES // MIB} MB: "
+                              "far larger than any story backup")
+        return data
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+class _JsonReader:
+    """stories.json read a piece at a time: the document's fields and its stories one by
+    one, each parsed on its own (json's raw_decode) and of bounded size, so memory holds a
+    piece of the file and one story, never the whole."""
+
+    def __init__(self, stream: _Capped) -> None:
+        self._stream = stream
+        self._utf8 = codecs.getincrementaldecoder("utf-8-sig")()
+        self._json = json.JSONDecoder()
+        self._text = ""  # the piece of the file at hand
+        self._at = 0  # where reading is in it
+        self._passed = 0  # characters read before it, to say where an error is
+        self._ended = False
+
+    def stories(self) -> Iterator[object]:
+        """Each story's entry as JSON gives it. The document's format and version are
+        checked when its stories begin (if they came first, as in an export) and at its end."""
+        fields: dict[str, object] = {}
+        found = False
+        self._take("{", "this is neither a story backup zip nor its stories.json")
+        if self._peek() == "}":
+            self._at += 1
         else:
-            already_here += 1
-    return ImportResult(restored=restored, already_here=already_here)
+            for _ in range(FIELDS_MAX):
+                name = self._value(FIELD_MAX_CHARS, "a field's name")
+                if not isinstance(name, str):
+                    raise self._not_json()
+                self._take(":")
+                if name == "stories":
+                    if found:
+                        raise BackupError('the backup has "stories" twice')
+                    found = True
+                    if "format" in fields:
+                        _check_format(fields)
+                    yield from self._stories()
+                else:  # kept only if it is the format or the version: nothing else is read
+                    value = self._value(FIELD_MAX_CHARS, f"the backup's {_one_line(name, 40)!r}")
+                    if name in ("format", "version"):
+                        fields[name] = value
+                if self._take(",}") == "}":
+                    break
+            else:
+                raise BackupError(f"the backup has over {FIELDS_MAX} fields")
+        if self._peek() != "":
+            raise BackupError("stories.json goes on after its end")
+        _check_format(fields)
+        if not found:
+            raise BackupError('the backup\'s "stories" is not a list')
+
+    def _stories(self) -> Iterator[object]:
+        self._take("[", 'the backup\'s "stories" is not a list')
+        if self._peek() == "]":
+            self._at += 1
+            return
+        for number in range(1, STORIES_MAX + 1):
+            yield self._value(STORY_MAX_CHARS, f"story {number}")
+            if self._take(",]") == "]":
+                return
+        raise BackupError(f"the backup holds over {STORIES_MAX:,} stories: more than one "
+                          "import takes")
+
+    def _value(self, max_chars: int, what: str) -> object:
+        """The next JSON value, which must be shorter than `max_chars` characters."""
+        self._peek()
+        self._fill(max_chars)
+        try:
+            value, end = self._json.raw_decode(self._text, self._at)
+        except RecursionError:
+            raise BackupError(f"{what} is nested too deeply") from None
+        except ValueError:  # not JSON, or cut off at the end of the piece: too long
+            raise BackupError(f"{what} is not valid JSON, or is over {max_chars:,} "
+                              f"characters (near character {self._where()})") from None
+        if end - self._at >= max_chars:
+            raise BackupError(f"{what} is over {max_chars:,} characters")
+        self._at = end
+        return value
+
+    def _take(self, expected: str, refusal: str | None = None) -> str:
+        """The next character, which must be one of `expected`."""
+        char = self._peek()
+        if not char or char not in expected:
+            raise BackupError(refusal) if refusal else self._not_json()
+        self._at += 1
+        return char
+
+    def _peek(self) -> str:
+        """The next character that is not white space, left unread ("" at the end)."""
+        while True:
+            self._at = _WHITESPACE.match(self._text, self._at).end()  # (it always matches)
+            if self._at < len(self._text) or self._ended:
+                return self._text[self._at:self._at + 1]
+            self._fill(1)
+
+    def _fill(self, chars: int) -> None:
+        """At least `chars` characters left to read in the piece at hand, or all there is."""
+        if len(self._text) - self._at >= chars or self._ended:
+            return
+        pieces = [self._text[self._at:]]
+        have = len(pieces[0])
+        while have < chars and not self._ended:
+            data = self._stream.read(READ_CHUNK_BYTES)
+            self._ended = not data
+            try:
+                piece = self._utf8.decode(data, final=self._ended)
+            except UnicodeDecodeError:
+                raise BackupError("stories.json is not UTF-8 text") from None
+            pieces.append(piece)
+            have += len(piece)
+        self._passed += self._at
+        self._text, self._at = "".join(pieces), 0
+
+    def _where(self) -> int:
+        return self._passed + self._at
+
+    def _not_json(self) -> BackupError:
+        return BackupError(f"stories.json is not valid JSON (near character {self._where()})")
+
+
+def _check_format(fields: dict[str, object]) -> None:
+    if fields.get("format") != FORMAT:
+        raise BackupError(f'this file is not a story backup (no "format": "{FORMAT}")')
+    version = fields.get("version")
+    if type(version) is not int or version != FORMAT_VERSION:  # not True, not 1.0
+        shown = f" {str(version)[:20]}" if type(version) is int else ""
+        raise BackupError(f"backup version{shown} is not one this app knows (it reads "
+                          f"version {FORMAT_VERSION})")

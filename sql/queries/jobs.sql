@@ -31,9 +31,11 @@ SELECT * FROM story_jobs WHERE idempotency_key = :idempotency_key
 
 -- name: count_jobs_since
 -- Jobs created since a moment (the household's midnight), for the daily limit. A job that
--- failed without ever being claimed (expired in line) never reached the model: not counted.
+-- failed without ever being claimed (expired in line) never reached the model, and an
+-- imported one was asked for somewhere else: neither is counted.
 SELECT count(*) FROM story_jobs
  WHERE created_at >= :since AND NOT (status = 'failed' AND started_at IS NULL)
+   AND NOT imported
 
 -- name: count_pending
 -- Jobs waiting in the whole database (every process's), for QUEUE_MAX and /healthz.
@@ -263,7 +265,7 @@ SELECT (SELECT count(*) FROM story_jobs WHERE status = 'running') AS running,
 
 -- name: recent_jobs
 -- Unfinished jobs and those finished in the last few minutes, newest first; while
--- pending, each with its place in line.
+-- pending, each with its place in line. Not imported ones: they are no request of ours.
 -- (Every pending job is in the selection, so counting along it gives the place in line.)
 SELECT j.*,
        CASE WHEN j.status = 'pending' THEN
@@ -271,14 +273,17 @@ SELECT j.*,
                OVER (ORDER BY j.created_at, j.id ROWS UNBOUNDED PRECEDING)
        END AS position
   FROM story_jobs j
- WHERE j.status IN ('pending', 'running')
-    OR j.completed_at > now() - make_interval(secs => :recent_s)
+ WHERE NOT j.imported
+   AND (j.status IN ('pending', 'running')
+        OR j.completed_at > now() - make_interval(secs => :recent_s))
  ORDER BY j.id DESC
  LIMIT :limit
 
 -- name: last_request
--- The newest job's request: the form's defaults, so a parent can tap once.
-SELECT prompt, child_name, age, length FROM story_jobs ORDER BY id DESC LIMIT 1
+-- The newest job's request: the form's defaults, so a parent can tap once (not an
+-- imported job's: that was asked for somewhere else).
+SELECT prompt, child_name, age, length FROM story_jobs WHERE NOT imported
+ ORDER BY id DESC LIMIT 1
 
 -- name: median_durations
 -- How long the last 20 completed stories of each length took to write (claim to finish),
@@ -342,13 +347,15 @@ SELECT j.id FROM story_jobs j
 
 -- name: import_job
 -- (new) -> running: the job of a story restored from a backup, claimed by the import
--- (:importer) at the story's own time. Zero rows: this story was imported already.
+-- (:importer) at the story's own time, marked imported. Its key is 'import', the unit
+-- separator, and the story's uid: no client's key (printable ASCII) can be it (migration
+-- 013). Zero rows: this story was imported already.
 INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
                         sequel_of, previously, status, created_at, started_at,
-                        heartbeat_at, claimed_by)
-VALUES (:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
-        (SELECT id FROM stories WHERE uid = :sequel_of_uid), :previously, 'running',
-        :created_at, :created_at, :created_at, :importer)
+                        heartbeat_at, claimed_by, imported)
+VALUES ('import' || chr(31) || CAST(:uid AS uuid), :request_hash, :prompt, :child_name,
+        :age, :length, (SELECT id FROM stories WHERE uid = :sequel_of_uid), :previously,
+        'running', :created_at, :created_at, :created_at, :importer, true)
 ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING id
 

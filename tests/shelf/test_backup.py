@@ -6,26 +6,21 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
-import sys
 import zipfile
 from datetime import UTC
-from pathlib import Path
 
 import pytest
 
 from app.db import connect_pool
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, export_zip, import_backup, read_backup
+from app.shelf.backup import BackupError, check_backup, export_zip, import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.app import serve
 from tests.helpers.database import run_admin, with_database
-from tests.helpers.shelving import shelve
 from tests.helpers.sql import fetch_all, fetch_val
+from tests.shelf.backups import a_shelf, run_cli
 
 pytestmark = pytest.mark.anyio
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -36,21 +31,6 @@ async def second_installation(pg_url: str):
                  f'CREATE DATABASE "{name}"')
     yield with_database(pg_url, name)
     await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-async def a_shelf(store: JobStore) -> dict[str, int]:
-    """A few weeks of stories: a favourite, a sequel, one with no child, one deleted."""
-    owl = await shelve(store, "k1", title="Mia and the Gentle Journey", child_name="Mia", age=5,
-                       prompt="a sleepy owl", length="short",
-                       body="Once upon a time, Mia met Hoot.\n\nThey slept. Goodnight.")
-    sequel = await shelve(store, "k2", title="Mia and Hoot Again", child_name="Mia", age=5,
-                          prompt="what happens next", sequel_of=owl)
-    plain = await shelve(store, "k3", title="Élodie’s 月 Night: “quotes” & <tags>",
-                         prompt="a moon & a spoon: \"quoted\"")
-    gone = await shelve(store, "k4", title="Deleted", prompt="a mistake")
-    await ShelfStore(store.db).set_favourite(plain, True)
-    await ShelfStore(store.db).delete_story(gone)
-    return {"owl": owl, "sequel": sequel, "plain": plain, "gone": gone}
 
 
 def stories_json(data: bytes) -> dict:
@@ -134,7 +114,7 @@ async def test_a_file_that_is_not_a_backup_is_refused_and_writes_nothing(db):
         await import_backup(store, json.dumps(broken).encode())
     assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
     broken["stories"] = broken["stories"][:1]
-    assert len(read_backup(json.dumps(broken).encode())) == 1  # stories.json alone will do
+    assert check_backup(json.dumps(broken).encode()) == 1  # stories.json alone will do
 
 
 def _zip(files: dict[str, str]) -> bytes:
@@ -143,14 +123,6 @@ def _zip(files: dict[str, str]) -> bytes:
         for name, text in files.items():
             archive.writestr(name, text)
     return buffer.getvalue()
-
-
-def run_cli(database_url: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(REPO)}
-    for name in ("OPENAI_API_KEY", "HOUSEHOLD_PASSWORD", "STORYTELLER"):
-        env.pop(name, None)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
 
 
 async def test_the_command_line_exports_and_imports(db, database_url, second_installation,
