@@ -16,11 +16,12 @@ import asyncio
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from app.config import ConfigError, Settings, load_settings
+from app.dates import file_day
 from app.db import DATABASE_UNAVAILABLE, Pool, database_url, migrate, pool_for
 from app.queue.check import check_invariants
 from app.queue.store import JobStore
@@ -148,7 +149,7 @@ async def run_export(settings: Settings, file: str | None) -> int:
     data = await with_database(settings, "export", export)
     if data is None:
         return 1
-    path = Path(file or f"bedtime-stories-{datetime.now(settings.tz):%Y-%m-%d}.zip")
+    path = Path(file or f"bedtime-stories-{file_day(datetime.now(UTC), settings.tz)}.zip")
     try:
         path.write_bytes(data)
     except OSError as error:
