@@ -64,6 +64,7 @@ async def test_signed_out_a_form_cut_short_is_no_error(make_app, caplog):
         await _post_then_leave(app, "/stories/generate")
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
     assert "Traceback" not in caplog.text
+    assert "event=client_disconnected path=/login" in caplog.text
 
 
 async def _post_then_leave(app, path: str) -> None:
