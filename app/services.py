@@ -27,6 +27,7 @@ from app.queue.store import JobStore
 from app.queue.sweeper import Sweeper, SweepResult
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
+from app.shelf.children import Children
 from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, Storyteller
 from app.storytelling.moderation import Moderator
@@ -51,6 +52,7 @@ class Services:
     db: Pool
     store: JobStore
     shelf: ShelfStore
+    children: Children
     wakeup: Wakeup
     intake: Intake
     worker: Worker
@@ -91,6 +93,7 @@ class Services:
             db=db,
             store=store,
             shelf=ShelfStore(db),
+            children=Children(db),
             wakeup=wakeup,
             intake=Intake(
                 store,

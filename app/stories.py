@@ -21,6 +21,20 @@ LENGTHS = ("short", "medium", "long")
 # minute: the form's "about 2 / 4 / 7 min".
 READ_ALOUD_WORDS_PER_MIN = 120
 LENGTH_WORDS = {"short": 240, "medium": 480, "long": 840}
+# The languages a story can be written in, by tag, each named in its own language (the
+# form's choices) and in English (what the storyteller is told).
+LANGUAGES = {
+    "en": ("English", "English"),
+    "es": ("Español", "Spanish"),
+    "fr": ("Français", "French"),
+    "de": ("Deutsch", "German"),
+    "it": ("Italiano", "Italian"),
+    "pt": ("Português", "Portuguese"),
+    "nl": ("Nederlands", "Dutch"),
+    "pl": ("Polski", "Polish"),
+}
+DEFAULT_LANGUAGE = "en"
+LIKES_MAX_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,21 @@ class StoryRequest:
     # (title line and all, cut at their last whole sentence), which the story begins with.
     finish_of: int | None = None
     carried_text: str | None = None
+    language: str = DEFAULT_LANGUAGE
+    # A child profile's favourite things, copied into the request when it was asked for.
+    likes: str | None = None
+
+
+@dataclass(frozen=True)
+class Child:
+    """A child's profile: what a story asked for them fills in when the request leaves it out."""
+
+    id: int
+    name: str
+    age: int | None = None
+    length: str | None = None
+    language: str | None = None
+    likes: str | None = None
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,7 @@
 
   function moveBars() {
     document.querySelectorAll("progress[data-started-at][data-expected-s]").forEach(function (bar) {
+      if (bar.closest("[data-connection-lost]")) return;  // frozen until the server answers
       var seen = barsSeen.get(bar);
       if (!seen) {
         seen = { value: Number(bar.value) || 0, at: Date.now() };
@@ -291,8 +292,10 @@
   });
 
   // A poll that failed: the card stays as it is. After a few failures in a row it polls
-  // less often and shows a note; the next good answer replaces the card with the server's
-  // own (every 3 s again, no note), so nothing here has to undo it.
+  // less often and says plainly, at its top, that the connection is lost; its bar stops
+  // and dims meanwhile (the card's "time to get cosy" is no longer news). The next good
+  // answer replaces the card with the server's own (every 3 s again, no note, the bar
+  // moving), so nothing here has to undo it.
   function pollFailed(card) {
     var count = (failedPolls.get(card) || 0) + 1;
     failedPolls.set(card, count);
@@ -301,13 +304,16 @@
     }
     card.setAttribute("hx-trigger", BACKOFF_TRIGGER);
     htmx.process(card);  // its attributes changed: htmx restarts the polling at the new pace
+    card.setAttribute("data-connection-lost", "");
     var note = document.createElement("p");
-    note.className = "job-hint";
+    note.className = "notice connection-lost";
     note.setAttribute("role", "status");
     note.setAttribute("data-reconnecting", "");
-    card.appendChild(note);
+    card.insertBefore(note, card.firstChild);
     // Written once the live region is in the page, so that it is announced.
-    window.setTimeout(function () { note.textContent = "Reconnecting…"; }, 100);
+    window.setTimeout(function () {
+      note.textContent = "Connection lost: this story can’t be followed just now. Reconnecting…";
+    }, 100);
   }
 
   // Any other request that failed ("Try again", the favourite star, the story form when

@@ -5,7 +5,7 @@
   var stored = window.bedtime.stored;
   var store = window.bedtime.store;
   var scrollBehavior = window.bedtime.scrollBehavior;
-  var root = document.documentElement;
+  var root = document.querySelector("[data-story-text][lang]") || document.documentElement;
 
   // Read aloud with the browser's own voice: slow and soft, one paragraph at a time (long
   // utterances stall in some browsers), the paragraph being read lit and kept in view.

@@ -29,14 +29,14 @@ from app.errors import BadRequest, Busy, Invalid, Unavailable
 from app.queue.jobs import IntakeResult, Job
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
-from app.stories import LENGTHS, StoryRequest
+from app.stories import DEFAULT_LANGUAGE, ID_MAX, LANGUAGES, LENGTHS, Child, StoryRequest, parse_id
 from app.storytelling.moderation import Moderator
 
 PROMPT_MAX_CHARS = 500
 CHILD_NAME_MAX_CHARS = 40
 AGE_RANGE = range(1, 13)
 KEY_MAX_CHARS = 255
-FIELDS = ("prompt", "child_name", "age", "length")
+FIELDS = ("prompt", "child_name", "age", "length", "language", "child_id")
 QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
 
@@ -60,8 +60,34 @@ def parse_idempotency_key(raw: str | None) -> str:
     return key
 
 
-def parse_story_request(data: object, *, from_form: bool = False) -> StoryRequest:
-    """Validate the fields of a JSON body (or a form, whose values are all text)."""
+def parse_child_id(data: object, *, from_form: bool = False) -> int | None:
+    """The profile a request names (`child_id`), if it names one; Invalid when it is no id
+    at all. Whether the profile exists is the caller's to ask."""
+    if not isinstance(data, Mapping):
+        return None
+    raw = data.get("child_id")
+    if raw is None or (from_form and isinstance(raw, str) and not raw.strip()):
+        return None
+    child_id = parse_id(raw.strip()) if from_form and isinstance(raw, str) else raw
+    if isinstance(child_id, bool) or not isinstance(child_id, int) or not 1 <= child_id <= ID_MAX:
+        raise Invalid("child_id must be the number of one of the household's children.",
+                      field="child_id")
+    return child_id
+
+
+def parse_language(value: object) -> str:
+    """A language tag the storyteller writes in; Invalid names `language` otherwise."""
+    if not isinstance(value, str) or value not in LANGUAGES:
+        raise Invalid(f"language must be one of {', '.join(LANGUAGES)}.", field="language")
+    return value
+
+
+def parse_story_request(
+    data: object, *, from_form: bool = False, child: Child | None = None
+) -> StoryRequest:
+    """Validate the fields of a JSON body (or a form, whose values are all text). `child`:
+    the profile the request names (`child_id`, looked up by the caller), whose name, age,
+    usual length, language and likes fill in whatever the request leaves out."""
     if not isinstance(data, Mapping):
         raise Invalid("The body must be a JSON object.")
     unknown = sorted(str(name) for name in data if name not in FIELDS)
@@ -99,26 +125,37 @@ def parse_story_request(data: object, *, from_form: bool = False) -> StoryReques
         if isinstance(age, bool) or not isinstance(age, int) or age not in AGE_RANGE:
             raise Invalid("age must be a whole number from 1 to 12.", field="age")
 
-    length = fields.get("length", "medium")
+    length = fields.get("length", (child.length if child else None) or "medium")
     if length not in LENGTHS:
         raise Invalid("length must be one of short, medium or long.", field="length")
+
+    language = parse_language(
+        fields.get("language", (child.language if child else None) or DEFAULT_LANGUAGE))
+    if child is not None:
+        child_name = child_name or child.name
+        age = age if age is not None else child.age
 
     for name, value in (("prompt", prompt), ("child_name", child_name or "")):
         if "\x00" in value:
             raise Invalid(f"{name} must not contain NUL characters.", field=name)
-    return StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length)
+    return StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
+                        language=language, likes=child.likes if child else None)
 
 
 def request_hash(request: StoryRequest) -> str:
     """Equal for requests that mean the same story: normalised fields, order ignored.
-    A sequel's fields, and the job a finish carries on from, count only when set, so
-    every other request hashes as before."""
+    A sequel's fields, the job a finish carries on from, a language other than English
+    and a profile's likes count only when set, so every other request hashes as before."""
     fields: dict[str, object] = {"prompt": request.prompt, "child_name": request.child_name,
                                  "age": request.age, "length": request.length}
     if request.sequel_of is not None:
         fields |= {"sequel_of": request.sequel_of, "previously": request.previously}
     if request.finish_of is not None:
         fields |= {"finish_of": request.finish_of}
+    if request.language != DEFAULT_LANGUAGE:
+        fields |= {"language": request.language}
+    if request.likes is not None:
+        fields |= {"likes": request.likes}
     canonical = json.dumps(
         fields,
         sort_keys=True,

@@ -79,6 +79,8 @@ class Job:
                 previously=row["previously"] if "previously" in row else None,
                 finish_of=row["finish_of"] if "finish_of" in row else None,
                 carried_text=row["carried_text"] if "carried_text" in row else None,
+                language=row["language"] if "language" in row else "en",
+                likes=row["likes"] if "likes" in row else None,
             ),
             status=Status(row["status"]),
             story_id=row["story_id"],

@@ -118,7 +118,7 @@ class JobStore(Statements):
             return None
         return StoryRequest(
             prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
-            length=row["length"],
+            length=row["length"], language=row["language"],
         )
 
     # -- the shelf (stories, not jobs: no status changes) ------------------------------
@@ -160,6 +160,8 @@ class JobStore(Statements):
                 "child_name": request.child_name,
                 "age": request.age,
                 "length": request.length,
+                "language": request.language,
+                "likes": request.likes,
                 "sequel_of_uid": story.sequel_of_uid,
                 "previously": request.previously,
                 "created_at": story.created_at,
@@ -208,7 +210,8 @@ class JobStore(Statements):
             "prompt": request.prompt, "child_name": request.child_name, "age": request.age,
             "length": request.length, "sequel_of": request.sequel_of,
             "previously": request.previously, "finish_of": request.finish_of,
-            "carried_text": request.carried_text, "since": since, "queue_max": queue_max,
+            "carried_text": request.carried_text, "language": request.language,
+            "likes": request.likes, "since": since, "queue_max": queue_max,
             "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
         })
         job = Job.from_row(row) if row["id"] is not None else None

@@ -33,10 +33,13 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "same-origin",
     "Permissions-Policy": PERMISSIONS_POLICY,
     "Cross-Origin-Opener-Policy": "same-origin",
+    # A household's stories are nobody else's: no search engine lists any page or file.
+    "X-Robots-Tag": "noindex, nofollow",
 }
 
 
-ASSET_HEADERS = {"X-Content-Type-Options": SECURITY_HEADERS["X-Content-Type-Options"]}
+ASSET_HEADERS = {name: SECURITY_HEADERS[name] for name in ("X-Content-Type-Options",
+                                                           "X-Robots-Tag")}
 HSTS = {"Strict-Transport-Security": f"max-age={HSTS_MAX_AGE_S}"}
 
 

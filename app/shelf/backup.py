@@ -46,11 +46,14 @@ from app.errors import Invalid
 from app.queue.intake import FIELDS as REQUEST_FIELDS
 from app.queue.intake import parse_story_request, request_hash
 from app.queue.store import JobStore
+from app.shelf.children import CHILD_FIELDS, Children, child_json, parse_child
 from app.shelf.store import ShelfStore, StoredStory
 from app.stories import (
     INT4_MAX,
+    LIKES_MAX_CHARS,
     PREVIOUSLY_MAX_CHARS,
     BackupStory,
+    Child,
     clean_text,
     reading_minutes,
     token_count,
@@ -66,9 +69,10 @@ MODEL_MAX_CHARS = 200
 MIB = 1024 * 1024
 BACKUP_MAX_BYTES = 200 * MIB  # stories.json: far beyond any family's shelf
 STORIES_MAX = 25_000  # a story every night for 68 years
+CHILDREN_MAX = 100  # child profiles: "children" is one field, at most FIELD_MAX_CHARS
 STORY_MAX_CHARS = 512 * 1024  # one story in stories.json: some 80,000 words
 FIELD_MAX_CHARS = 64 * 1024  # any other value in stories.json
-FIELDS_MAX = 64  # fields of the document itself (an export writes five)
+FIELDS_MAX = 64  # fields of the document itself (an export writes six)
 # A zip's list of files, which zipfile reads whole (some 500 bytes of memory for each
 # 46-byte entry): STORIES_MAX Markdown files fit, with room to spare.
 ZIP_DIRECTORY_MAX_BYTES = 4 * MIB
@@ -94,6 +98,7 @@ class BackupError(Exception):
 class ImportResult:
     restored: int
     already_here: int
+    children_restored: int = 0
 
 
 def story_markdown(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
@@ -137,6 +142,8 @@ def story_json(story: BackupStory, file: str) -> dict[str, object]:
         "child_name": request.child_name,
         "age": request.age,
         "length": request.length,
+        "language": request.language,
+        "likes": request.likes,
         "favourite": story.favourite,
         "model": story.model,
         "prompt_tokens": story.prompt_tokens,
@@ -147,7 +154,8 @@ def story_json(story: BackupStory, file: str) -> dict[str, object]:
     }
 
 
-def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: datetime) -> bytes:
+def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: datetime,
+              children: list[Child] | None = None) -> bytes:
     buffer = io.BytesIO()
     entries = []
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -157,16 +165,20 @@ def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: date
             entries.append(story_json(story, file))
         document = {"format": FORMAT, "version": FORMAT_VERSION,
                     "exported_at": iso_time(exported_at, exact=True), "count": len(entries),
+                    "children": [child_json(child) for child in children or []],
                     "stories": entries}
         archive.writestr("stories.json", json.dumps(document, ensure_ascii=False, indent=1))
     return buffer.getvalue()
 
 
 async def export_zip(shelf: ShelfStore, timezone: tzinfo) -> bytes:
-    """Every story on the shelf (not the recently deleted ones) as a backup zip."""
+    """Every story on the shelf (not the recently deleted ones), and the child profiles,
+    as a backup zip."""
     stories = await shelf.export_stories()
+    children = await Children(shelf.db).all()
     exported_at = datetime.now(UTC)
-    return await asyncio.to_thread(build_zip, stories, timezone, exported_at=exported_at)
+    return await asyncio.to_thread(build_zip, stories, timezone, exported_at=exported_at,
+                                   children=children)
 
 
 # -- importing ------------------------------------------------------------------------
@@ -174,32 +186,61 @@ async def export_zip(shelf: ShelfStore, timezone: tzinfo) -> bytes:
 
 async def import_backup(store: JobStore, source: Source) -> ImportResult:
     """Restore every story of a backup that is not here yet (by uid), or none: all are
-    checked before any is written, then all are written in one transaction."""
-    total = await asyncio.to_thread(check_backup, source)
+    checked before any is written, then all are written in one transaction. Then its
+    child profiles, each unless one with the same name and age is here already."""
+    children: list[Child] = []
+    total = await asyncio.to_thread(lambda: sum(1 for _ in read_stories(source, children)))
     with contextlib.closing(read_stories(source)) as stories:
         restored = await store.import_stories(
             ((story, request_hash(story.request)) for story in stories), importer=IMPORTER
         )
-    return ImportResult(restored=restored, already_here=total - restored)
+    children_restored = await Children(store.db).restore(children)
+    return ImportResult(restored=restored, already_here=total - restored,
+                        children_restored=children_restored)
 
 
 def check_backup(source: Source) -> int:
-    """How many stories the backup holds, each one checked; BackupError when it is not a
-    backup, or names the first story that is not valid."""
-    return sum(1 for _ in read_stories(source))
+    """How many stories the backup holds, each one checked (and its child profiles);
+    BackupError when it is not a backup, or names the first story that is not valid."""
+    return sum(1 for _ in read_stories(source, []))
 
 
-def read_stories(source: Source) -> Iterator[BackupStory]:
-    """The backup's stories, checked, in the file's order, one in memory at a time."""
+def read_stories(source: Source, children: list[Child] | None = None) -> Iterator[BackupStory]:
+    """The backup's stories, checked, in the file's order, one in memory at a time.
+    `children`: a list to which its child profiles, checked, are added once all is read."""
     numbers: dict[uuid.UUID, int] = {}  # each uid's story, so that a second can say whose
     with _stories_json(source) as stream:
-        for number, entry in enumerate(_JsonReader(stream).stories(), start=1):
+        reader = _JsonReader(stream)
+        for number, entry in enumerate(reader.stories(), start=1):
             story = _checked(number, entry)
             if story.uid in numbers:
                 raise BackupError(f"story {number}{_named(entry)} is not valid: its uid is "
                                   f"story {numbers[story.uid]}'s too", field="uid")
             numbers[story.uid] = number
             yield story
+        if children is not None:
+            children.extend(_children_from_json(reader.children))
+
+
+def _children_from_json(entries: object) -> list[Child]:
+    """A backup's child profiles (none in a backup made before there were any)."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise BackupError('the backup\'s "children" is not a list')
+    if len(entries) > CHILDREN_MAX:
+        raise BackupError(f"the backup holds over {CHILDREN_MAX} child profiles")
+    children = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            if not isinstance(entry, dict):
+                raise Invalid("it is not a JSON object")
+            children.append(parse_child({name: entry[name] for name in CHILD_FIELDS
+                                         if name in entry}))
+        except Invalid as error:
+            raise BackupError(f"child profile {number} is not valid: "
+                              f"{error.message.rstrip('.')}", field=error.field) from None
+    return children
 
 
 # -- one story ------------------------------------------------------------------------
@@ -219,14 +260,16 @@ def _story_from_json(entry: object) -> BackupStory:
     """The story as the shelf keeps it; Invalid names the field that is not valid."""
     if not isinstance(entry, dict):
         raise Invalid("it is not a JSON object")
-    request = parse_story_request({name: _cleaned(entry.get(name)) for name in REQUEST_FIELDS})
+    request = parse_story_request({name: _cleaned(entry.get(name)) for name in REQUEST_FIELDS
+                                   if name != "child_id"})
     previously = _text(entry, "previously", PREVIOUSLY_MAX_CHARS)
+    likes = _text(entry, "likes", LIKES_MAX_CHARS)
     return BackupStory(
         uid=_uid(entry, "uid", required=True),
         title=_required_text(entry, "title", TITLE_MAX_CHARS),
         body=_required_text(entry, "body"),
         created_at=_moment(entry, "created_at"),
-        request=replace(request, previously=previously),
+        request=replace(request, previously=previously, likes=likes),
         model=_text(entry, "model", MODEL_MAX_CHARS) or "unknown",
         prompt_tokens=_token_count(entry, "prompt_tokens"),
         completion_tokens=_token_count(entry, "completion_tokens"),
@@ -430,6 +473,7 @@ class _JsonReader:
         self._at = 0  # where reading is in it
         self._passed = 0  # characters read before it, to say where an error is
         self._ended = False
+        self.children: object = None  # the document's "children", once read
 
     def stories(self) -> Iterator[object]:
         """Each story's entry as JSON gives it. The document's format and version are
@@ -456,6 +500,8 @@ class _JsonReader:
                     value = self._value(FIELD_MAX_CHARS, f"the backup's {_one_line(name, 40)!r}")
                     if name in ("format", "version"):
                         fields[name] = value
+                    elif name == "children":
+                        self.children = value
                 if self._take(",}") == "}":
                     break
             else:

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from app.dates import file_day, iso_time
 from app.errors import NotFound
 from app.shelf.backup import export_zip, markdown_name, story_markdown
+from app.shelf.children import child_json, parse_child
 from app.shelf.store import StoredStory, StorySummary
 from app.stories import DELETED_KEEP_S, clean_text, parse_id
 from app.web.assets import Assets
@@ -36,6 +37,7 @@ from app.web.responses import (
     is_htmx,
     local_path,
     parse_form,
+    parse_json,
     path_id,
     read_body,
     render,
@@ -136,6 +138,19 @@ async def story_markdown_file(request: Request) -> Response:
     )
 
 
+async def children(request: Request) -> Response:
+    """The household's child profiles (JSON)."""
+    listed = await services_of(request).children.all()
+    return JSONResponse({"children": [child_json(child) for child in listed]}, headers=VARY)
+
+
+async def add_child(request: Request) -> Response:
+    """A new child profile from a JSON body: 201 with it."""
+    child = parse_child(parse_json(await read_body(request)))
+    added = await services_of(request).children.add(child)
+    return JSONResponse(child_json(added), status_code=201)
+
+
 async def backup_zip(request: Request) -> Response:
     """Every story on the shelf, as `python -m app export` writes it."""
     timezone = request.app.state.settings.tz
@@ -195,16 +210,25 @@ def story_json(story: StoredStory) -> dict[str, object]:
         "child_name": story.request.child_name,
         "age": story.request.age,
         "length": story.request.length,
+        "language": story.request.language,
     }
 
 
 async def story_page(request: Request) -> Response:
-    story = await services_of(request).shelf.get_story(path_id(request.path_params["story_id"]))
+    """A story to read; one deleted lately says so, with its Restore (still a 404, so an
+    offline copy of it is dropped too); JSON clients get the plain 404."""
+    shelf = services_of(request).shelf
+    story_id = path_id(request.path_params["story_id"])
+    story = await shelf.get_story(story_id)
     if story is None:
-        raise NotFound("There is no story with that number.")
+        deleted = None if wants_json(request) else await shelf.deleted_story(story_id)
+        if deleted is None:
+            raise NotFound("There is no story with that number.")
+        context = {"page_title": deleted.title, "story": deleted}
+        return render(request, "story_deleted.html", context, status_code=404, headers=VARY)
     if wants_json(request):
         return JSONResponse(story_json(story), headers=VARY)
-    sequels = await services_of(request).shelf.story_sequels(story.id)
+    sequels = await shelf.story_sequels(story.id)
     return render(request, "story.html", {"story": story, "sequels": sequels}, headers=VARY)
 
 

@@ -74,6 +74,7 @@ def like_values(story: StoredStory) -> dict[str, str]:
         "child_name": request.child_name or "",
         "age": str(request.age) if request.age else "",
         "length": request.length,
+        "language": request.language,
     }
 
 

@@ -121,6 +121,7 @@ class ShelfStore(Statements):
             request=StoryRequest(
                 prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
                 length=row["length"], sequel_of=row["sequel_of"], previously=row["previously"],
+                language=row["language"], likes=row["likes"],
             ),
             favourite=row["favourite"],
             uid=row["uid"],
@@ -203,6 +204,20 @@ class ShelfStore(Statements):
         return await self._val("deleted_story_title",
                                {"story_id": story_id, "keep_s": float(keep_s)})
 
+    async def deleted_story(
+        self, story_id: int, *, keep_s: float = DELETED_KEEP_S
+    ) -> DeletedStory | None:
+        """A story that was deleted and can still be restored (its page offers Restore);
+        None when it is on the shelf, gone for good, or never was."""
+        if await self.deleted_story_title(story_id, keep_s=keep_s) is None:
+            return None
+        # Found among those "recently deleted" lists (sql/queries/shelf.sql has no query
+        # for one of them by id yet).
+        for story in await self.recently_deleted(keep_s=keep_s):
+            if story.id == story_id:
+                return story
+        return None
+
     async def count_recently_deleted(self, *, keep_s: float = DELETED_KEEP_S) -> int:
         return await self._val("count_recently_deleted", {"keep_s": float(keep_s)})
 
@@ -220,7 +235,8 @@ class ShelfStore(Statements):
                 created_at=row["created_at"],
                 request=StoryRequest(prompt=row["prompt"], child_name=row["child_name"],
                                      age=row["age"], length=row["length"],
-                                     previously=row["previously"]),
+                                     previously=row["previously"],
+                                     language=row["language"], likes=row["likes"]),
                 model=row["model"], prompt_tokens=row["prompt_tokens"],
                 completion_tokens=row["completion_tokens"], favourite=row["favourite"],
                 sequel_of_uid=row["sequel_of_uid"], sequel_of_title=row["sequel_of_title"],

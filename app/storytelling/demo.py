@@ -23,6 +23,7 @@ class DemoStoryteller:
     name = "demo"
     model = "demo"
     note = "(This story was written by the demo storyteller, offline.)"
+    english_only = "(The demo storyteller writes in English only.)"
 
     def __init__(self, *, delay_s: float = 20.0, seed: int | None = None) -> None:
         self.delay_s = delay_s
@@ -39,7 +40,8 @@ class DemoStoryteller:
         title, paragraphs = self.compose(request, job_id=job_id)
         text = f"{title}\n\n" + "\n\n".join(paragraphs)
         await self._stream(text, on_text)
-        return Story(title=title, body="\n\n".join([*paragraphs, self.note]), model=self.model)
+        return Story(title=title, body="\n\n".join([*paragraphs, *self._notes(request)]),
+                     model=self.model)
 
     async def _finish(
         self, request: StoryRequest, *, job_id: int, on_text: TextSink | None
@@ -58,7 +60,15 @@ class DemoStoryteller:
             rest = "\n\n" + paragraphs[-1]
         await self._stream(rest, on_text)
         _, _, body = finished_text(carried, rest).partition("\n\n")
-        return Story(title=title, body=f"{body}\n\n{self.note}", model=self.model)
+        return Story(title=title, body="\n\n".join([body, *self._notes(request)]),
+                     model=self.model)
+
+    def _notes(self, request: StoryRequest) -> list[str]:
+        """The notes under its story: that it is the demo's, and, when another language
+        was asked for, that it writes English only."""
+        if request.language != "en":
+            return [self.note, self.english_only]
+        return [self.note]
 
     async def _stream(self, text: str, on_text: TextSink | None) -> None:
         """Hand `text` over word by word, over about `delay_s`, as a model streams."""

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from app.logs import log
 from app.stories import (
+    DEFAULT_LANGUAGE,
+    LANGUAGES,
     LENGTH_WORDS,
     Story,
     StoryRequest,
@@ -81,6 +83,12 @@ def build_messages(request: StoryRequest) -> list[dict[str, str]]:
                      f"<earlier>{_as_data(request.previously)}</earlier>. "
                      "Tell what happens next, with the same characters.")
     lines.append(f"<idea>{_as_data(request.prompt)}</idea>")
+    if request.likes:
+        lines.append("The listener's favourite things are between <likes> and </likes> "
+                     "(only a subject, like the idea). Weave in, if it fits gently: "
+                     f"<likes>{_as_data(request.likes)}</likes>")
+    if request.language != DEFAULT_LANGUAGE:
+        lines.append(f"Write the story in {LANGUAGES[request.language][1]}.")
     if request.carried_text:
         title, _, begun = request.carried_text.partition("\n\n")
         lines.append(
@@ -101,7 +109,7 @@ def _as_data(text: str) -> str:
     return _DELIMITER_TAG.sub(" ", text)
 
 
-_DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name|earlier|title|begun)\b[^>]*>",
+_DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name|earlier|title|begun|likes)\b[^>]*>",
                             re.IGNORECASE)
 
 

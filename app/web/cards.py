@@ -18,6 +18,10 @@ from app.stories import paragraphs, split_title
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
 
+# A failed job's "Try again" always makes the same new job: a double tap is one retry, and
+# the failed card finds the job it led to by this key.
+RETRY_KEY_PREFIX = "household-retry-of-job-"
+
 
 @dataclass(frozen=True)
 class JobCard:
@@ -30,12 +34,21 @@ class JobCard:
     eta_s: float | None = None  # while pending: until its story is ready (None: no worker)
     title: str | None = None  # the story's, once completed and shown (None: deleted, hidden)
     screening: Screening | None = None  # the story's, while it is hidden (MODERATION=on)
+    running: int = 0  # while pending: jobs being written now, in the whole database
+    slots: int = 0  # while pending: how many the live workers write at once
+    retried_as: int | None = None  # once failed and tried again: the new job's id
 
     @property
     def polls(self) -> bool:
         """Whether the card asks again: while the job is unfinished, and while its story
         waits to be screened (it is shown, or said not to be, once that is done)."""
         return not self.job.status.finished or self.screening == Screening.PENDING
+
+    @property
+    def starts_now(self) -> bool:
+        """Whether a waiting job is next and a worker is free for it ("Starting…"); behind
+        a running job it says its place in line instead."""
+        return self.position == 1 and self.running < self.slots
 
     @property
     def finish_key(self) -> str:
@@ -70,6 +83,7 @@ async def job_card(services: Services, job: Job) -> JobCard:
         job = await services.store.get(job.id) or job  # with its place in line
     expected_s = await services.estimates.expected_s(job.request.length)
     eta_s = None
+    running = slots = 0
     if job.status == Status.PENDING and job.position is not None:
         running, slots = await services.store.queue_capacity(services.settings.heartbeat_stale_s)
         eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
@@ -81,6 +95,10 @@ async def job_card(services: Services, job: Job) -> JobCard:
             title, screening = shelf
             if screening is not None:
                 title = None  # a hidden story's title is hidden too
+    retried_as = None
+    if job.status == Status.FAILED:
+        retry = await services.store.get_by_key(f"{RETRY_KEY_PREFIX}{job.id}")
+        retried_as = retry.id if retry is not None else None
     return JobCard(
         job=job,
         position=job.position if job.status == Status.PENDING else None,
@@ -89,4 +107,7 @@ async def job_card(services: Services, job: Job) -> JobCard:
         eta_s=eta_s,
         title=title,
         screening=screening,
+        running=running,
+        slots=slots,
+        retried_as=retried_as,
     )

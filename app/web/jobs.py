@@ -11,9 +11,15 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.dates import iso_time
 from app.errors import AppError, Conflict, Invalid, NotFound
-from app.queue.intake import FIELDS, Submission, parse_idempotency_key, parse_story_request
+from app.queue.intake import (
+    FIELDS,
+    Submission,
+    parse_child_id,
+    parse_idempotency_key,
+    parse_story_request,
+)
 from app.queue.jobs import Job, Status
-from app.stories import carried_words
+from app.stories import StoryRequest, carried_words
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -67,8 +73,19 @@ async def generate(request: Request) -> Response:
 
 async def _generate_json(request: Request, body: bytes) -> Response:
     key = parse_idempotency_key(request.headers.get("idempotency-key"))
-    story_request = parse_story_request(parse_json(body))
+    story_request = await story_request_from(services_of(request), parse_json(body))
     return accepted_json(await services_of(request).intake.submit(key, story_request))
+
+
+async def story_request_from(
+    services: Services, data: object, *, from_form: bool = False
+) -> StoryRequest:
+    """The request a body asks for, filled in from the child profile it names (if any)."""
+    child_id = parse_child_id(data, from_form=from_form)
+    child = None if child_id is None else await services.children.get(child_id)
+    if child_id is not None and child is None:
+        raise Invalid("child_id names no child of this household.", field="child_id")
+    return parse_story_request(data, from_form=from_form, child=child)
 
 
 def accepted_json(submission: Submission) -> JSONResponse:
@@ -93,7 +110,8 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         values |= {"sequel_of": str(earlier.id), "sequel_title": earlier.title}
     try:
         key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
-        story_request = parse_story_request(
+        story_request = await story_request_from(
+            services_of(request),
             {name: value for name, value in values.items() if name in form and name in FIELDS},
             from_form=True,
         )
@@ -104,6 +122,8 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         if error.code == "idempotency_key_reused":  # an old page sent again with new words
             notice = "That form was already used. Please tap “Write the story” once more."
             return await _form_again(request, values, status_code=422, notice=notice)
+        if error.field == "child_id":  # a one-tap button of a profile gone: no box to mark
+            return await _form_again(request, values, status_code=422, notice=error.message)
         errors = {error.field or "prompt": error.message}
         return await _form_again(request, values, status_code=422, errors=errors)
     except AppError as error:
@@ -117,7 +137,8 @@ async def _generate_form(request: Request, body: bytes) -> Response:
     if is_htmx(request):
         # The new card, and (out of band) the form again with a fresh key, ready for the next.
         remembered = {"child_name": values["child_name"], "age": values["age"],
-                      "length": values["length"] or "medium", "prompt": ""}
+                      "length": values["length"] or "medium",
+                      "language": values["language"] or "en", "prompt": ""}
         context = await home_context(request, values=remembered)
         context["card"] = await job_card(services_of(request), job)
         return render(request, "_submitted.html", context, status_code=202, headers=VARY)

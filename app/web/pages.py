@@ -22,7 +22,8 @@ from app.errors import AppError, NotFound
 from app.queue.intake import FIELDS
 from app.queue.jobs import Status
 from app.shelf.sequels import earlier_story, like_values, sequel_values
-from app.web.cards import job_card
+from app.stories import LANGUAGES
+from app.web.cards import RETRY_KEY_PREFIX, job_card
 from app.web.responses import (
     PREFERENCE_MAX_AGE_S,
     TEXT_SIZES,
@@ -48,8 +49,11 @@ IDEAS = (
     "a garden that grows at night",
 )
 HOME_NEWEST_STORIES = 6
-# A failed job's "Try again" always makes the same new job: a double tap is one retry.
-RETRY_KEY_PREFIX = "household-retry-of-job-"
+# What a one-tap story for a child profile is about: the profile says the rest (its likes
+# are woven in).
+ONE_TAP_PROMPT = "a gentle bedtime adventure"
+# The form's languages, each named in its own language.
+LANGUAGE_CHOICES = tuple((tag, own) for tag, (own, _) in LANGUAGES.items())
 
 
 def new_form_key() -> str:
@@ -97,6 +101,11 @@ async def home_context(
         "errors": errors or {},
         "notice": notice,
         "ideas": IDEAS,
+        "languages": LANGUAGE_CHOICES,
+        # One tap each: a plain form with the child's id and a key of its own (a double
+        # tap is one story).
+        "child_buttons": [(child, new_form_key()) for child in await services.children.all()],
+        "one_tap_prompt": ONE_TAP_PROMPT,
         "jobs": [await job_card(services, job) for job in await services.store.recent()],
         "stories": await services.shelf.list_stories(limit=HOME_NEWEST_STORIES),
         "stories_left": stories_left,
@@ -113,6 +122,7 @@ async def remembered_values(request: Request) -> dict[str, str]:
             "child_name": last.child_name or "",
             "age": str(last.age) if last.age else "",
             "length": last.length,
+            "language": last.language,
         }
     return values
 
@@ -125,6 +135,7 @@ async def retry(request: Request) -> Response:
     if job is None:
         raise NotFound("There is no story job with that number.")
     notice, status_code, headers = None, 200, dict(VARY)
+    retry_closed = False  # refused for today: the card offers no "Try again" beside that
     if job.status == Status.FAILED:
         try:
             submission = await services.intake.submit(f"{RETRY_KEY_PREFIX}{job.id}", job.request)
@@ -132,13 +143,15 @@ async def retry(request: Request) -> Response:
             if error.status_code not in (429, 503):
                 raise
             notice, status_code = error.message, error.status_code
+            retry_closed = error.code == "daily_limit_reached"
             if error.retry_after_s:
                 headers["Retry-After"] = str(error.retry_after_s)
         else:
             job = submission.job
     if notice is None and not is_htmx(request):
         return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
-    context = {"card": await job_card(services, job), "notice": notice}
+    context = {"card": await job_card(services, job), "notice": notice,
+               "retry_closed": retry_closed}
     if is_htmx(request):
         # 200, so htmx swaps it in: the failed card again, with the sentence on it.
         return render(request, "_job_card.html", context, headers=VARY)

@@ -32,6 +32,8 @@ def routes(assets: Assets) -> list[Route]:
         Route("/login", login.login, methods=["POST"]),
         Route("/logout", login.logout, methods=["POST"]),
         # The shelf: fixed paths first, then the library and one story (JSON or a page).
+        Route("/children", shelf.children, methods=["GET"]),
+        Route("/children", shelf.add_child, methods=["POST"]),
         Route("/stories/deleted", shelf.recently_deleted, methods=["GET"]),
         Route("/stories/backup.zip", shelf.backup_zip, methods=["GET"]),
         Route("/stories", shelf.library, methods=["GET"]),

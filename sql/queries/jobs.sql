@@ -3,7 +3,7 @@
 -- row back means another writer got there first and this one changed nothing.
 
 -- name: intake_job
--- (new) -> pending, one intake at a time (the function is migration 009's): one row, with
+-- (new) -> pending, one intake at a time (the function is migration 016's): one row, with
 -- the job the idempotency key made already (replayed), or the job made now, or no job (id
 -- NULL) when the queue bound or the day's limit refused it, with the counts that did.
 -- Autocommitted on its own: the intake lock is held until the new job is committed.
@@ -11,8 +11,8 @@ SELECT (i.job).*, i.replayed, i.pending, i.used_today,
        CASE WHEN (i.job).status = 'pending' AND NOT i.replayed THEN i.pending + 1
        END AS position
   FROM intake_job(:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
-                  :sequel_of, :previously, :finish_of, :carried_text, :since, :queue_max,
-                  :daily_limit, :lock_key) AS i
+                  :sequel_of, :previously, :finish_of, :carried_text, :language, :likes,
+                  :since, :queue_max, :daily_limit, :lock_key) AS i
 
 -- name: get_job
 -- One job by id; while pending, also its place in line (1 = next to be claimed).
@@ -282,7 +282,7 @@ SELECT j.*,
 -- name: last_request
 -- The newest job's request: the form's defaults, so a parent can tap once (not an
 -- imported job's: that was asked for somewhere else).
-SELECT prompt, child_name, age, length FROM story_jobs WHERE NOT imported
+SELECT prompt, child_name, age, length, language FROM story_jobs WHERE NOT imported
  ORDER BY id DESC LIMIT 1
 
 -- name: median_durations
@@ -351,10 +351,11 @@ SELECT j.id FROM story_jobs j
 -- separator, and the story's uid: no client's key (printable ASCII) can be it (migration
 -- 013). Zero rows: this story was imported already.
 INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
-                        sequel_of, previously, status, created_at, started_at,
-                        heartbeat_at, claimed_by, imported)
+                        language, likes, sequel_of, previously, status, created_at,
+                        started_at, heartbeat_at, claimed_by, imported)
 VALUES ('import' || chr(31) || CAST(:uid AS uuid), :request_hash, :prompt, :child_name,
-        :age, :length, (SELECT id FROM stories WHERE uid = :sequel_of_uid), :previously,
+        :age, :length, :language, :likes,
+        (SELECT id FROM stories WHERE uid = :sequel_of_uid), :previously,
         'running', :created_at, :created_at, :created_at, :importer, true)
 ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING id

@@ -6,7 +6,7 @@
 -- One story still on the shelf (not deleted, not hidden by screening), with the request
 -- that made it and, for a sequel, the earlier story's title while that is on the shelf.
 SELECT s.*, j.prompt, j.child_name, j.age, j.length, j.sequel_of, j.previously,
-       earlier.title AS sequel_of_title
+       j.language, j.likes, earlier.title AS sequel_of_title
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN shelf_stories earlier ON earlier.id = j.sequel_of
  WHERE s.id = :story_id
@@ -102,8 +102,8 @@ SELECT s.id, s.title FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
 -- Everything a backup needs to restore the shelf elsewhere, oldest first (so a sequel
 -- comes after the story it continues, which it names by uid).
 SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.created_at,
-       s.favourite, j.prompt, j.child_name, j.age, j.length, j.previously,
-       earlier.uid AS sequel_of_uid, earlier.title AS sequel_of_title
+       s.favourite, j.prompt, j.child_name, j.age, j.length, j.previously, j.language,
+       j.likes, earlier.uid AS sequel_of_uid, earlier.title AS sequel_of_title
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN stories earlier ON earlier.id = j.sequel_of
  ORDER BY s.created_at, s.id

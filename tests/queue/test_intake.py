@@ -31,7 +31,8 @@ def intake_args(key: str, *, daily_limit: int = 10, queue_max: int = 10) -> list
     return statement.args({
         "idempotency_key": key, "request_hash": request_hash(HELD), "prompt": HELD.prompt,
         "child_name": None, "age": None, "length": "short", "sequel_of": None,
-        "previously": None, "finish_of": None, "carried_text": None, "since": SINCE,
+        "previously": None, "finish_of": None, "carried_text": None, "language": "en",
+        "likes": None, "since": SINCE,
         "queue_max": queue_max,
         "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
     })

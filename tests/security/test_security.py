@@ -490,3 +490,17 @@ async def test_pages_carry_no_inline_script(household_app):
                 assert tag.split(">")[0].strip().startswith("src="), path
             assert " style=" not in page
             assert " on" + "click=" not in page
+
+
+async def test_no_page_or_answer_asks_to_be_indexed(household_app):
+    async with serve(household_app) as http:
+        login = await http.get("/login")
+        responses = [login, await http.get("/"), await http.get("/healthz"),
+                     await http.get("/static/style.css"), await http.get("/nowhere")]
+        await sign_in(http)
+        pages = [await http.get(path) for path in ("/", "/stories", "/stories/deleted")]
+        responses += [*pages, await http.get("/stories", headers=ACCEPT_JSON)]
+    for response in responses:
+        assert response.headers["x-robots-tag"] == "noindex, nofollow", response.url
+    for page in [login, *pages]:
+        assert '<meta name="robots" content="noindex, nofollow">' in page.text, page.url

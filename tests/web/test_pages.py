@@ -349,8 +349,77 @@ async def test_a_note_that_is_not_the_story_is_marked_so_it_is_never_read_aloud(
     async with serve(make_app(storyteller="demo", demo_delay_s=0), from_own_pages=True) as client:
         story_id = await finished_story(client)
         page = (await client.get(f"/stories/{story_id}")).text
-    text = page.split("data-story-text>", 1)[1].split("</div>", 1)[0]
+    text = re.split(r"data-story-text[^>]*>", page, maxsplit=1)[1].split("</div>", 1)[0]
     assert re.search(r'<p class="story-note" data-not-story>\(This story was written by the demo',
                      text)
     assert text.count("data-not-story") == 1
     assert "data-wake-lock" in page and "data-voice" in page and "data-sleep" in page
+
+
+async def test_a_retried_cards_try_again_leads_to_the_new_story(client, fake_llm):
+    fake_llm.mode = "500"
+    failed = job_id_of(await submit(client))
+    assert (await wait_for_job(client, failed))["status"] == "failed"
+    fake_llm.mode = "ok"
+    retried = job_id_of(await client.post(f"/stories/jobs/{failed}/retry"))
+    for card in (await client.get(f"/stories/jobs/{failed}", headers=HX),
+                 await client.get(f"/stories/jobs/{failed}")):
+        assert f'href="/stories/jobs/{retried}"' in card.text and "See the new story" in card.text
+        assert f'action="/stories/jobs/{failed}/retry"' not in card.text
+        assert "Try again" not in card.text
+    home = (await client.get("/")).text
+    assert f'action="/stories/jobs/{failed}/retry"' not in home
+
+
+async def test_a_retry_refused_by_the_daily_limit_offers_no_live_try_again(make_app, fake_llm):
+    async with serve(make_app(daily_story_limit=1), from_own_pages=True) as client:
+        fake_llm.mode = "500"
+        failed = job_id_of(await submit(client))
+        assert (await wait_for_job(client, failed))["status"] == "failed"
+        for headers in (HX, {}):
+            refused = await client.post(f"/stories/jobs/{failed}/retry", headers=headers)
+            assert "for today" in refused.text  # the notice, on the card
+            assert f'action="/stories/jobs/{failed}/retry"' not in refused.text
+            assert ">Try again<" not in refused.text
+
+
+async def test_a_job_waiting_behind_a_running_one_says_its_place_not_starting(
+    make_app, fake_llm
+):
+    async with serve(make_app(), from_own_pages=True) as earlier:
+        for _ in range(3):  # quick stories: the next app expects a story in moments
+            await finished_story(earlier)
+    async with serve(make_app(), from_own_pages=True) as client:
+        fake_llm.hold()
+        running = job_id_of(await submit(client))
+        await anyio.to_thread.run_sync(fake_llm.wait_for_call, running)
+        waiting = job_id_of(await submit(client, prompt="a trip to the moon"))
+        card = (await client.get(f"/stories/jobs/{waiting}", headers=HX)).text
+        fake_llm.release()
+    assert "Number 1 in line" in card
+    assert "Starting…" not in card
+
+
+async def test_a_deleted_storys_page_offers_to_restore_it(client):
+    story_id = await finished_story(client)
+    title = (await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)).json()["title"]
+    await client.post(f"/stories/{story_id}/delete")
+    page = await client.get(f"/stories/{story_id}")
+    assert page.status_code == 404  # not on the shelf (an offline copy is dropped)
+    assert title in page.text
+    assert "This story was deleted on" in page.text
+    assert f'action="/stories/{story_id}/restore"' in page.text and ">Restore<" in page.text
+    assert "There is no story with that number" not in page.text
+    gone = await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+    restored = await client.post(f"/stories/{story_id}/restore", data={"next": ""})
+    assert restored.headers["location"] == f"/stories/{story_id}"
+    assert (await client.get(f"/stories/{story_id}")).status_code == 200
+    never = await client.get("/stories/999999")
+    assert never.status_code == 404 and "There is no story with that number" in never.text
+
+
+async def test_sign_in_is_the_pages_primary_button(make_app):
+    async with serve(make_app(household_password="pw", allow_open=False)) as http:
+        page = (await http.get("/login")).text
+    assert '<button class="button primary" type="submit">Sign in</button>' in page

@@ -1,0 +1,91 @@
+"""The household's child profiles: who the stories are for, and what each one's story
+fills in when a request leaves it out (app.queue.intake.parse_story_request).
+
+    children = Children(db)
+    child = await children.add(parse_child(body))      # Invalid names the field
+    await children.get(child.id); await children.all()
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from app.errors import Invalid
+from app.queries import Queryable, Statements
+from app.queue.intake import AGE_RANGE, CHILD_NAME_MAX_CHARS, parse_language
+from app.stories import LENGTHS, LIKES_MAX_CHARS, Child, clean_text
+
+CHILD_FIELDS = ("name", "age", "length", "language", "likes")
+
+
+def parse_child(data: object) -> Child:
+    """A new profile from a JSON body (its id is 0 until it is stored)."""
+    if not isinstance(data, Mapping):
+        raise Invalid("The body must be a JSON object.")
+    unknown = sorted(str(name) for name in data if name not in CHILD_FIELDS)
+    if unknown:
+        raise Invalid(f"Unknown field: {unknown[0]}.", field=unknown[0])
+    name = _text(data, "name", CHILD_NAME_MAX_CHARS)
+    if name is None:
+        raise Invalid("name is required: who are the stories for?", field="name")
+    age = data.get("age")
+    if age is not None and (isinstance(age, bool) or not isinstance(age, int)
+                            or age not in AGE_RANGE):
+        raise Invalid("age must be a whole number from 1 to 12.", field="age")
+    length = data.get("length")
+    if length is not None and length not in LENGTHS:
+        raise Invalid("length must be one of short, medium or long.", field="length")
+    language = data.get("language")
+    if language is not None:
+        language = parse_language(language)
+    return Child(id=0, name=name, age=age, length=length, language=language,
+                 likes=_text(data, "likes", LIKES_MAX_CHARS))
+
+
+def _text(data: Mapping[str, object], name: str, max_chars: int) -> str | None:
+    value = data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Invalid(f"{name} must be text.", field=name)
+    value = clean_text(value).strip()
+    if len(value) > max_chars:
+        raise Invalid(f"{name} must be at most {max_chars} characters.", field=name)
+    return value or None
+
+
+def child_json(child: Child) -> dict[str, object]:
+    return {"child_id": child.id, "name": child.name, "age": child.age,
+            "length": child.length, "language": child.language, "likes": child.likes}
+
+
+def _child(row: Any) -> Child:
+    return Child(id=row["id"], name=row["name"], age=row["age"], length=row["length"],
+                 language=row["language"], likes=row["likes"])
+
+
+class Children(Statements):
+    """The profiles (sql/queries/children.sql)."""
+
+    async def all(self) -> list[Child]:
+        return [_child(row) for row in await self._all("list_children")]
+
+    async def get(self, child_id: int) -> Child | None:
+        row = await self._one("get_child", {"child_id": child_id})
+        return _child(row) if row else None
+
+    async def add(self, child: Child) -> Child:
+        return _child(await self._one("add_child", _params(child)))
+
+    async def restore(self, children: Iterable[Child], *, on: Queryable | None = None) -> int:
+        """A backup's profiles, each unless one with its name and age is here; how many."""
+        restored = 0
+        for child in children:
+            restored += await self._val("import_child", _params(child), on=on) is not None
+        return restored
+
+
+def _params(child: Child) -> dict[str, object]:
+    return {"name": child.name, "age": child.age, "length": child.length,
+            "language": child.language, "likes": child.likes}
