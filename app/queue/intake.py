@@ -246,11 +246,9 @@ class Intake:
         tomorrow = self._midnight() + timedelta(days=1)  # wall-clock: right across DST too
         retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
         hours, minutes = divmod(math.ceil(retry_after_s / 60), 60)
-        stories = "story" if self.daily_story_limit == 1 else "stories"
-        message = (
-            f"That's all {self.daily_story_limit} {stories} for today. More after midnight, "
-            f"in {hours} h {minutes} min."
-        )
+        used_up = ("That's the 1 story for today." if self.daily_story_limit == 1
+                   else f"That's all {self.daily_story_limit} stories for today.")
+        message = f"{used_up} More after midnight, in {hours} h {minutes} min."
         return message, retry_after_s
 
     def _midnight(self) -> datetime:

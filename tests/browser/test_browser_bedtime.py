@@ -481,7 +481,7 @@ def test_the_bar_moves_smoothly_between_polls_and_never_backwards(
 # -- The day's limit before typing ---------------------------------------------------------
 
 
-def test_at_zero_left_the_form_says_so_with_its_button_disabled(open_page, limited_app):
+def test_at_zero_left_the_form_reads_as_closed(open_page, limited_app):
     watched = open_page(limited_app, "phone")
     page = watched.page
     page.goto(limited_app + "/")
@@ -491,14 +491,18 @@ def test_at_zero_left_the_form_says_so_with_its_button_disabled(open_page, limit
     write(page, "a quiet library of clouds")
     # The form comes back (out of band) with the news, before anyone types again.
     note = page.locator("#limit-note")
-    expect(note).to_contain_text("That's all 1 story for today. More after midnight, in")
-    expect(button).to_be_disabled()
+    expect(note).to_contain_text("That's the 1 story for today. More after midnight, in")
+    expect(button).to_have_count(0)  # no button that looks usable: a sentence instead
+    expect(page.get_by_text("No more stories tonight. Sleep well.")).to_be_visible()
+    expect(page.locator("#prompt")).to_be_disabled()
+    expect(page.locator("#story-form .chip")).to_have_count(0)
     expect(page.get_by_text("0 stories left today")).to_be_visible()
     watched.shot("phone-js-home-limit")
 
     without_js = open_page(limited_app, "phone", java_script_enabled=False)
     without_js.page.goto(limited_app + "/")
     expect(without_js.page.locator("#limit-note")).to_be_visible()
-    expect(without_js.page.get_by_role("button", name="Write the story")).to_be_disabled()
+    expect(without_js.page.get_by_role("button", name="Write the story")).to_have_count(0)
+    expect(without_js.page.locator("#prompt")).to_be_disabled()
     assert without_js.page.locator(".job-card .notice").count() == 0  # said once, at the form
     assert watched.problems == [] and without_js.problems == []

@@ -108,7 +108,7 @@ async def test_jobs_that_never_reached_the_model_give_the_day_its_story_back(mak
         assert refused.json()["error"]["code"] == "daily_limit_reached"
 
 
-async def test_at_zero_the_form_says_so_before_typing_with_its_button_disabled(make_app):
+async def test_at_zero_the_form_says_so_before_typing_and_reads_as_closed(make_app):
     app = make_app(daily_story_limit=1, worker_concurrency=0)
     async with serve(app) as http:
         home = (await http.get("/")).text
@@ -118,6 +118,6 @@ async def test_at_zero_the_form_says_so_before_typing_with_its_button_disabled(m
         home = (await http.get("/")).text
         assert "0 stories left today" in home
         note = re.search(r'<p class="notice" id="limit-note">([^<]*)</p>', home)
-        assert note and "That&#39;s all 1 story for today. More after midnight, in" in note[1]
-        assert re.search(r'type="submit" disabled aria-describedby="limit-note">Write the story',
-                         home)
+        assert note and "That&#39;s the 1 story for today. More after midnight, in" in note[1]
+        assert '<fieldset class="form-fields" disabled>' in home  # every field closed
+        assert "Write the story</button>" not in home and "No more stories tonight." in home
