@@ -130,12 +130,25 @@
     return line ? line.textContent.replace(/\s+/g, " ").trim() : "";
   }
 
+  // Room below a new card for it to come to the top of the screen, where its story will
+  // grow: the page is made at least that long (min-height: once the story is longer, it
+  // adds nothing).
+  function roomToRead(card) {
+    var main = card.closest("main");
+    if (!main) return;
+    var need = card.getBoundingClientRect().top - main.getBoundingClientRect().top +
+      window.innerHeight;
+    if (main.offsetHeight < need) main.style.minHeight = Math.ceil(need) + "px";
+  }
+
   function cardArrived(card, state) {
     document.title = pageTitle;
     card.setAttribute("tabindex", "-1");
     card.focus({ preventScroll: true });
+    roomToRead(card);
+    // To the top (its story grows below it), unless it is already near there.
     var rect = card.getBoundingClientRect();
-    if (rect.top < 0 || rect.bottom > window.innerHeight) {
+    if (rect.top < 0 || rect.top > window.innerHeight / 4) {
       card.scrollIntoView({ block: "start", behavior: scrollBehavior() });
     }
     announce("Story requested. " + sayCard(card, state));

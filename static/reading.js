@@ -9,23 +9,35 @@
 
   // Read aloud with the browser's own voice: slow and soft, one paragraph at a time (long
   // utterances stall in some browsers), the paragraph being read lit and kept in view.
-  // Shown only once the browser lists a voice (some list theirs late: voiceschanged);
-  // notes that are not the story ([data-not-story]) are never read. The sleep timer
+  // Shown only once the browser lists a voice for the story's language (some list theirs
+  // late: voiceschanged); with none, a short note says so. While reading, the controls are
+  // one bar pinned to the foot of the screen (the page padded so the story's end clears
+  // it). Notes that are not the story ([data-not-story]) are never read. The sleep timer
   // reads the story again until its time is up, each paragraph softer in the last minute.
   var VOICE_KEY = "voice";
   var VOLUME = 0.8;
   var FADE_S = 60;
   var QUIETEST = 0.15;  // of VOLUME, for the last paragraph before the timer stops
   var AGAIN_PAUSE_MS = 2500;  // between the end of the story and its beginning again
+  var NO_VOICE_GRACE_MS = 1500;  // a browser that lists its voices late, before the note
 
   function readAloud(box) {
-    if (!("speechSynthesis" in window) || typeof SpeechSynthesisUtterance !== "function") return;
+    if (!("speechSynthesis" in window) || typeof SpeechSynthesisUtterance !== "function") {
+      var none = document.querySelector("[data-no-voice]");
+      if (none) none.hidden = false;
+      return;
+    }
     var synth = window.speechSynthesis;
     var buttons = {};
     var voiceChoice = box.querySelector("select[data-voice]");
     var sleepChoice = box.querySelector("select[data-sleep]");
+    var bar = box.querySelector("[data-read-bar]");
+    var progress = box.querySelector("[data-read-progress]");
+    var noVoice = document.querySelector("[data-no-voice]");
+    var html = document.documentElement;
     var run = 0;
     var voices = [];
+    var deadline = 0;  // of the sleep timer, while reading (0: at the end of the story)
     box.querySelectorAll("button[data-speak]").forEach(function (b) {
       buttons[b.getAttribute("data-speak")] = b;
     });
@@ -34,16 +46,29 @@
       buttons.start.hidden = state !== "idle";
       buttons.pause.hidden = state !== "speaking";
       buttons.resume.hidden = state !== "paused";
-      buttons.stop.hidden = state === "idle";
+      bar.hidden = state === "idle";
+      html.classList.toggle("is-reading-aloud", state !== "idle");
+      html.style.setProperty("--read-bar-height", (bar.hidden ? 0 : bar.offsetHeight) + "px");
+    }
+
+    function barHeight() {
+      return bar.hidden ? 0 : bar.offsetHeight;
+    }
+
+    function sleepDeadline() {
+      var minutes = Number(sleepChoice.value) || 0;
+      return minutes ? Date.now() + minutes * 60000 : 0;
     }
 
     // The voices for the page's language (any voice if none is), the remembered one chosen.
     function listVoices() {
-      var all = synth.getVoices();
-      if (!all.length) return;
-      var lang = (root.lang || "en").toLowerCase();
-      var fitting = all.filter(function (v) { return v.lang.toLowerCase().indexOf(lang) === 0; });
-      voices = fitting.length ? fitting : all;
+      var lang = (root.lang || "en").toLowerCase().split("-")[0];
+      var fitting = synth.getVoices().filter(function (v) {
+        return (v.lang || "").toLowerCase().replace("_", "-").split("-")[0] === lang;
+      });
+      if (noVoice) noVoice.hidden = fitting.length > 0 || noVoice.hidden;
+      if (!fitting.length) return;
+      voices = fitting;
       var wanted = voiceChoice.value || stored(VOICE_KEY);
       var local = voices.filter(function (v) { return v.localService; })[0] || voices[0];
       voiceChoice.textContent = "";
@@ -64,7 +89,7 @@
       if (!paragraph) return;
       paragraph.classList.add("is-reading");
       var rect = paragraph.getBoundingClientRect();
-      if (rect.top < 0 || rect.bottom > window.innerHeight) {
+      if (rect.top < 0 || rect.bottom > window.innerHeight - barHeight()) {
         paragraph.scrollIntoView({ block: "center", behavior: scrollBehavior() });
       }
     }
@@ -78,9 +103,10 @@
       var parts = [article.querySelector("h1")]
         .concat(Array.prototype.slice.call(story.querySelectorAll("p:not([data-not-story])")))
         .filter(function (el) { return el && el.textContent.trim(); });
-      var minutes = Number(sleepChoice.value) || 0;
-      var deadline = minutes ? Date.now() + minutes * 60000 : 0;
+      deadline = sleepDeadline();
       var next = 0;
+      progress.max = parts.length;
+      progress.value = 0;
 
       function finish() {
         if (mine !== run) return;
@@ -107,6 +133,7 @@
         }
         var paragraph = parts[next];
         next += 1;
+        progress.value = next;
         var utterance = new SpeechSynthesisUtterance(paragraph.textContent.trim());
         utterance.rate = 0.8;
         utterance.pitch = 0.95;
@@ -134,10 +161,17 @@
       if (action === "stop") { run += 1; synth.cancel(); light(null); show("idle"); }
     });
     voiceChoice.addEventListener("change", function () { store(VOICE_KEY, voiceChoice.value); });
+    // A timer chosen while reading counts from now.
+    sleepChoice.addEventListener("change", function () { deadline = sleepDeadline(); });
+    window.addEventListener("resize", function () { if (!bar.hidden) show(buttons.pause.hidden ? "paused" : "speaking"); });
     window.addEventListener("pagehide", function () { run += 1; synth.cancel(); });
     synth.addEventListener("voiceschanged", listVoices);
     show("idle");
     listVoices();
+    // No voice for the story's language, even after the browser had time to list its own.
+    window.setTimeout(function () {
+      if (noVoice && !voices.length) noVoice.hidden = false;
+    }, NO_VOICE_GRACE_MS);
   }
 
   document.querySelectorAll("[data-read-aloud]").forEach(readAloud);

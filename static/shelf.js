@@ -6,6 +6,97 @@
   var STORIES_CACHES = "bedtime-stories-";  // the service worker's (static/sw.js)
   var TITLE_SUFFIX = " · Bedtime Stories";
 
+  // The theme shown. "Automatic" (the default) is Night at bedtime, from the household's
+  // "Night from" hour until morning in its time zone, or on a device that prefers dark;
+  // otherwise Dark. The server decides it for the page it renders; this decides it again
+  // (and each minute, so Night comes on with the page open) because a page from the
+  // offline cache was rendered at another hour, the offline page by no server at all, and
+  // only the device knows what it prefers. The choice is the cookie (the server's and
+  // app.js's); the hours and zone come with every rendered page and are kept for those.
+  var root = document.documentElement;
+  var THEMES = /^(auto|dark|light|night)$/;
+  var HOURS_KEY = "night_hours";
+  var THEME_COLORS = { light: "#f6efe1", dark: "#16120e", night: "#0c0906" };
+  var prefersDark = window.matchMedia("(prefers-color-scheme: dark)");
+
+  function cookie(name) {
+    var found = new RegExp("(?:^|;\\s*)" + name + "=([^;]*)").exec(document.cookie);
+    return found ? found[1] : null;
+  }
+
+  function nightHours() {
+    var kept = null;
+    try { kept = JSON.parse(window.localStorage.getItem(HOURS_KEY)); } catch (error) { /* none */ }
+    var tz = root.getAttribute("data-tz");
+    if (tz) {
+      kept = { tz: tz, from: Number(root.getAttribute("data-night-from")),
+               until: Number(root.getAttribute("data-night-until")) };
+      try { window.localStorage.setItem(HOURS_KEY, JSON.stringify(kept)); } catch (error) { /* private */ }
+    }
+    kept = kept || {};
+    return { tz: kept.tz, from: Number(cookie("night_from")) || kept.from || 19,
+             until: kept.until || 7 };
+  }
+
+  function hourIn(tz) {
+    try {
+      return Number(new Intl.DateTimeFormat("en-GB",
+        { hour: "numeric", hourCycle: "h23", timeZone: tz }).format(new Date()));
+    } catch (error) {  // an unknown zone: the device's own
+      return new Date().getHours();
+    }
+  }
+
+  function choice() {
+    var chosen = cookie("theme");
+    return chosen && THEMES.test(chosen) ? chosen : "auto";
+  }
+
+  function themeNow() {
+    var chosen = choice();
+    if (chosen !== "auto") return chosen;
+    var hours = nightHours();
+    var hour = hourIn(hours.tz);
+    return prefersDark.matches || hour >= hours.from || hour < hours.until ? "night" : "dark";
+  }
+
+  function showTheme() {
+    var theme = themeNow();
+    if (root.getAttribute("data-theme") !== theme) root.setAttribute("data-theme", theme);
+    root.setAttribute("data-theme-choice", choice());
+    var scheme = document.querySelector("meta[name=color-scheme]");
+    if (scheme) scheme.content = theme === "light" ? "light" : "dark";
+    var color = document.querySelector("meta[name=theme-color]");
+    if (color) color.content = THEME_COLORS[theme];
+    document.querySelectorAll("form[data-preferences] button[name=theme]").forEach(function (b) {
+      b.setAttribute("aria-pressed", String(b.value === choice()));
+    });
+  }
+
+  showTheme();
+  window.setInterval(showTheme, 60000);
+  if (prefersDark.addEventListener) prefersDark.addEventListener("change", showTheme);
+  // app.js applies a tapped theme as it is ("auto" too) and marks it by the theme shown:
+  // shown and marked here again once it has (its listener runs after this one).
+  if (window.MutationObserver) {
+    new MutationObserver(function () {
+      if (root.getAttribute("data-theme") === "auto") showTheme();
+    }).observe(root, { attributes: true, attributeFilter: ["data-theme"] });
+  }
+  document.addEventListener("submit", function (event) {
+    if (event.target.matches("form[data-preferences]")) window.setTimeout(showTheme, 0);
+  });
+  // A new "Night from" hour is kept at once (without JavaScript, "Set" posts it).
+  document.querySelectorAll("select[data-night-from]").forEach(function (select) {
+    var set = select.form && select.form.querySelector("[data-night-set]");
+    if (set) set.hidden = true;
+    select.addEventListener("change", function () {
+      document.cookie = "night_from=" + select.value + "; path=/; max-age=31536000; samesite=lax";
+      root.setAttribute("data-night-from", select.value);
+      showTheme();
+    });
+  });
+
   // The service worker lives at /sw.js so that it covers the whole site. Browsers offer it
   // only on HTTPS (or on this computer, http://localhost); elsewhere the site works as ever.
   if ("serviceWorker" in navigator) {
@@ -62,8 +153,6 @@
   // The offline page: the reader's theme, and the stories this device can open.
   var offline = document.querySelector("[data-offline-page]");
   if (!offline) return;
-  var theme = /(?:^|;\s*)theme=(dark|light|night)/.exec(document.cookie);
-  if (theme) document.documentElement.setAttribute("data-theme", theme[1]);
   var list = offline.querySelector("[data-saved-stories]");
   var none = offline.querySelector("[data-saved-none]");
   if (!list || !window.caches) {

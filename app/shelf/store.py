@@ -164,13 +164,17 @@ class ShelfStore(Statements):
         is hidden by its screening)."""
         return await self._val("story_title", {"story_id": story_id})
 
-    async def story_for_card(self, story_id: int) -> tuple[str, Screening | None] | None:
-        """A stored story's title and screening; None once it has been deleted."""
-        row = await self._one("story_for_card", {"story_id": story_id})
+    async def story_for_card(
+        self, story_id: int, *, with_body: bool = False
+    ) -> tuple[str, Screening | None, str | None] | None:
+        """A stored story's title, screening and (`with_body`, once shown) its text; None
+        once it has been deleted."""
+        row = await self._one("story_for_card", {"story_id": story_id, "with_body": with_body})
         if row is None:
             return None
         screening = row["screening"]
-        return row["title"], Screening(screening) if screening is not None else None
+        return (row["title"], Screening(screening) if screening is not None else None,
+                row["body"])
 
     async def delete_story(self, story_id: int) -> bool:
         """Take a story off the shelf; False when it was not there."""

@@ -37,6 +37,12 @@ class JobCard:
     running: int = 0  # while pending: jobs being written now, in the whole database
     slots: int = 0  # while pending: how many the live workers write at once
     retried_as: int | None = None  # once failed and tried again: the new job's id
+    body: str | None = None  # the story's text, once completed and shown, when asked for
+
+    @property
+    def story(self) -> list[str]:
+        """The finished story's paragraphs, shown where its draft was (no body: none)."""
+        return paragraphs(self.body) if self.body else []
 
     @property
     def polls(self) -> bool:
@@ -76,9 +82,11 @@ class JobCard:
         return split_title(text)[0], paragraphs(rest)
 
 
-async def job_card(services: Services, job: Job) -> JobCard:
+async def job_card(services: Services, job: Job, *, with_story: bool = False) -> JobCard:
     """The card of one job: its place in line and when it should be ready, its story so
-    far, the finished story's title, or why it cannot be shown."""
+    far, the finished story's title, or why it cannot be shown. `with_story`: a finished
+    story's text too, in place of its draft (the poll's last answer and the job page; the
+    home page's cards of earlier stories stay short)."""
     if job.status == Status.PENDING and job.position is None:
         job = await services.store.get(job.id) or job  # with its place in line
     expected_s = await services.estimates.expected_s(job.request.length)
@@ -88,13 +96,13 @@ async def job_card(services: Services, job: Job) -> JobCard:
         running, slots = await services.store.queue_capacity(services.settings.heartbeat_stale_s)
         eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
                             expected_s=expected_s)
-    title = screening = None
+    title = screening = body = None
     if job.story_id is not None:
-        shelf = await services.shelf.story_for_card(job.story_id)
+        shelf = await services.shelf.story_for_card(job.story_id, with_body=with_story)
         if shelf is not None:
-            title, screening = shelf
+            title, screening, body = shelf
             if screening is not None:
-                title = None  # a hidden story's title is hidden too
+                title = body = None  # a hidden story's title is hidden too
     retried_as = None
     if job.status == Status.FAILED:
         retry = await services.store.get_by_key(f"{RETRY_KEY_PREFIX}{job.id}")
@@ -110,4 +118,5 @@ async def job_card(services: Services, job: Job) -> JobCard:
         running=running,
         slots=slots,
         retried_as=retried_as,
+        body=body,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from app.services import Services
 from app.shelf.sequels import as_sequel, earlier_story
 from app.web.cards import job_card
-from app.web.pages import home_context
+from app.web.pages import HOME_NEWEST_STORIES, home_context
 from app.web.responses import (
     VARY,
     is_htmx,
@@ -171,9 +172,15 @@ async def job_status(request: Request) -> Response:
         raise NotFound("There is no story job with that number.")
     if wants_json(request):
         return JSONResponse(job_json(job), headers=VARY)
-    context = {"card": await job_card(services, job)}
+    # The story's text in place of its draft: a card polls no more once it shows it.
+    card = await job_card(services, job, with_story=True)
+    context: dict[str, object] = {"card": card}
     if is_htmx(request):
-        return render(request, "_job_card.html", context, headers=VARY)
+        # Only an unfinished card polls, so the answer showing its story is the first; on
+        # the home page the newest stories gain it too (out of band), without a reload.
+        if card.story and urlsplit(request.headers.get("hx-current-url", "")).path == "/":
+            context["stories"] = await services.shelf.list_stories(limit=HOME_NEWEST_STORIES)
+        return render(request, "_job_update.html", context, headers=VARY)
     return render(request, "job.html", context, headers=VARY)
 
 

@@ -5,7 +5,8 @@
     POST /stories/{id}/favourite      mark or unmark (favourite=1|0)
     POST /stories/{id}/delete         take a story off the shelf (undo: app/shelf/routes.py)
     GET  /?like=ID, /?sequel=ID       the form filled in from a story, or for its sequel
-    POST /preferences                 theme=dark|light|night, text_size=smaller|larger
+    POST /preferences                 theme=auto|dark|light|night, text_size=smaller|larger,
+                                      night_from=17..23 (the hour Night starts by itself)
 
 Every POST works as a plain form (303 back to a page) and, with htmx, answers with the
 fragment that replaces the control, so the pages work the same with JavaScript off.
@@ -25,6 +26,7 @@ from app.shelf.sequels import earlier_story, like_values, sequel_values
 from app.stories import LANGUAGES
 from app.web.cards import RETRY_KEY_PREFIX, job_card
 from app.web.responses import (
+    NIGHT_FROM_NAMES,
     PREFERENCE_MAX_AGE_S,
     TEXT_SIZES,
     THEMES,
@@ -185,13 +187,19 @@ async def delete(request: Request) -> Response:
 
 
 async def set_preferences(request: Request) -> Response:
-    """Remember the theme and text size (app.js does the same without a round trip)."""
+    """Remember the theme, text size and night hour (app.js does the first two without a
+    round trip)."""
     form = await parse_form(request, await read_body(request))
     current = preferences(request)
     response = RedirectResponse(local_path(str(form.get("next") or ""), "/"), status_code=303)
     theme = form.get("theme")
     if theme in THEMES:
         response.set_cookie("theme", str(theme), max_age=PREFERENCE_MAX_AGE_S, samesite="lax")
+    night_from = form.get("night_from")
+    if night_from in NIGHT_FROM_NAMES:
+        response.set_cookie(
+            "night_from", str(night_from), max_age=PREFERENCE_MAX_AGE_S, samesite="lax"
+        )
     step = {"smaller": -1, "larger": 1}.get(str(form.get("text_size")))
     if step:
         size = min(max(int(str(current["text_size"])) + step, TEXT_SIZES[0]), TEXT_SIZES[-1])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from datetime import UTC, tzinfo
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,7 +42,13 @@ JSON_DEPTH_MAX = 64  # no request of the API nests more than two deep
 # One URL, a page or a fragment (or JSON): caches must key on both headers.
 VARY = {"Vary": "Accept, HX-Request"}
 # Reading preferences, kept in cookies that the server reads and app.js writes.
-THEMES = ("dark", "light", "night")  # night: dimmer and warmer than dark, for reading in bed
+# auto (the default): Night at bedtime (NIGHT_FROM_HOURS to NIGHT_UNTIL_HOUR in the
+# household's time zone, or on a device that prefers dark: shelf.js), else Dark.
+THEMES = ("auto", "dark", "light", "night")  # night: dimmer and warmer, for reading in bed
+NIGHT_FROM_HOURS = range(17, 24)  # the "Night from" choices: 17:00 to 23:00
+NIGHT_FROM_NAMES = frozenset(str(hour) for hour in NIGHT_FROM_HOURS)
+DEFAULT_NIGHT_FROM_HOUR = 19
+NIGHT_UNTIL_HOUR = 7
 TEXT_SIZES = range(1, 6)
 TEXT_SIZE_NAMES = frozenset(str(size) for size in TEXT_SIZES)
 DEFAULT_TEXT_SIZE = 3
@@ -70,12 +76,35 @@ def services_of(request: Request) -> Services:
 
 
 
-def preferences(request: Request) -> dict[str, object]:
-    """The reader's theme and text size from their cookies (dark and middling by default)."""
-    theme = request.cookies.get("theme", "")
+def is_bedtime(now: datetime, night_from_hour: int) -> bool:
+    """Whether `now` (in the household's time zone) is in the night hours."""
+    return now.hour >= night_from_hour or now.hour < NIGHT_UNTIL_HOUR
+
+
+def shown_theme(choice: str, now: datetime, night_from_hour: int) -> str:
+    """The theme a page is rendered in: the family's choice, or for "auto" the clock's."""
+    if choice != "auto":
+        return choice
+    return "night" if is_bedtime(now, night_from_hour) else "dark"
+
+
+def preferences(request: Request, now: datetime | None = None) -> dict[str, object]:
+    """The reader's theme, text size and night hour from their cookies (automatic,
+    middling and 19:00 by default); `theme` is the one shown now, `theme_choice` the
+    family's."""
+    choice = request.cookies.get("theme", "")
+    choice = choice if choice in THEMES else THEMES[0]
+    night_from = request.cookies.get("night_from", "")
+    night_from_hour = int(night_from) if night_from in NIGHT_FROM_NAMES else DEFAULT_NIGHT_FROM_HOUR
+    timezone = request.app.state.settings.tz
     size = request.cookies.get("text_size", "")
     return {
-        "theme": theme if theme in THEMES else THEMES[0],
+        "theme": shown_theme(choice, now or datetime.now(timezone), night_from_hour),
+        "theme_choice": choice,
+        "night_from": night_from_hour,
+        "night_from_hours": NIGHT_FROM_HOURS,
+        "night_until": NIGHT_UNTIL_HOUR,
+        "timezone": timezone.key,
         # Compared as text: a cookie of thousands of digits is not worth converting.
         "text_size": int(size) if size in TEXT_SIZE_NAMES else DEFAULT_TEXT_SIZE,
     }

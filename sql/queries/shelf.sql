@@ -65,8 +65,11 @@ SELECT title FROM shelf_stories WHERE id = :story_id
 -- name: story_for_card
 -- A finished job's story as its status card shows it: the title and where its screening
 -- stands (NULL: shown; 'pending': being checked; 'flagged': cannot be shown). No row: the
--- story was deleted from the shelf.
-SELECT title, screening FROM stories WHERE id = :story_id AND deleted_at IS NULL
+-- story was deleted from the shelf. The body only when asked for (:with_body) and shown:
+-- the card's last answer puts the story where its draft was.
+SELECT title, screening,
+       CASE WHEN :with_body AND screening IS NULL THEN body END AS body
+  FROM stories WHERE id = :story_id AND deleted_at IS NULL
 
 -- name: restore_story
 -- Undo a delete: back on the shelf, in its old place (nothing else about it changed).

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from playwright.sync_api import expect
@@ -236,7 +237,8 @@ def test_without_javascript_the_new_story_opens_in_view_and_its_title_says_when_
     assert in_view(page, card)
     page.get_by_role("link", name="Read the story").wait_for(timeout=STORY_WAIT_MS)
     expect(page).to_have_title(READY_TITLE)
-    assert in_view(page, page.get_by_role("link", name="Read the story"))
+    # The story stays where it was written (its title in view), the link below it.
+    assert in_view(page, card.locator(".job-title").first)
     assert not overflows(page)
     assert watched.problems == []
 
@@ -394,14 +396,19 @@ def test_read_aloud_reads_the_story_not_the_note_following_along_with_a_sleep_ti
     page.add_init_script(SPEECH_STUB)
     page.clock.install()
     page.goto(open_app + open_story)
+    # The voice is chosen in the bar, once reading (the clock held, so it reads no further).
+    page.clock.pause_at(datetime.now(UTC) + timedelta(seconds=2))
+    page.get_by_role("button", name="Read aloud").click()
     voice = page.get_by_label("Voice")
     expect(voice.locator("option")).to_have_count(2)
     voice.select_option("bright")
-    page.reload()
-    expect(voice).to_have_value("bright")  # remembered
     page.set_viewport_size({"width": 320, "height": 700})
     assert not overflows(page)
-    watched.shot("phone-js-story-read-aloud")
+    page.screenshot(path=str(ARTIFACTS / "phone-js-story-read-aloud.png"))
+    page.get_by_role("button", name="Stop").click()
+    page.clock.resume()
+    page.reload()
+    expect(voice).to_have_value("bright")  # remembered
 
     title = page.locator("article h1").inner_text().strip()
     paragraphs = [p.strip() for p in page.locator("[data-story-text] p").all_inner_texts()]
@@ -419,8 +426,8 @@ def test_read_aloud_reads_the_story_not_the_note_following_along_with_a_sleep_ti
 
     # The sleep timer: the story again until the time is up, softer in the last minute.
     page.evaluate("window.__spoken = []")
-    page.get_by_label("Sleep timer").select_option("10")
     page.get_by_role("button", name="Read aloud").click()
+    page.get_by_label("Sleep timer").select_option("10")  # from now
     page.clock.fast_forward("09:40")
     page.clock.run_for(len(story) * 150 + 4000)  # to the end, a breath, and on again
     page.clock.fast_forward("00:30")
@@ -506,3 +513,141 @@ def test_at_zero_left_the_form_reads_as_closed(open_page, limited_app):
     expect(without_js.page.locator("#prompt")).to_be_disabled()
     assert without_js.page.locator(".job-card .notice").count() == 0  # said once, at the form
     assert watched.problems == [] and without_js.problems == []
+
+
+# -- Calm by night (issue 21) -------------------------------------------------------------
+
+# The household's zone is the app's (UTC); the device is elsewhere, so its own clock
+# is not the one that says when bedtime is.
+DEVICE_TZ = "America/New_York"
+
+
+def at(hour: int) -> datetime:
+    return datetime(2026, 12, 1, hour, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("hour", "cookie", "shown"),
+    [(21, None, "night"), (12, None, "dark"), (21, "light", "light"), (6, None, "night")],
+    ids=["21h-automatic", "12h-automatic", "21h-light-chosen", "06h-automatic"],
+)
+def test_night_comes_on_by_itself_at_bedtime_unless_a_theme_is_chosen(
+    open_page, open_app, open_story, hour, cookie, shown
+):
+    watched = open_page(open_app, "phone", timezone_id=DEVICE_TZ)
+    if cookie:
+        page_context = watched.page.context
+        page_context.add_cookies([{"name": "theme", "value": cookie, "url": open_app}])
+    page = watched.page
+    page.clock.install(time=at(hour))
+    page.goto(open_app + open_story)
+    expect(page.locator("html")).to_have_attribute("data-theme", shown)
+    expect(page.locator("meta[name=theme-color]")).to_have_attribute(
+        "content", {"night": "#0c0906", "dark": "#16120e", "light": "#f6efe1"}[shown])
+    open_reading_menu(page)
+    chosen = "Auto" if cookie is None else cookie.title()
+    expect(page.get_by_role("button", name=f"{chosen} theme")).to_have_attribute(
+        "aria-pressed", "true")
+    page.screenshot(path=str(ARTIFACTS / f"night-{hour:02d}h-{cookie or 'automatic'}.png"))
+    assert watched.problems == []
+
+
+def test_night_comes_on_with_the_page_open_and_automatic_is_chosen_again(
+    open_page, open_app, open_story
+):
+    watched = open_page(open_app, "tablet", timezone_id=DEVICE_TZ)
+    page = watched.page
+    page.clock.install(time=datetime(2026, 12, 1, 18, 58, tzinfo=UTC))
+    page.goto(open_app + open_story)
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    page.clock.run_for("03:00")  # past 19:00 in the household's zone
+    expect(page.locator("html")).to_have_attribute("data-theme", "night")
+    open_reading_menu(page)
+    page.get_by_role("button", name="Light theme").click()
+    expect(page.locator("html")).to_have_attribute("data-theme", "light")
+    page.get_by_role("button", name="Auto theme").click()
+    expect(page.locator("html")).to_have_attribute("data-theme", "night")
+    expect(page.get_by_role("button", name="Auto theme")).to_have_attribute(
+        "aria-pressed", "true")
+    # A later bedtime: Night goes until then (the choice kept in the cookie).
+    page.get_by_label("Night from").select_option("22")
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    page.reload()
+    expect(page.get_by_label("Night from")).to_have_value("22")
+    expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+    assert watched.problems == []
+
+
+def test_a_device_that_prefers_dark_gets_night_by_day(open_page, open_app, open_story):
+    watched = open_page(open_app, "phone", color_scheme="dark")
+    page = watched.page
+    page.clock.install(time=at(12))
+    page.goto(open_app + open_story)
+    expect(page.locator("html")).to_have_attribute("data-theme", "night")
+    assert watched.problems == []
+
+
+# -- Narration in reach (issue 21) ----------------------------------------------------------
+
+NO_VOICES = "speechSynthesis.getVoices = () => [];"
+# Each paragraph "spoken" for 2 s: long enough to scroll the story meanwhile.
+SLOW_SPEECH = SPEECH_STUB.replace("}, 120);", "}, 2000);")
+
+
+def first_line_y(page) -> float:
+    return page.locator("[data-story-text] p").first.bounding_box()["y"]
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_read_aloud_is_one_bar_in_reach_at_the_foot_of_the_screen(
+    open_page, open_app, open_story, viewport
+):
+    watched = open_page(open_app, viewport)
+    page = watched.page
+    page.add_init_script(SLOW_SPEECH)
+    page.goto(open_app + open_story)
+    start = page.get_by_role("button", name="Read aloud")
+    expect(start).to_be_visible()
+    height = page.viewport_size["height"]
+    assert first_line_y(page) < (400 if viewport == "phone" else height / 2)
+    watched.shot(f"read-aloud-{viewport}-before")
+
+    start.click()
+    bar = page.get_by_role("region", name="Reading aloud")
+    expect(bar).to_be_visible()
+    expect(page.locator("article h1.is-reading")).to_have_count(1)  # the title, read first
+    page.evaluate("window.scrollTo(0, document.documentElement.scrollHeight)")
+    page.wait_for_timeout(300)
+    pause = bar.get_by_role("button", name="Pause")
+    for control in (pause, bar.get_by_role("button", name="Stop"),
+                    bar.get_by_label("Sleep timer"), bar.locator("progress")):
+        box = control.bounding_box()
+        assert box and 0 <= box["y"] and box["y"] + box["height"] <= height, control
+    assert bar.bounding_box()["height"] <= 130  # two rows at most
+    # The story's end clears the bar: the page is padded by the bar's height.
+    end = page.locator(".story-foot").bounding_box()
+    assert end["y"] + end["height"] <= bar.bounding_box()["y"] + 1
+    assert not overflows(page)
+    page.screenshot(path=str(ARTIFACTS / f"read-aloud-{viewport}-reading.png"))
+
+    pause.click()
+    expect(bar.get_by_role("button", name="Resume")).to_be_visible()
+    bar.get_by_role("button", name="Stop").click()
+    expect(bar).to_be_hidden()
+    expect(start).to_be_visible()
+    assert page.evaluate("getComputedStyle(document.body).paddingBottom") == "0px"
+    assert watched.problems == []
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_with_no_voice_for_the_storys_language_a_note_says_so(
+    open_page, open_app, open_story, viewport
+):
+    watched = open_page(open_app, viewport)
+    page = watched.page
+    page.add_init_script(SPEECH_STUB + NO_VOICES)
+    page.goto(open_app + open_story)
+    expect(page.get_by_text("No voice for this language on this device")).to_be_visible()
+    expect(page.locator("[data-read-aloud]")).to_be_hidden()
+    watched.shot(f"read-aloud-{viewport}-no-voice")
+    assert watched.problems == []

@@ -12,8 +12,10 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
+from playwright.sync_api import expect
 
 from app.config import Settings
 from app.db import connect_pool
@@ -218,4 +220,52 @@ def test_the_shelf_fits_a_phone(browser, live_url, viewport):
         page.wait_for_url(live_url + "/stories/deleted")
         assert page.get_by_text("Nothing was deleted").is_visible()
     finally:
+        context.close()
+
+
+def test_a_saved_story_opened_offline_at_bedtime_follows_night(browser, live_url):
+    """The page kept is shown in Dark at noon and in Night at 21:00 in the household's zone
+    (UTC here, the device elsewhere); an explicit Light choice is kept offline too."""
+    context = browser.new_context(viewport=VIEWPORTS["phone"], timezone_id="Asia/Tokyo")
+    problems: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.goto(live_url + "/")
+        assert page.evaluate(CONTROLLED) is True
+        page.goto(live_url + "/stories")  # a story the earlier tests wrote (the day's
+        shelved = page.locator("a.shelf-link")  # limit may be used up), or a new one
+        if shelved.count():
+            story_path = shelved.first.get_attribute("href")
+            page.goto(live_url + story_path)
+        else:
+            page.goto(live_url + "/")
+            page.fill("#prompt", "a garden that grows at night")
+            story_path = write_and_read(page, live_url)
+        assert page.evaluate(KEPT, story_path) is True
+        page.close()
+
+        context.set_offline(True)
+        noon = context.new_page()
+        noon.clock.install(time=datetime(2026, 12, 1, 12, 0, tzinfo=UTC))
+        noon.goto(live_url + story_path)
+        expect(noon.locator("html")).to_have_attribute("data-theme", "dark")
+        noon.close()
+        night = context.new_page()
+        night.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        night.clock.install(time=datetime(2026, 12, 1, 21, 0, tzinfo=UTC))
+        night.goto(live_url + story_path)
+        expect(night.locator("html")).to_have_attribute("data-theme", "night")
+        night.screenshot(path=str(ARTIFACTS / "shelf-offline-story-at-night.png"))
+        night.goto(live_url + "/stories")  # the offline page, Night too
+        night.get_by_role("heading", name="You’re offline").wait_for()
+        expect(night.locator("html")).to_have_attribute("data-theme", "night")
+        night.screenshot(path=str(ARTIFACTS / "shelf-offline-page-at-night.png"))
+
+        context.add_cookies([{"name": "theme", "value": "light", "url": live_url}])
+        night.goto(live_url + story_path)
+        expect(night.locator("html")).to_have_attribute("data-theme", "light")
+        assert problems == []
+    finally:
+        context.set_offline(False)
         context.close()

@@ -275,3 +275,41 @@ def test_a_stylesheet_is_sent_without_its_comments_and_with_every_rule():
     assert sent.count(b"{") == source.count(b"{") and sent.count(b";") <= source.count(b";")
     assert without_comments(b"a {\n  /* why */\n  color: red; /* and\n  more */\n}\n") == (
         b"a {\ncolor: red;\n}\n")
+
+
+def theme_colours(theme: str) -> dict[str, str]:
+    """A theme's custom properties (`--text: #b89a78`) as style.css sets them."""
+    css = (STATIC_DIR / "style.css").read_text()
+    block = re.search(r'\[data-theme="' + theme + r'"\][^{]*\{([^}]*)\}', css)
+    assert block, theme
+    return dict(re.findall(r"--([\w-]+):\s*(#[0-9a-f]{6})", block.group(1)))
+
+
+def contrast(one: str, other: str) -> float:
+    """WCAG 2's contrast ratio of two #rrggbb colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    lighter, darker = sorted((luminance(one), luminance(other)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def test_night_is_calmer_than_dark_and_still_readable_on_every_surface():
+    night, dark = theme_colours("night"), theme_colours("dark")
+    # Book-like: the story's text 7:1 or more on the page, but well below Dark's glare.
+    assert 7 <= contrast(night["text"], night["bg"]) < 8 < contrast(dark["text"], dark["bg"])
+    for surface in ("bg", "surface", "surface-2"):
+        for ink in ("text", "muted", "accent", "danger"):
+            assert contrast(night[ink], night[surface]) >= 4.5, (ink, surface)
+    # One dim accent: no brighter than the text it sits beside.
+    assert contrast(night["accent"], night["bg"]) <= contrast(night["text"], night["bg"])
+
+
+def test_nights_primary_buttons_are_a_dim_outline_not_a_slab():
+    css = (STATIC_DIR / "style.css").read_text()
+    rule = re.search(r'\[data-theme="night"\] \.button\.primary \{([^}]*)\}', css)
+    assert rule and "background: none" in rule.group(1)
+    assert "color: var(--accent)" in rule.group(1)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import anyio
 import pytest
 
+from app.web.responses import DEFAULT_NIGHT_FROM_HOUR, is_bedtime, shown_theme
 from tests.helpers.app import ACCEPT_JSON, serve, wait_for_job
 from tests.helpers.forms import HX, finished_story, form_key, job_id_of, submit
 from tests.helpers.sql import fetch_one, fetch_val
@@ -271,7 +273,8 @@ async def test_favourites_are_marked_with_one_tap_and_listed_first(client):
 async def test_reading_preferences_are_remembered(client):
     story_id = await finished_story(client)
     page = await client.get(f"/stories/{story_id}")
-    assert 'data-theme="dark"' in page.text  # bedtime is the default
+    assert 'data-theme-choice="auto"' in page.text  # Night at bedtime, by itself
+    assert f'data-theme="{theme_by_the_clock()}"' in page.text
     assert "data-read-aloud hidden" in page.text  # shown by app.js only where supported
     response = await client.post(
         "/preferences", data={"theme": "light", "text_size": "larger",
@@ -318,7 +321,8 @@ async def test_theme_and_text_size_are_in_every_pages_header(client):
         for theme in ("light", "dark", "night"):
             assert f'value="{theme}" aria-label="{theme.title()} theme"' in header
         assert f'name="next" value="{path}"' in header
-        assert 'aria-pressed="true">Dark</button>' in header  # the default, shown as chosen
+        assert 'aria-pressed="true">Auto</button>' in header  # the default, as chosen
+        assert '<option value="19" selected>19:00</option>' in header  # Night from
         assert ">3 of 5</output>" in header
     response = await client.post("/preferences", data={"theme": "night", "next": "/stories"})
     assert response.status_code == 303 and response.headers["location"] == "/stories"
@@ -423,3 +427,40 @@ async def test_sign_in_is_the_pages_primary_button(make_app):
     async with serve(make_app(household_password="pw", allow_open=False)) as http:
         page = (await http.get("/login")).text
     assert '<button class="button primary" type="submit">Sign in</button>' in page
+
+
+def theme_by_the_clock() -> str:
+    """What "Automatic" shows now in the tests' time zone (UTC) from 19:00."""
+    return "night" if is_bedtime(datetime.now(UTC), DEFAULT_NIGHT_FROM_HOUR) else "dark"
+
+
+@pytest.mark.parametrize(
+    ("choice", "hour", "night_from", "shown"),
+    [
+        ("auto", 21, 19, "night"),
+        ("auto", 12, 19, "dark"),
+        ("auto", 6, 19, "night"),  # still night until 07:00
+        ("auto", 7, 19, "dark"),
+        ("auto", 20, 21, "dark"),  # the household's later bedtime
+        ("light", 21, 19, "light"),  # a choice stays as chosen at night
+        ("dark", 23, 19, "dark"),
+        ("night", 12, 19, "night"),
+    ],
+)
+def test_automatic_is_night_at_bedtime_unless_a_theme_is_chosen(choice, hour, night_from, shown):
+    now = datetime(2026, 12, 1, hour, 0, tzinfo=UTC)
+    assert shown_theme(choice, now, night_from) == shown
+
+
+async def test_the_night_hour_is_remembered_and_follows_the_households_clock(client):
+    response = await client.post("/preferences", data={"night_from": "22", "next": "/stories"})
+    assert response.status_code == 303
+    assert response.cookies["night_from"] == "22"
+    client.cookies.update({"night_from": "22"})
+    page = (await client.get("/stories")).text
+    assert '<option value="22" selected>22:00</option>' in page
+    assert 'data-night-from="22"' in page and 'data-tz="UTC"' in page
+    refused = await client.post("/preferences", data={"night_from": "3", "next": "/"})
+    assert "night_from" not in refused.cookies  # only the hours the form offers
+    client.cookies.update({"theme": "light"})
+    assert 'data-theme="light" data-theme-choice="light"' in (await client.get("/")).text

@@ -1,0 +1,144 @@
+"""A reading view that never jumps, in a real browser at a tablet's and a phone's size:
+after "Write the story" the new card comes into view at once, its draft grows in the
+story's type, and when the story is finished the text stays where it was (the actions
+appear after it), so a parent reading along keeps the place; the newest stories gain it
+without a reload.
+
+Runs the Debian chromium at /usr/bin/chromium through Playwright; see tests/helpers/browser.py.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+import pytest
+
+from app.config import Settings
+from tests.helpers.browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    needs_chromium,
+    served_over_http,
+)
+from tests.helpers.fake_llm import FakeLLM
+
+pytestmark = needs_chromium
+
+LINE_PX = 40  # about one line of the story's type
+READY_WAIT_MS = 20_000
+TITLE = "The Lantern Fox"
+PARAGRAPHS = [
+    " ".join(f"{word}{n}" for n in range(50))
+    for word in ("hush", "moss", "owl", "fern", "star")
+]  # 250 words, five paragraphs
+STORY = TITLE + "\n\n" + "\n\n".join(PARAGRAPHS)
+
+
+def settled_scroll(page) -> float:
+    """window.scrollY once a smooth scroll has come to rest."""
+    last, since = page.evaluate("window.scrollY"), time.monotonic()
+    deadline = since + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = page.evaluate("window.scrollY")
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since > 0.4:
+            return now
+    return last
+
+
+@pytest.fixture
+def tablet_or_phone(request, settings: Settings):
+    """A page in a fresh Chromium at the size asked for; like test_browser_polling's
+    open_page, it starts after this test's database is made."""
+    from playwright.sync_api import sync_playwright
+
+    width, height = request.param
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = chromium.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+        try:
+            yield page, f"{width}x{height}", problems
+        finally:
+            context.close()
+            chromium.close()
+
+
+@pytest.mark.parametrize("tablet_or_phone", [(820, 1180), (390, 844)], indirect=True,
+                         ids=["tablet", "phone"])
+def test_the_story_stays_where_it_was_read_when_it_is_finished(
+    settings, fake_llm: FakeLLM, tablet_or_phone
+):
+    page, size, problems = tablet_or_phone
+    chunks = len(re.findall(r"\S*\s*", STORY)) // 2
+    fake_llm.story = STORY
+    fake_llm.chunk_delay_s = 0.01  # streamed, a couple of words at a time ...
+    fake_llm.hold_after_chunks = chunks - 1  # ... all but the last two words, then it waits
+    fake_llm.hold()
+    with served_over_http(replace(settings, llm_timeout_s=60)) as url:
+        page.goto(url + "/")
+        page.evaluate("window.__sameDocument = true")  # gone if anything reloads the page
+        # No scroll anchoring, as in Safari (an iPad): the layout itself must not move.
+        page.evaluate("document.documentElement.style.overflowAnchor = 'none';"
+                      " document.body.style.overflowAnchor = 'none'")
+        assert "No stories yet" in page.locator("#newest-stories").inner_text()
+        page.fill("#prompt", "a fox with a lantern")
+        page.get_by_role("button", name="Write the story").click()
+        card = page.locator("#jobs .job-card").first
+        card.wait_for(state="attached")
+        job_id = card.get_attribute("id")
+        card = page.locator(f"#{job_id}")
+
+        # The new card is in view at once (the form above it scrolled away).
+        settled_scroll(page)
+        top = card.evaluate("c => c.getBoundingClientRect().top")
+        assert 0 <= top < page.viewport_size["height"] / 4, top
+
+        # The draft grows, in the story page's type.
+        draft = card.locator(".story-text.job-draft")
+        draft.get_by_text(PARAGRAPHS[-2]).wait_for(timeout=READY_WAIT_MS)
+        font = draft.evaluate("d => getComputedStyle(d).fontFamily")
+        assert "Palatino" in font or "Iowan" in font, font
+        page.screenshot(path=str(ARTIFACTS / f"reading-view-draft-{size}.png"))
+
+        # A parent reads along: the middle of the draft at the top of the screen.
+        middle = draft.evaluate("d => { const r = d.getBoundingClientRect();"
+                                " return window.scrollY + r.top + r.height / 2; }")
+        page.evaluate(f"window.scrollTo(0, {middle})")
+        before = settled_scroll(page)
+        assert before > 0
+        line_before = draft.get_by_text(PARAGRAPHS[2]).evaluate(
+            "p => p.getBoundingClientRect().top")
+
+        fake_llm.release()  # the story is finished
+        card.get_by_role("link", name="Read the story").wait_for(timeout=READY_WAIT_MS)
+        after = settled_scroll(page)
+        story = card.locator(".story-text")
+        line_after = story.get_by_text(PARAGRAPHS[2]).evaluate(
+            "p => p.getBoundingClientRect().top")
+        page.screenshot(path=str(ARTIFACTS / f"reading-view-finished-{size}.png"))
+        print(f"{size}: scrollY {before} -> {after}; the middle paragraph's top "
+              f"{line_before:.1f} -> {line_after:.1f}")
+        assert abs(after - before) < LINE_PX
+        assert abs(line_after - line_before) < LINE_PX
+
+        # The whole story, where the draft was; the card polls no more.
+        assert story.locator(".job-title").inner_text() == TITLE
+        assert story.locator("p:not(.job-title)").all_inner_texts() == PARAGRAPHS
+        assert card.get_attribute("hx-trigger") is None and card.get_attribute("hx-get") is None
+
+        # The newest stories list it, without a reload.
+        shelf = page.locator("#newest-stories")
+        shelf.get_by_role("link", name=re.compile(TITLE)).wait_for(timeout=5_000)
+        assert "No stories yet" not in shelf.inner_text()
+        assert page.evaluate("window.__sameDocument") is True
+        page.screenshot(path=str(ARTIFACTS / f"reading-view-shelf-{size}.png"), full_page=True)
+    assert problems == []
