@@ -118,3 +118,13 @@ def make_app(settings: Settings):
 async def client(make_app) -> AsyncIterator[httpx.AsyncClient]:
     async with serve(make_app()) as http:
         yield http
+
+
+@pytest.fixture
+async def second_installation(pg_url: str):
+    """Another installation's database: empty, not even migrated."""
+    name = f"second_{os.getpid()}"
+    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
+                    f'CREATE DATABASE "{name}"')
+    yield with_database(pg_url, name)
+    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

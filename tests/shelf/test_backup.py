@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from datetime import UTC
 
@@ -16,26 +15,10 @@ from app.queue.store import JobStore
 from app.shelf.backup import BackupError, check_backup, export_zip, import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.app import serve
-from tests.helpers.database import run_admin, with_database
+from tests.helpers.backups import a_shelf, run_cli, stories_json
 from tests.helpers.sql import fetch_all, fetch_val
-from tests.shelf.backups import a_shelf, run_cli
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def second_installation(pg_url: str):
-    """Another installation's database: empty, not even migrated."""
-    name = f"second_{os.getpid()}"
-    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
-                 f'CREATE DATABASE "{name}"')
-    yield with_database(pg_url, name)
-    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def stories_json(data: bytes) -> dict:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        return json.loads(archive.read("stories.json"))
 
 
 async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates(

@@ -10,8 +10,8 @@ import pytest
 
 from app.queue.store import JobStore
 from app.shelf.backup import BackupError, import_backup
+from tests.helpers.backups import backup_zip, entry, rows, run_cli
 from tests.helpers.sql import fetch_all
-from tests.shelf.backups import backup_zip, entry, rows, run_cli
 
 pytestmark = pytest.mark.anyio
 

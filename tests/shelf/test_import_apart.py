@@ -14,9 +14,9 @@ from app.db import connect_pool, migrate, migration_files
 from app.queue.store import JobStore
 from app.shelf.backup import IMPORTER, import_backup
 from tests.helpers.app import post_story, serve
+from tests.helpers.backups import backup_zip, entry
 from tests.helpers.database import run_admin, with_database
 from tests.helpers.sql import execute, fetch_one, fetch_val
-from tests.shelf.backups import backup_zip, entry
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from app.queue.store import JobStore
 from app.shelf.backup import BackupError, check_backup, export_zip, import_backup
 from app.shelf.store import ShelfStore
-from tests.shelf.backups import a_shelf, rows, with_size_in_directory, zipped
+from tests.helpers.backups import a_shelf, rows, with_size_in_directory, zipped
 
 pytestmark = pytest.mark.anyio
 

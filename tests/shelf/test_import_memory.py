@@ -20,7 +20,7 @@ import pytest
 from app.queue.store import JobStore
 from app.shelf.backup import BackupError, build_zip, import_backup
 from app.stories import BackupStory, StoryRequest
-from tests.shelf.backups import REPO, backup_zip, document, entry, rows, with_size_in_directory
+from tests.helpers.backups import REPO, backup_zip, document, entry, rows, with_size_in_directory
 
 pytestmark = [
     pytest.mark.anyio,

@@ -3,11 +3,8 @@ story request (which they fill in, and the job keeps), and carried by backups.""
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
-import zipfile
 from datetime import UTC, datetime
 
 import pytest
@@ -18,7 +15,7 @@ from app.shelf.backup import BackupError, build_zip, check_backup, export_zip, i
 from app.shelf.store import ShelfStore
 from app.stories import Child
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
-from tests.helpers.database import run_admin, with_database
+from tests.helpers.backups import stories_json
 from tests.helpers.forms import form_key, job_id_of
 from tests.helpers.sql import execute, fetch_val
 
@@ -163,21 +160,6 @@ async def test_a_request_with_a_child_id_replays_with_the_same_key(client):
 
 
 # -- backups ----------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def second_installation(pg_url: str):
-    """Another installation's database, empty."""
-    name = f"children_second_{os.getpid()}"
-    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)',
-                    f'CREATE DATABASE "{name}"')
-    yield with_database(pg_url, name)
-    await run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def stories_json(data: bytes) -> dict:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        return json.loads(archive.read("stories.json"))
 
 
 async def test_a_backup_carries_languages_and_profiles_and_restores_them_once(

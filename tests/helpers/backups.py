@@ -106,3 +106,9 @@ def run_cli(database_url: str, cwd: Path, *args: str) -> subprocess.CompletedPro
         env.pop(name, None)
     return subprocess.run([sys.executable, "-m", "app", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
+
+
+def stories_json(data: bytes) -> dict:
+    """The backup's stories.json."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return json.loads(archive.read("stories.json"))
