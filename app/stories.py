@@ -35,6 +35,9 @@ LANGUAGES = {
 }
 DEFAULT_LANGUAGE = "en"
 LIKES_MAX_CHARS = 200
+# A sibling story weaves in both children's favourite things: each profile's, joined.
+LIKES_JOINED = "; "
+STORY_LIKES_MAX_CHARS = 2 * LIKES_MAX_CHARS + len(LIKES_JOINED)
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,20 @@ class StoryRequest:
     language: str = DEFAULT_LANGUAGE
     # A child profile's favourite things, copied into the request when it was asked for.
     likes: str | None = None
+    # A sibling story: the second child it is for (their profile's name and age).
+    sibling_name: str | None = None
+    sibling_age: int | None = None
+
+    @property
+    def listeners(self) -> str | None:
+        """Who the story is for, as a page says it: "Mia", "Mia and Leo", or nobody named."""
+        return listeners(self.child_name, self.sibling_name)
+
+
+def listeners(child_name: str | None, sibling_name: str | None) -> str | None:
+    if child_name and sibling_name:
+        return f"{child_name} and {sibling_name}"
+    return child_name or sibling_name
 
 
 @dataclass(frozen=True)

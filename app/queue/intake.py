@@ -29,14 +29,23 @@ from app.errors import BadRequest, Busy, Invalid, Unavailable
 from app.queue.jobs import IntakeResult, Job
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
-from app.stories import DEFAULT_LANGUAGE, ID_MAX, LANGUAGES, LENGTHS, Child, StoryRequest, parse_id
+from app.stories import (
+    DEFAULT_LANGUAGE,
+    ID_MAX,
+    LANGUAGES,
+    LENGTHS,
+    LIKES_JOINED,
+    Child,
+    StoryRequest,
+    parse_id,
+)
 from app.storytelling.moderation import Moderator
 
 PROMPT_MAX_CHARS = 500
 CHILD_NAME_MAX_CHARS = 40
 AGE_RANGE = range(1, 13)
 KEY_MAX_CHARS = 255
-FIELDS = ("prompt", "child_name", "age", "length", "language", "child_id")
+FIELDS = ("prompt", "child_name", "age", "length", "language", "child_id", "sibling_id")
 QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
 
@@ -60,18 +69,20 @@ def parse_idempotency_key(raw: str | None) -> str:
     return key
 
 
-def parse_child_id(data: object, *, from_form: bool = False) -> int | None:
-    """The profile a request names (`child_id`), if it names one; Invalid when it is no id
-    at all. Whether the profile exists is the caller's to ask."""
+def parse_child_id(
+    data: object, *, from_form: bool = False, field: str = "child_id"
+) -> int | None:
+    """The profile a request names (`child_id`, or the sibling's `sibling_id`), if it names
+    one; Invalid when it is no id at all. Whether the profile exists is the caller's to ask."""
     if not isinstance(data, Mapping):
         return None
-    raw = data.get("child_id")
+    raw = data.get(field)
     if raw is None or (from_form and isinstance(raw, str) and not raw.strip()):
         return None
     child_id = parse_id(raw.strip()) if from_form and isinstance(raw, str) else raw
     if isinstance(child_id, bool) or not isinstance(child_id, int) or not 1 <= child_id <= ID_MAX:
-        raise Invalid("child_id must be the number of one of the household's children.",
-                      field="child_id")
+        raise Invalid(f"{field} must be the number of one of the household's children.",
+                      field=field)
     return child_id
 
 
@@ -83,11 +94,14 @@ def parse_language(value: object) -> str:
 
 
 def parse_story_request(
-    data: object, *, from_form: bool = False, child: Child | None = None
+    data: object, *, from_form: bool = False, child: Child | None = None,
+    sibling: Child | None = None,
 ) -> StoryRequest:
     """Validate the fields of a JSON body (or a form, whose values are all text). `child`:
     the profile the request names (`child_id`, looked up by the caller), whose name, age,
-    usual length, language and likes fill in whatever the request leaves out."""
+    usual length, language and likes fill in whatever the request leaves out. `sibling`:
+    a second profile (`sibling_id`), for a story about both children: their name and age
+    join the story, and their likes join the first child's."""
     if not isinstance(data, Mapping):
         raise Invalid("The body must be a JSON object.")
     unknown = sorted(str(name) for name in data if name not in FIELDS)
@@ -134,18 +148,27 @@ def parse_story_request(
     if child is not None:
         child_name = child_name or child.name
         age = age if age is not None else child.age
+    if sibling is not None and (child is None or sibling.id == child.id):
+        raise Invalid("sibling_id must name another child than child_id, with child_id given.",
+                      field="sibling_id")
+    likes = LIKES_JOINED.join(
+        dict.fromkeys(profile.likes for profile in (child, sibling) if profile and profile.likes)
+    ) or None
 
     for name, value in (("prompt", prompt), ("child_name", child_name or "")):
         if "\x00" in value:
             raise Invalid(f"{name} must not contain NUL characters.", field=name)
     return StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
-                        language=language, likes=child.likes if child else None)
+                        language=language, likes=likes,
+                        sibling_name=sibling.name if sibling else None,
+                        sibling_age=sibling.age if sibling else None)
 
 
 def request_hash(request: StoryRequest) -> str:
     """Equal for requests that mean the same story: normalised fields, order ignored.
-    A sequel's fields, the job a finish carries on from, a language other than English
-    and a profile's likes count only when set, so every other request hashes as before."""
+    A sequel's fields, the job a finish carries on from, a language other than English,
+    a profile's likes and a sibling count only when set, so every other request hashes as
+    before."""
     fields: dict[str, object] = {"prompt": request.prompt, "child_name": request.child_name,
                                  "age": request.age, "length": request.length}
     if request.sequel_of is not None:
@@ -156,6 +179,8 @@ def request_hash(request: StoryRequest) -> str:
         fields |= {"language": request.language}
     if request.likes is not None:
         fields |= {"likes": request.likes}
+    if request.sibling_name is not None:
+        fields |= {"sibling_name": request.sibling_name, "sibling_age": request.sibling_age}
     canonical = json.dumps(
         fields,
         sort_keys=True,

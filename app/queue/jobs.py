@@ -81,6 +81,8 @@ class Job:
                 carried_text=row["carried_text"] if "carried_text" in row else None,
                 language=row["language"] if "language" in row else "en",
                 likes=row["likes"] if "likes" in row else None,
+                sibling_name=row["sibling_name"] if "sibling_name" in row else None,
+                sibling_age=row["sibling_age"] if "sibling_age" in row else None,
             ),
             status=Status(row["status"]),
             story_id=row["story_id"],

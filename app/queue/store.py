@@ -70,6 +70,23 @@ from app.stories import DELETED_KEEP_S, BackupStory, Story, StoryRequest
 INTAKE_LOCK_KEY = 0x5707_10B
 
 
+def intake_params(
+    idempotency_key: str, request_hash: str, request: StoryRequest, *,
+    since: datetime, queue_max: int, daily_limit: int,
+) -> dict[str, object]:
+    """The `intake_job` statement's parameters for one request."""
+    return {
+        "idempotency_key": idempotency_key, "request_hash": request_hash,
+        "prompt": request.prompt, "child_name": request.child_name, "age": request.age,
+        "length": request.length, "sequel_of": request.sequel_of,
+        "previously": request.previously, "finish_of": request.finish_of,
+        "carried_text": request.carried_text, "language": request.language,
+        "likes": request.likes, "sibling_name": request.sibling_name,
+        "sibling_age": request.sibling_age, "since": since, "queue_max": queue_max,
+        "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
+    }
+
+
 class JobStore(Statements):
     """`db`: the pool, or one connection whose open transaction every statement joins."""
 
@@ -162,6 +179,8 @@ class JobStore(Statements):
                 "length": request.length,
                 "language": request.language,
                 "likes": request.likes,
+                "sibling_name": request.sibling_name,
+                "sibling_age": request.sibling_age,
                 "sequel_of_uid": story.sequel_of_uid,
                 "previously": request.previously,
                 "created_at": story.created_at,
@@ -205,15 +224,9 @@ class JobStore(Statements):
         or the day's limit (jobs created since `since`) refuses it: one statement under
         the intake lock (`intake_job`), one round trip. A new job's NOTIFY goes out at
         commit, and its place in line comes with it."""
-        row = await self._one("intake_job", {
-            "idempotency_key": idempotency_key, "request_hash": request_hash,
-            "prompt": request.prompt, "child_name": request.child_name, "age": request.age,
-            "length": request.length, "sequel_of": request.sequel_of,
-            "previously": request.previously, "finish_of": request.finish_of,
-            "carried_text": request.carried_text, "language": request.language,
-            "likes": request.likes, "since": since, "queue_max": queue_max,
-            "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
-        })
+        row = await self._one("intake_job", intake_params(
+            idempotency_key, request_hash, request, since=since, queue_max=queue_max,
+            daily_limit=daily_limit))
         job = Job.from_row(row) if row["id"] is not None else None
         return IntakeResult(job=job, replayed=bool(row["replayed"]), pending=row["pending"],
                             used_today=row["used_today"])

@@ -38,8 +38,8 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from app.dates import file_stamp, iso_time, when
 from app.errors import Invalid
+from app.queue.intake import AGE_RANGE, CHILD_NAME_MAX_CHARS, parse_story_request, request_hash
 from app.queue.intake import FIELDS as REQUEST_FIELDS
-from app.queue.intake import parse_story_request, request_hash
 from app.queue.store import JobStore
 from app.shelf.archive import (
     FORMAT,
@@ -54,8 +54,8 @@ from app.shelf.children import CHILD_FIELDS, Children, child_json, parse_child
 from app.shelf.store import ShelfStore, StoredStory
 from app.stories import (
     INT4_MAX,
-    LIKES_MAX_CHARS,
     PREVIOUSLY_MAX_CHARS,
+    STORY_LIKES_MAX_CHARS,
     BackupStory,
     Child,
     clean_text,
@@ -84,8 +84,10 @@ def story_markdown(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
     request = story.request
     lines = [f"# {story.title}", ""]
     if request.child_name:
-        lines.append(f"- For: {request.child_name}" + (f", age {request.age}" if request.age
-                                                       else ""))
+        lines.append("- For: " + ", and ".join(
+            name + (f", age {age}" if age else "")
+            for name, age in ((request.child_name, request.age),
+                              (request.sibling_name, request.sibling_age)) if name))
     elif request.age:
         lines.append(f"- For: a {request.age}-year-old")
     lines += [
@@ -122,6 +124,8 @@ def story_json(story: BackupStory, file: str) -> dict[str, object]:
         "length": request.length,
         "language": request.language,
         "likes": request.likes,
+        "sibling_name": request.sibling_name,
+        "sibling_age": request.sibling_age,
         "favourite": story.favourite,
         "model": story.model,
         "prompt_tokens": story.prompt_tokens,
@@ -238,15 +242,20 @@ def _story_from_json(entry: object) -> BackupStory:
     if not isinstance(entry, dict):
         raise Invalid("it is not a JSON object")
     request = parse_story_request({name: _cleaned(entry.get(name)) for name in REQUEST_FIELDS
-                                   if name != "child_id"})
+                                   if name not in ("child_id", "sibling_id")})
     previously = _text(entry, "previously", PREVIOUSLY_MAX_CHARS)
-    likes = _text(entry, "likes", LIKES_MAX_CHARS)
+    likes = _text(entry, "likes", STORY_LIKES_MAX_CHARS)
+    sibling_name = _text(entry, "sibling_name", CHILD_NAME_MAX_CHARS)
+    sibling_age = entry.get("sibling_age")
+    if sibling_age is not None and (isinstance(sibling_age, bool) or sibling_age not in AGE_RANGE):
+        raise Invalid("sibling_age must be a whole number from 1 to 12", field="sibling_age")
     return BackupStory(
         uid=_uid(entry, "uid", required=True),
         title=_required_text(entry, "title", TITLE_MAX_CHARS),
         body=_required_text(entry, "body"),
         created_at=_moment(entry, "created_at"),
-        request=replace(request, previously=previously, likes=likes),
+        request=replace(request, previously=previously, likes=likes, sibling_name=sibling_name,
+                        sibling_age=sibling_age if sibling_name else None),
         model=_text(entry, "model", MODEL_MAX_CHARS) or "unknown",
         prompt_tokens=_token_count(entry, "prompt_tokens"),
         completion_tokens=_token_count(entry, "completion_tokens"),

@@ -69,6 +69,7 @@ def summary_of(story: StoredStory) -> StorySummary:
         created_at=story.created_at, favourite=story.favourite, prompt=request.prompt,
         age=request.age, length=request.length, words=len(story.body.split()),
         sequel_of=request.sequel_of, sequel_of_title=story.sequel_of_title,
+        sibling_name=request.sibling_name,
     )
 
 
@@ -211,6 +212,9 @@ def story_json(story: StoredStory) -> dict[str, object]:
         "age": story.request.age,
         "length": story.request.length,
         "language": story.request.language,
+        # A sibling story's second child (null otherwise).
+        "sibling_name": story.request.sibling_name,
+        "sibling_age": story.request.sibling_age,
     }
 
 

@@ -46,9 +46,10 @@ def characters(story: StoredStory) -> list[str]:
         if before and before[-1] not in _SENTENCE_END:
             mid_sentence.add(word)
     found = [word for word, _ in named.most_common() if word in mid_sentence]
-    listener = story.request.child_name
-    if listener:
-        found = [listener] + [word for word in found if word.lower() != listener.lower()]
+    listening = [name for name in (story.request.child_name, story.request.sibling_name) if name]
+    if listening:
+        heard = {name.lower() for name in listening}
+        found = listening + [word for word in found if word.lower() not in heard]
     return found[:CHARACTERS_MAX]
 
 

@@ -21,6 +21,7 @@ from app.stories import (
     DELETED_KEEP_S,
     BackupStory,
     StoryRequest,
+    listeners,
     minutes_for_words,
     reading_minutes,
 )
@@ -67,14 +68,19 @@ class StorySummary:
     series_id: int | None = None
     sequel_of: int | None = None
     sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
+    sibling_name: str | None = None  # a sibling story's second child
 
     @property
     def reading_minutes(self) -> int:
         """Minutes to read it aloud, slowly; at least one."""
         return minutes_for_words(self.words)
 
+    @property
+    def listeners(self) -> str | None:
+        return listeners(self.child_name, self.sibling_name)
+
 _LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "series_id", "sequel_of",
-                    "sequel_of_title")
+                    "sequel_of_title", "sibling_name")
 
 def _summary(row: Any) -> StorySummary:
     return StorySummary(
@@ -97,6 +103,11 @@ class DeletedStory:
     created_at: datetime
     deleted_at: datetime
     purge_at: datetime  # when it goes for good
+    sibling_name: str | None = None
+
+    @property
+    def listeners(self) -> str | None:
+        return listeners(self.child_name, self.sibling_name)
 
 def search_words(search: str) -> list[str]:
     """The words of a library search (letters and digits only, so they are safe to put in
@@ -122,6 +133,7 @@ class ShelfStore(Statements):
                 prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
                 length=row["length"], sequel_of=row["sequel_of"], previously=row["previously"],
                 language=row["language"], likes=row["likes"],
+                sibling_name=row["sibling_name"], sibling_age=row["sibling_age"],
             ),
             favourite=row["favourite"],
             uid=row["uid"],
@@ -197,6 +209,7 @@ class ShelfStore(Statements):
         """Stories that can still be restored, the most recently deleted first."""
         rows = await self._all("recently_deleted", {"keep_s": float(keep_s), "limit": limit})
         return [DeletedStory(id=row["id"], title=row["title"], child_name=row["child_name"],
+                             sibling_name=row["sibling_name"],
                              prompt=row["prompt"], created_at=row["created_at"],
                              deleted_at=row["deleted_at"], purge_at=row["purge_at"])
                 for row in rows]
@@ -240,7 +253,9 @@ class ShelfStore(Statements):
                 request=StoryRequest(prompt=row["prompt"], child_name=row["child_name"],
                                      age=row["age"], length=row["length"],
                                      previously=row["previously"],
-                                     language=row["language"], likes=row["likes"]),
+                                     language=row["language"], likes=row["likes"],
+                                     sibling_name=row["sibling_name"],
+                                     sibling_age=row["sibling_age"]),
                 model=row["model"], prompt_tokens=row["prompt_tokens"],
                 completion_tokens=row["completion_tokens"], favourite=row["favourite"],
                 sequel_of_uid=row["sequel_of_uid"], sequel_of_title=row["sequel_of_title"],

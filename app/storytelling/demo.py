@@ -99,7 +99,13 @@ class DemoStoryteller:
                 break
             middles.append(middle.format(**names))
             words += len(middles[-1].split())
-        title = f"{hero} and {rng.choice(_TITLE_THINGS).format(idea=_short(idea))}"
+        thing = rng.choice(_TITLE_THINGS).format(idea=_short(idea))
+        if request.sibling_name:  # a sibling story: both children, from the title on
+            title = f"{hero}, {request.sibling_name} and {thing}"
+            opening.insert(1, f"{request.sibling_name} was there too, as always, right beside "
+                              f"{hero}, and the two of them shared every adventure.")
+        else:
+            title = f"{hero} and {thing}"
         return title, [*opening, *middles, ending]
 
 

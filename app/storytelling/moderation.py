@@ -61,8 +61,8 @@ class Moderator:
 
     async def check_request(self, request: StoryRequest) -> None:
         """Refuse (422, nothing written) a request whose words the provider flags."""
-        text = "\n".join(part for part in (request.prompt, request.child_name, request.likes)
-                         if part)
+        asked = (request.prompt, request.child_name, request.sibling_name, request.likes)
+        text = "\n".join(part for part in asked if part)
         try:
             flagged = await self.flagged(text)
         except ModerationUnavailable:

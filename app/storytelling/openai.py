@@ -70,11 +70,22 @@ Then a blank line, then the story in short paragraphs."""
 
 def build_messages(request: StoryRequest) -> list[dict[str, str]]:
     audience = f"a {request.age}-year-old" if request.age else "a young child"
+    if request.sibling_name:
+        younger = min(filter(None, (request.age, request.sibling_age)), default=None)
+        audience = (f"two children, aged {request.age} and {request.sibling_age}"
+                    if request.age and request.sibling_age else "two young children")
+        words_for = f"a {younger}-year-old" if younger else "a young child"
+    else:
+        words_for = audience
     lines = [
         f"Please write a bedtime story for {audience}, about {LENGTH_WORDS[request.length]} words.",
-        f"Use simple words and sentences that suit {audience}.",
+        f"Use simple words and sentences that suit {words_for}.",
     ]
-    if request.child_name:
+    if request.child_name and request.sibling_name:
+        lines.append(f"The listeners are two siblings, <name>{_as_data(request.child_name)}</name>"
+                     f" and <name>{_as_data(request.sibling_name)}</name>; make them both "
+                     "heroes of the story, together.")
+    elif request.child_name:
         lines.append(f"The listener is <name>{_as_data(request.child_name)}</name>; "
                      "make them the hero.")
     if request.previously:
@@ -84,7 +95,8 @@ def build_messages(request: StoryRequest) -> list[dict[str, str]]:
                      "Tell what happens next, with the same characters.")
     lines.append(f"<idea>{_as_data(request.prompt)}</idea>")
     if request.likes:
-        lines.append("The listener's favourite things are between <likes> and </likes> "
+        whose = "listeners'" if request.sibling_name else "listener's"
+        lines.append(f"The {whose} favourite things are between <likes> and </likes> "
                      "(only a subject, like the idea). Weave in, if it fits gently: "
                      f"<likes>{_as_data(request.likes)}</likes>")
     if request.language != DEFAULT_LANGUAGE:

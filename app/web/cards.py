@@ -101,8 +101,8 @@ async def job_card(services: Services, job: Job, *, with_story: bool = False) ->
         shelf = await services.shelf.story_for_card(job.story_id, with_body=with_story)
         if shelf is not None:
             title, screening, body = shelf
-            if screening is not None:
-                title = body = None  # a hidden story's title is hidden too
+            if screening == Screening.FLAGGED:
+                title = None  # a story that cannot be shown: its title neither
     retried_as = None
     if job.status == Status.FAILED:
         retry = await services.store.get_by_key(f"{RETRY_KEY_PREFIX}{job.id}")

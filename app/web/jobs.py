@@ -20,7 +20,7 @@ from app.queue.intake import (
     parse_story_request,
 )
 from app.queue.jobs import Job, Status
-from app.stories import StoryRequest, carried_words
+from app.stories import Child, StoryRequest, carried_words
 
 if TYPE_CHECKING:
     from app.services import Services
@@ -81,12 +81,21 @@ async def _generate_json(request: Request, body: bytes) -> Response:
 async def story_request_from(
     services: Services, data: object, *, from_form: bool = False
 ) -> StoryRequest:
-    """The request a body asks for, filled in from the child profile it names (if any)."""
-    child_id = parse_child_id(data, from_form=from_form)
+    """The request a body asks for, filled in from the child profile it names (if any),
+    and the sibling's, for a story about both."""
+    child = await _profile(services, data, from_form=from_form, field="child_id")
+    sibling = await _profile(services, data, from_form=from_form, field="sibling_id")
+    return parse_story_request(data, from_form=from_form, child=child, sibling=sibling)
+
+
+async def _profile(
+    services: Services, data: object, *, from_form: bool, field: str
+) -> Child | None:
+    child_id = parse_child_id(data, from_form=from_form, field=field)
     child = None if child_id is None else await services.children.get(child_id)
     if child_id is not None and child is None:
-        raise Invalid("child_id names no child of this household.", field="child_id")
-    return parse_story_request(data, from_form=from_form, child=child)
+        raise Invalid(f"{field} names no child of this household.", field=field)
+    return child
 
 
 def accepted_json(submission: Submission) -> JSONResponse:
@@ -123,7 +132,7 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         if error.code == "idempotency_key_reused":  # an old page sent again with new words
             notice = "That form was already used. Please tap “Write the story” once more."
             return await _form_again(request, values, status_code=422, notice=notice)
-        if error.field == "child_id":  # a one-tap button of a profile gone: no box to mark
+        if error.field in ("child_id", "sibling_id"):  # a one-tap button of a profile gone
             return await _form_again(request, values, status_code=422, notice=error.message)
         errors = {error.field or "prompt": error.message}
         return await _form_again(request, values, status_code=422, errors=errors)

@@ -14,6 +14,7 @@ fragment that replaces the control, so the pages work the same with JavaScript o
 
 from __future__ import annotations
 
+import itertools
 import secrets
 
 from starlette.requests import Request
@@ -54,6 +55,9 @@ HOME_NEWEST_STORIES = 6
 # What a one-tap story for a child profile is about: the profile says the rest (its likes
 # are woven in).
 ONE_TAP_PROMPT = "a gentle bedtime adventure"
+# Sibling stories are offered for each pair of the first three children (three buttons at
+# most); a bigger family picks two by their own buttons' order (the oldest profiles).
+SIBLING_PAIRS_FROM = 3
 # The form's languages, each named in its own language.
 LANGUAGE_CHOICES = tuple((tag, own) for tag, (own, _) in LANGUAGES.items())
 
@@ -96,6 +100,7 @@ async def home_context(
     form_values = await remembered_values(request)
     form_values.update(values or {})
     stories_left = services.intake.stories_left_today(await services.intake.used_today())
+    children = await services.children.all()
     return {
         "page_title": "A story for tonight",
         "form_key": new_form_key(),
@@ -106,7 +111,10 @@ async def home_context(
         "languages": LANGUAGE_CHOICES,
         # One tap each: a plain form with the child's id and a key of its own (a double
         # tap is one story).
-        "child_buttons": [(child, new_form_key()) for child in await services.children.all()],
+        "child_buttons": [(child, new_form_key()) for child in children],
+        # And one for each pair of the first few children: a story for both of them.
+        "sibling_buttons": [(pair, new_form_key())
+                            for pair in itertools.combinations(children[:SIBLING_PAIRS_FROM], 2)],
         "one_tap_prompt": ONE_TAP_PROMPT,
         "jobs": [await job_card(services, job) for job in await services.store.recent()],
         "stories": await services.shelf.list_stories(limit=HOME_NEWEST_STORIES),

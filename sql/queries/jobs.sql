@@ -3,7 +3,7 @@
 -- row back means another writer got there first and this one changed nothing.
 
 -- name: intake_job
--- (new) -> pending, one intake at a time (the function is migration 016's): one row, with
+-- (new) -> pending, one intake at a time (the function is migration 017's): one row, with
 -- the job the idempotency key made already (replayed), or the job made now, or no job (id
 -- NULL) when the queue bound or the day's limit refused it, with the counts that did.
 -- Autocommitted on its own: the intake lock is held until the new job is committed.
@@ -12,6 +12,7 @@ SELECT (i.job).*, i.replayed, i.pending, i.used_today,
        END AS position
   FROM intake_job(:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
                   :sequel_of, :previously, :finish_of, :carried_text, :language, :likes,
+                  :sibling_name, :sibling_age,
                   :since, :queue_max, :daily_limit, :lock_key) AS i
 
 -- name: get_job
@@ -351,10 +352,10 @@ SELECT j.id FROM story_jobs j
 -- separator, and the story's uid: no client's key (printable ASCII) can be it (migration
 -- 013). Zero rows: this story was imported already.
 INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
-                        language, likes, sequel_of, previously, status, created_at,
-                        started_at, heartbeat_at, claimed_by, imported)
+                        language, likes, sibling_name, sibling_age, sequel_of, previously,
+                        status, created_at, started_at, heartbeat_at, claimed_by, imported)
 VALUES ('import' || chr(31) || CAST(:uid AS uuid), :request_hash, :prompt, :child_name,
-        :age, :length, :language, :likes,
+        :age, :length, :language, :likes, :sibling_name, :sibling_age,
         (SELECT id FROM stories WHERE uid = :sequel_of_uid), :previously,
         'running', :created_at, :created_at, :created_at, :importer, true)
 ON CONFLICT (idempotency_key) DO NOTHING

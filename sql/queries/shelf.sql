@@ -6,7 +6,7 @@
 -- One story still on the shelf (not deleted, not hidden by screening), with the request
 -- that made it and, for a sequel, the earlier story's title while that is on the shelf.
 SELECT s.*, j.prompt, j.child_name, j.age, j.length, j.sequel_of, j.previously,
-       j.language, j.likes, earlier.title AS sequel_of_title
+       j.language, j.likes, j.sibling_name, j.sibling_age, earlier.title AS sequel_of_title
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN shelf_stories earlier ON earlier.id = j.sequel_of
  WHERE s.id = :story_id
@@ -14,7 +14,7 @@ SELECT s.*, j.prompt, j.child_name, j.age, j.length, j.sequel_of, j.previously,
 -- name: list_stories
 -- The stories on the shelf, newest first (the JSON library and the home page); :limit
 -- NULL for all of them.
-SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name, j.sibling_name
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT :limit
@@ -65,10 +65,11 @@ SELECT title FROM shelf_stories WHERE id = :story_id
 -- name: story_for_card
 -- A finished job's story as its status card shows it: the title and where its screening
 -- stands (NULL: shown; 'pending': being checked; 'flagged': cannot be shown). No row: the
--- story was deleted from the shelf. The body only when asked for (:with_body) and shown:
--- the card's last answer puts the story where its draft was.
+-- story was deleted from the shelf. The body only when asked for (:with_body) and not
+-- flagged: the card's last answer puts the story where its draft was (while it is being
+-- checked too: the words the family watched being written stay until the check says no).
 SELECT title, screening,
-       CASE WHEN :with_body AND screening IS NULL THEN body END AS body
+       CASE WHEN :with_body AND screening IS DISTINCT FROM 'flagged' THEN body END AS body
   FROM stories WHERE id = :story_id AND deleted_at IS NULL
 
 -- name: restore_story
@@ -81,7 +82,7 @@ RETURNING id
 
 -- name: recently_deleted
 -- Stories deleted within :keep_s, most recently deleted first, with when each goes for good.
-SELECT s.id, s.title, s.created_at, s.deleted_at, j.child_name, j.prompt,
+SELECT s.id, s.title, s.created_at, s.deleted_at, j.child_name, j.sibling_name, j.prompt,
        s.deleted_at + make_interval(secs => :keep_s) AS purge_at
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
  WHERE s.deleted_at IS NOT NULL AND s.screening IS NULL
@@ -106,7 +107,7 @@ SELECT s.id, s.title FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
 -- comes after the story it continues, which it names by uid).
 SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.created_at,
        s.favourite, j.prompt, j.child_name, j.age, j.length, j.previously, j.language,
-       j.likes, earlier.uid AS sequel_of_uid, earlier.title AS sequel_of_title
+       j.likes, j.sibling_name, j.sibling_age, earlier.uid AS sequel_of_uid, earlier.title AS sequel_of_title
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN stories earlier ON earlier.id = j.sequel_of
  ORDER BY s.created_at, s.id

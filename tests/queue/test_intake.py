@@ -14,7 +14,7 @@ import pytest
 from app.queries import load_statements
 from app.queue.intake import request_hash
 from app.queue.jobs import IntakeResult
-from app.queue.store import INTAKE_LOCK_KEY, JobStore
+from app.queue.store import JobStore, intake_params
 from app.stories import StoryRequest
 from tests.helpers.locks import wait_until_blocked
 from tests.helpers.sql import execute, fetch_val
@@ -28,14 +28,8 @@ OTHER = StoryRequest(prompt="the second")
 
 def intake_args(key: str, *, daily_limit: int = 10, queue_max: int = 10) -> list[object]:
     statement = load_statements()["intake_job"]
-    return statement.args({
-        "idempotency_key": key, "request_hash": request_hash(HELD), "prompt": HELD.prompt,
-        "child_name": None, "age": None, "length": "short", "sequel_of": None,
-        "previously": None, "finish_of": None, "carried_text": None, "language": "en",
-        "likes": None, "since": SINCE,
-        "queue_max": queue_max,
-        "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
-    })
+    return statement.args(intake_params(key, request_hash(HELD), HELD, since=SINCE,
+                                         queue_max=queue_max, daily_limit=daily_limit))
 
 
 async def race(db, database_url: str, *, first_key: str, second_key: str,

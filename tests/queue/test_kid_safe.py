@@ -193,6 +193,8 @@ async def test_a_story_that_cannot_be_screened_is_stored_hidden_then_shown_once_
         assert job["status"] == "completed" and job["story_id"] is not None
         card = await wait_for_card(http, job_id, CHECKING)
         assert card_polls(card, job_id)  # it keeps asking while the story is checked
+        # The words the family watched being written stay where they were meanwhile.
+        assert f"The Story of Job {job_id}" in card.text and "job-draft" in card.text
         await assert_hidden(http, job["story_id"], f"The Story of Job {job_id}")
         assert await screening_of(db, job["story_id"]) == "pending"
 
@@ -219,7 +221,8 @@ async def test_a_story_flagged_when_screened_again_stays_hidden(
         fake_llm.moderation_down = True
         fake_llm.release()
         job = await wait_for_job(http, job_id)
-        await wait_for_card(http, job_id, CHECKING)
+        checking = await wait_for_card(http, job_id, CHECKING)
+        assert "A Dark Tale" in checking.text  # as it was while it was being written
         fake_llm.moderation_down = False
         card = await wait_for_card(http, job_id, NOT_SHOWN)
         assert not card_polls(card, job_id)
