@@ -50,7 +50,7 @@ from app.shelf.archive import (
     one_line,
     stories_json,
 )
-from app.shelf.children import CHILD_FIELDS, Children, child_json, parse_child
+from app.shelf.children import CHILD_FIELDS, CHILDREN_MAX, Children, child_json, parse_child
 from app.shelf.store import ShelfStore, StoredStory
 from app.stories import (
     INT4_MAX,
@@ -67,7 +67,6 @@ from app.stories import (
 IMPORTER = uuid.uuid5(uuid.NAMESPACE_URL, "urn:bedtime-stories:import")
 TITLE_MAX_CHARS = 200
 MODEL_MAX_CHARS = 200
-CHILDREN_MAX = 100  # child profiles: "children" is one field, at most FIELD_MAX_CHARS
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_AHEAD = timedelta(days=1)  # a clock somewhat ahead elsewhere, not a story from 2099
 _NOT_IN_A_NAME = re.compile(r"[^a-z0-9]+")

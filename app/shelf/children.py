@@ -4,6 +4,7 @@ fills in when a request leaves it out (app.queue.intake.parse_story_request).
     children = Children(db)
     child = await children.add(parse_child(body))      # Invalid names the field
     await children.get(child.id); await children.all()
+    await children.update(child.id, parse_child(form, from_form=True)); await children.remove(id)
 """
 
 from __future__ import annotations
@@ -17,12 +18,17 @@ from app.queue.intake import AGE_RANGE, CHILD_NAME_MAX_CHARS, parse_language
 from app.stories import LENGTHS, LIKES_MAX_CHARS, Child, clean_text
 
 CHILD_FIELDS = ("name", "age", "length", "language", "likes")
+CHILDREN_MAX = 100  # profiles in a household (and in a backup)
 
 
-def parse_child(data: object) -> Child:
-    """A new profile from a JSON body (its id is 0 until it is stored)."""
+def parse_child(data: object, *, from_form: bool = False) -> Child:
+    """A profile from a JSON body, or a form's text fields, where an empty box is "not
+    given" (its id is 0 until it is stored)."""
     if not isinstance(data, Mapping):
         raise Invalid("The body must be a JSON object.")
+    if from_form:
+        data = {name: _form_value(name, str(value)) for name, value in data.items()
+                if name in CHILD_FIELDS}
     unknown = sorted(str(name) for name in data if name not in CHILD_FIELDS)
     if unknown:
         raise Invalid(f"Unknown field: {unknown[0]}.", field=unknown[0])
@@ -41,6 +47,15 @@ def parse_child(data: object) -> Child:
         language = parse_language(language)
     return Child(id=0, name=name, age=age, length=length, language=language,
                  likes=_text(data, "likes", LIKES_MAX_CHARS))
+
+
+def _form_value(name: str, value: str) -> object:
+    value = value.strip()
+    if not value:
+        return None
+    if name == "age" and value.isascii() and value.isdecimal() and len(value) <= 3:
+        return int(value)
+    return value
 
 
 def _text(data: Mapping[str, object], name: str, max_chars: int) -> str | None:
@@ -76,7 +91,22 @@ class Children(Statements):
         return _child(row) if row else None
 
     async def add(self, child: Child) -> Child:
-        return _child(await self._one("add_child", _params(child)))
+        """The profile, stored; Invalid once the household has CHILDREN_MAX of them."""
+        row = await self._one("add_child", {**_params(child), "max": CHILDREN_MAX})
+        if row is None:
+            raise Invalid(f"A household can keep up to {CHILDREN_MAX} children's profiles.",
+                          field="name")
+        return _child(row)
+
+    async def update(self, child_id: int, child: Child) -> Child | None:
+        """The profile with these fields instead (every field: a form sends them all);
+        None when there is no such profile. Stories written for it keep what they asked."""
+        row = await self._one("update_child", {**_params(child), "child_id": child_id})
+        return _child(row) if row else None
+
+    async def remove(self, child_id: int) -> bool:
+        """The profile gone (its stories stay on the shelf); False when it was not there."""
+        return await self._val("remove_child", {"child_id": child_id}) is not None
 
     async def restore(self, children: Iterable[Child], *, on: Queryable | None = None) -> int:
         """A backup's profiles, each unless one with its name and age is here; how many."""

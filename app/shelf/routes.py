@@ -28,7 +28,6 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from app.dates import file_day, iso_time
 from app.errors import NotFound
 from app.shelf.backup import export_zip, markdown_name, story_markdown
-from app.shelf.children import child_json, parse_child
 from app.shelf.store import StoredStory, StorySummary
 from app.stories import DELETED_KEEP_S, clean_text, parse_id
 from app.web.assets import Assets
@@ -37,7 +36,6 @@ from app.web.responses import (
     is_htmx,
     local_path,
     parse_form,
-    parse_json,
     path_id,
     read_body,
     render,
@@ -137,19 +135,6 @@ async def story_markdown_file(request: Request) -> Response:
         media_type="text/markdown",
         headers={"Content-Disposition": f'attachment; filename="{markdown_name(story, timezone)}"'},
     )
-
-
-async def children(request: Request) -> Response:
-    """The household's child profiles (JSON)."""
-    listed = await services_of(request).children.all()
-    return JSONResponse({"children": [child_json(child) for child in listed]}, headers=VARY)
-
-
-async def add_child(request: Request) -> Response:
-    """A new child profile from a JSON body: 201 with it."""
-    child = parse_child(parse_json(await read_body(request)))
-    added = await services_of(request).children.add(child)
-    return JSONResponse(child_json(added), status_code=201)
 
 
 async def backup_zip(request: Request) -> Response:

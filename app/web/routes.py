@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from app.security import login
 from app.shelf import routes as shelf
-from app.web import jobs, pages
+from app.web import children, jobs, pages
 from app.web.assets import Assets
 
 
@@ -32,8 +32,10 @@ def routes(assets: Assets) -> list[Route]:
         Route("/login", login.login, methods=["POST"]),
         Route("/logout", login.logout, methods=["POST"]),
         # The shelf: fixed paths first, then the library and one story (JSON or a page).
-        Route("/children", shelf.children, methods=["GET"]),
-        Route("/children", shelf.add_child, methods=["POST"]),
+        Route("/children", children.children, methods=["GET"]),
+        Route("/children", children.add_child, methods=["POST"]),
+        Route("/children/{child_id}", children.update_child, methods=["POST"]),
+        Route("/children/{child_id}/delete", children.remove_child, methods=["POST"]),
         Route("/stories/deleted", shelf.recently_deleted, methods=["GET"]),
         Route("/stories/backup.zip", shelf.backup_zip, methods=["GET"]),
         Route("/stories", shelf.library, methods=["GET"]),

@@ -9,10 +9,24 @@ SELECT id, name, age, length, language, likes FROM children ORDER BY id
 SELECT id, name, age, length, language, likes FROM children WHERE id = :child_id
 
 -- name: add_child
--- A new profile.
+-- A new profile, unless the household has :max already (zero rows then; a bound against a
+-- runaway client, so two adds racing at the bound may both pass).
 INSERT INTO children (name, age, length, language, likes)
-VALUES (:name, :age, :length, :language, :likes)
+SELECT :name, :age, :length, :language, :likes
+ WHERE (SELECT count(*) FROM children) < :max
 RETURNING id, name, age, length, language, likes
+
+-- name: update_child
+-- A profile's fields, all of them, replaced. Zero rows: there is no such profile. The jobs
+-- asked for it copied what they needed, so no story changes.
+UPDATE children
+   SET name = :name, age = :age, length = :length, language = :language, likes = :likes
+ WHERE id = :child_id
+RETURNING id, name, age, length, language, likes
+
+-- name: remove_child
+-- A profile gone. Zero rows: it was not there.
+DELETE FROM children WHERE id = :child_id RETURNING id
 
 -- name: import_child
 -- A profile restored from a backup, unless one with the same name and age is here already

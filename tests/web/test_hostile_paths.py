@@ -15,13 +15,16 @@ pytestmark = pytest.mark.anyio
 
 PATHS = ["/%00", "/stories/%00", "/stories/1%00", "/stories/jobs/%00", "/static/%00",
          "/static/style.css%00", "/stories/%E2%98%83", "/static/%E2%98%83", "/%E2%98%83",
-         "/stories/jobs/%E2%98%83/cancel", "/sw.js%00", "/stories/1/markdown%00"]
+         "/stories/jobs/%E2%98%83/cancel", "/sw.js%00", "/stories/1/markdown%00",
+         "/children/%00", "/children/9223372036854775808", "/children/1%00/delete"]
 
 
 @pytest.mark.parametrize("path", PATHS)
 async def test_nul_and_non_ascii_in_a_path_is_not_found(client, path):
     response = await client.get(path)
     assert response.status_code in (404, 405), (path, response.status_code)
+    posted = await client.post(path, json={"name": "Mia"})
+    assert posted.status_code in (404, 405), (path, posted.status_code)
 
 
 async def test_an_id_past_bigint_in_a_query_is_ignored(client):

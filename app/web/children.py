@@ -1,0 +1,121 @@
+"""The household's children: their profiles as a page to add, change and remove them, and
+the same over JSON.
+
+    GET  /children                 the page (JSON: {"children": [...]})
+    POST /children                 add one (form: back to the page; JSON: 201 with it)
+    POST /children/{id}            change one, every field (form or JSON: 200 with it)
+    POST /children/{id}/delete     remove one (form: back to the page; JSON: 204)
+
+A story asked for a child copied what it needed, so changing or removing a profile
+changes no story already written or waiting. JSON is the answer unless a browser asks for
+the page (`Accept: text/html`), and the body unless it is a form, as these were JSON only
+before there was a page.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from app.errors import Invalid, NotFound
+from app.shelf.children import CHILD_FIELDS, child_json, parse_child
+from app.stories import Child
+from app.web.pages import LANGUAGE_CHOICES
+from app.web.responses import (
+    VARY,
+    parse_form,
+    parse_json,
+    path_id,
+    read_body,
+    render,
+    services_of,
+)
+
+FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
+LENGTH_CHOICES = (("short", "Short"), ("medium", "Medium"), ("long", "Long"))
+NEW = "new"  # the "Add a child" form's name among the page's forms
+
+
+def wants_json(request: Request) -> bool:
+    if request.method in ("GET", "HEAD"):
+        return "text/html" not in request.headers.get("accept", "")
+    return request.headers.get("content-type", "").split(";")[0].strip().lower() not in FORMS
+
+
+async def children(request: Request) -> Response:
+    listed = await services_of(request).children.all()
+    if wants_json(request):
+        return JSONResponse({"children": [child_json(child) for child in listed]}, headers=VARY)
+    return await _page(request)
+
+
+async def add_child(request: Request) -> Response:
+    body = await read_body(request)
+    services = services_of(request)
+    if wants_json(request):
+        added = await services.children.add(parse_child(parse_json(body)))
+        return JSONResponse(child_json(added), status_code=201)
+    form = await parse_form(request, body)
+    try:
+        added = await services.children.add(parse_child(form, from_form=True))
+    except Invalid as error:
+        return await _page(request, failed=NEW, values=form, error=error)
+    return RedirectResponse(f"/children#child-{added.id}", status_code=303)
+
+
+async def update_child(request: Request) -> Response:
+    child_id = path_id(request.path_params["child_id"])
+    body = await read_body(request)
+    services = services_of(request)
+    if wants_json(request):
+        changed = await services.children.update(child_id, parse_child(parse_json(body)))
+        if changed is None:
+            raise NotFound("There is no child with that number.")
+        return JSONResponse(child_json(changed), headers=VARY)
+    form = await parse_form(request, body)
+    try:
+        changed = await services.children.update(child_id, parse_child(form, from_form=True))
+    except Invalid as error:
+        return await _page(request, failed=str(child_id), values=form, error=error)
+    if changed is None:
+        raise NotFound("There is no child with that number.")
+    return RedirectResponse(f"/children#child-{child_id}", status_code=303)
+
+
+async def remove_child(request: Request) -> Response:
+    child_id = path_id(request.path_params["child_id"])
+    body = await read_body(request)
+    if not wants_json(request):
+        await parse_form(request, body)  # read (and size-check) the form
+    if not await services_of(request).children.remove(child_id):
+        raise NotFound("There is no child with that number.")
+    if wants_json(request):
+        return Response(status_code=204)
+    return RedirectResponse("/children", status_code=303)
+
+
+async def _page(
+    request: Request, *, failed: str | None = None, values: object = None,
+    error: Invalid | None = None,
+) -> Response:
+    """The page; after a refused form, that form again with what was typed and the message
+    beside its field (422)."""
+    listed = await services_of(request).children.all()
+    typed = {name: str(values.get(name) or "") for name in CHILD_FIELDS} if values else {}
+    context = {
+        "children": [(child, typed if failed == str(child.id) else _values(child))
+                     for child in listed],
+        "new_values": typed if failed == NEW else dict.fromkeys(CHILD_FIELDS, ""),
+        "failed": failed,
+        "error_field": (error.field or "name") if error else None,
+        "error": error.message if error else None,
+        "lengths": LENGTH_CHOICES,
+        "languages": LANGUAGE_CHOICES,
+    }
+    return render(request, "children.html", context, status_code=422 if error else 200,
+                  headers=VARY)
+
+
+def _values(child: Child) -> dict[str, str]:
+    return {"name": child.name, "age": str(child.age or ""), "length": child.length or "",
+            "language": child.language or "", "likes": child.likes or ""}
