@@ -6,7 +6,8 @@
     row = await db.fetchrow("SELECT ... $1", 17)     # fetch, fetchval, execute alike
     async with db.transaction() as connection: ...   # an asyncpg connection, in one
     listener = await connect_one(url)   # one asyncpg connection of its own, for LISTEN
-    await migrate(db)                   # applies sql/migrations/NNN_*.sql once each
+    await migrate(db)                   # applies sql/migrations/NNN_*.sql once each, then
+                                        # sql/functions/*.sql whenever one changes
 
 This is the only module that knows the pool is `databases`' (archived upstream): the rest
 of the app sees `Pool`, whose methods are asyncpg's own, so moving to
@@ -16,6 +17,7 @@ of the app sees `Pool`, whose methods are asyncpg's own, so moving to
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import warnings
@@ -30,6 +32,7 @@ from app.config import Settings
 from app.logs import log
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "sql" / "migrations"
+FUNCTIONS_DIR = MIGRATIONS_DIR.parent / "functions"
 MIGRATION_FILE = re.compile(r"^(\d{3})_\w+\.sql$")
 # Any constant unique to this app: holders of it run migrations one at a time.
 MIGRATION_LOCK_KEY = 0x5707_1E5
@@ -214,7 +217,7 @@ async def _all_applied(raw: asyncpg.Connection) -> bool:
         rows = await raw.fetch("SELECT version FROM schema_migrations")
     except asyncpg.UndefinedTableError:  # a new database
         return False
-    return {version for version, _ in migration_files()} <= {row["version"] for row in rows}
+    return {version for version, _ in schema_files()} <= {row["version"] for row in rows}
 
 
 def migration_files() -> list[tuple[str, Path]]:
@@ -224,6 +227,18 @@ def migration_files() -> list[tuple[str, Path]]:
         if match:
             files.append((match.group(1), path))
     return files
+
+
+def function_files() -> list[tuple[str, Path]]:
+    """The functions defined once each (sql/functions/NAME.sql), applied after the
+    migrations whenever a file's content changes: its version names the content's hash."""
+    return [(f"function:{path.stem}:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}", path)
+            for path in sorted(FUNCTIONS_DIR.glob("*.sql"))]
+
+
+def schema_files() -> list[tuple[str, Path]]:
+    """Everything migrate applies, in order: the migrations, then the functions."""
+    return [*migration_files(), *function_files()]
 
 
 async def migrate(db: Pool) -> list[str]:
@@ -244,7 +259,7 @@ async def migrate(db: Pool) -> list[str]:
             )
             rows = await raw.fetch("SELECT version FROM schema_migrations")
             done = {row["version"] for row in rows}
-            for version, path in migration_files():
+            for version, path in schema_files():
                 if version in done:
                     continue
                 await raw.execute(path.read_text())

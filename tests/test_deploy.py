@@ -29,7 +29,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from app.config import PLATFORM_MARKERS, ConfigError, Settings, load_settings
-from app.db import migration_files
+from app.db import schema_files
 from tests.helpers.app import post_story, serve, wait_for_job
 from tests.helpers.database import with_database
 from tests.helpers.fake_llm import free_port
@@ -349,7 +349,7 @@ def test_deploy_rehearsal_from_the_lock_alone_through_a_procfile_runner(
     release = subprocess.run([honcho, "start", "release"], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=120)
     assert release.returncode == 0, release.stdout + release.stderr
-    assert f"migrate: {len(migration_files())} applied" in release.stdout
+    assert f"migrate: {len(schema_files())} applied" in release.stdout
 
     log_path = tmp_path / "web.log"
     with log_path.open("wb") as log:

@@ -8,10 +8,11 @@ import re
 
 import pytest
 
-from app.db import connect_pool, migrate, migration_files
+from app import db as database
+from app.db import connect_pool, migrate, schema_files
 from app.queries import load_queries, parse_queries
 from tests.helpers.database import run_admin, with_database
-from tests.helpers.sql import fetch_all, fetch_val
+from tests.helpers.sql import fetch_all, fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +28,8 @@ async def empty_db(pg_url):
 async def test_all_migrations_apply_to_an_empty_database(empty_db):
     async with connect_pool(empty_db) as db:
         applied = await migrate(db)
-        assert applied == [path.name for _, path in migration_files()]
+        assert applied == [path.name for _, path in schema_files()]
+        assert applied[-1] == "intake_job.sql"  # the functions after every migration
         tables = {r["tablename"] for r in await fetch_all(db,
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
         assert {"story_jobs", "stories", "schema_migrations"} <= tables
@@ -47,10 +49,25 @@ async def test_two_processes_migrating_at_once_apply_each_file_once(empty_db):
             return await migrate(db)
 
     first, second = await asyncio.gather(one_process(), one_process())
-    assert sorted(first + second) == [path.name for _, path in migration_files()]
+    assert sorted(first + second) == sorted(path.name for _, path in schema_files())
     async with connect_pool(empty_db) as db:
         versions = await fetch_all(db, "SELECT version FROM schema_migrations ORDER BY version")
-    assert [r["version"] for r in versions] == [v for v, _ in migration_files()]
+    assert [r["version"] for r in versions] == [v for v, _ in schema_files()]
+
+
+async def test_a_function_file_is_applied_again_whenever_it_changes(
+    empty_db, tmp_path, monkeypatch
+):
+    async with connect_pool(empty_db) as db:
+        await migrate(db)
+        monkeypatch.setattr(database, "FUNCTIONS_DIR", tmp_path)
+        answer = tmp_path / "answer.sql"
+        for value in (1, 2):
+            answer.write_text("CREATE OR REPLACE FUNCTION answer() RETURNS integer"
+                              f" LANGUAGE sql AS 'SELECT {value}'")
+            assert await migrate(db) == ["answer.sql"]
+            assert await migrate(db) == []  # once for each content
+            assert await fetch_val(db, "SELECT answer()") == value
 
 
 def test_named_queries_are_parsed_with_their_comments_dropped():
@@ -88,12 +105,13 @@ def unguarded_status_writes(sql: str) -> list[str]:
 
 def status_writes() -> dict[str, str]:
     """Every statement that can write a job's status: the named queries that touch
-    story_jobs, and each migration that defines a function doing so (the intake)."""
+    story_jobs, and each migration or function file that defines a function doing so (the
+    intake)."""
     writes = {name: sql for name, sql in load_queries().items()
               if re.search(r"\b(UPDATE|INSERT INTO|DELETE FROM) story_jobs\b", sql)}
-    for version, path in migration_files():
+    for version, path in schema_files():
         text = path.read_text()
-        if "CREATE OR REPLACE FUNCTION" in text and "story_jobs" in text:
+        if re.search(r"CREATE (OR REPLACE )?FUNCTION", text) and "story_jobs" in text:
             writes[f"migration {version}"] = text
     return writes
 
@@ -124,3 +142,16 @@ def test_the_guard_check_fails_when_a_guard_is_removed(name, guard):
 def test_the_guard_check_sees_the_intake_function_lose_its_conflict_clause():
     text = status_writes()["migration 009"]
     assert unguarded_status_writes(text.replace("ON CONFLICT (idempotency_key) DO NOTHING", ""))
+
+
+async def test_the_previous_release_s_intake_still_takes_stories_after_a_migration(db):
+    """During a deploy the old release serves on while the new one has migrated: its intake
+    call (migration 016's signature, written out here as that release sent it) still makes
+    a job, and the new columns are simply unset."""
+    row = await fetch_one(db, """
+        SELECT (i.job).id, (i.job).status, (i.job).sibling_name, i.replayed
+          FROM intake_job(:key, 'hash', 'a sleepy owl', 'Mia', 5, 'short', NULL, NULL,
+                          NULL, NULL, 'es', NULL, now() - interval '1 day', 10, 10, 42)
+               AS i""", {"key": "old-release"})
+    assert row is not None and row["id"] is not None
+    assert (row["status"], row["sibling_name"], row["replayed"]) == ("pending", None, False)

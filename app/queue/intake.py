@@ -11,7 +11,7 @@ database) and the day's limit under the intake lock before anything is written, 
 refusal writes nothing and the key stays unused. The same statement notifies every
 process's idle workers, so one claims the job the moment it commits: the lock, the
 replay check, the counts, the insert and the notification are one statement
-(`intake_job`, migration 009), so an accepted job costs one round trip.
+(`intake_job`, sql/functions/intake_job.sql), so an accepted job costs one round trip.
 """
 
 from __future__ import annotations
