@@ -159,10 +159,16 @@ def test_pages_have_no_serious_accessibility_violations(new_context, live_app):
     page.locator(f"#job-{job_id}.status-completed").wait_for(timeout=STORY_WAIT_MS)
     story_path = page.get_by_role("link", name="Read the story").first.get_attribute("href")
 
+    # The children's page with a child on it (that child's form, and the new child's).
+    page.goto(live_app.url + "/children")
+    page.fill("#new-name", "Mia")
+    page.get_by_role("button", name="Add", exact=True).click()
+    page.get_by_role("heading", name="Mia").wait_for()
+
     found = {}
     for theme in ("auto", "dark", "light", "night"):
         context.add_cookies([{"name": "theme", "value": theme, "url": live_app.url}])
-        for path in ("/", f"/stories/jobs/{job_id}", story_path, "/stories"):
+        for path in ("/", f"/stories/jobs/{job_id}", story_path, "/stories", "/children"):
             page.goto(live_app.url + path)
             open_reading_menu(page)  # its panel is checked too
             page.add_script_tag(path=str(AXE))
