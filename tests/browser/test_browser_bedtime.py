@@ -4,9 +4,10 @@ is wider than the screen, theme and text size from every page, the screen kept o
 reading, read aloud only with a voice and never the demo's note, the bar moving smoothly
 and never backwards, and the day's limit said before anyone types.
 
-Debian's chromium through Playwright (tests/helpers/browser.py), at the tablet and phone sizes of
-tests/test_browser.py, with JavaScript on and off, signed in and not. Each app runs the
-demo storyteller on a database of its own; screenshots go to test-artifacts/.
+Debian's chromium through Playwright (tests/helpers/browser.py), at the tablet and phone
+sizes of tests/test_browser.py (narration at issue 21's three: the tablet on its side too),
+with JavaScript on and off, signed in and not. Each app runs the demo storyteller on a
+database of its own; screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import (
     ARTIFACTS,
+    SIZES,
+    SLOW_SPEECH,
+    SPEECH_STUB,
     STORY_WAIT_MS,
     VIEWPORTS,
-    Watched,
     app_of_its_own,
     needs_chromium,
     open_reading_menu,
@@ -43,53 +46,6 @@ COUNT_NOTES = """
     return start.apply(this, args);
   };
 """
-# Script errors and CSP violations reach the console, where Watched collects them.
-REPORT_CSP = (
-    "document.addEventListener('securitypolicyviolation', e => "
-    "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI))"
-)
-# Headless Chromium has no voices: two made-up ones, and a synthesizer that "speaks" each
-# utterance for 120 ms, noting its text, voice, volume and the paragraph lit meanwhile.
-SPEECH_STUB = """
-  const voices = [
-    {name: "Calm (English)", lang: "en-GB", voiceURI: "calm", localService: true},
-    {name: "Bright, a voice with a very long name indeed (English, United States)",
-     lang: "en-US", voiceURI: "bright", localService: false},
-  ];
-  Object.defineProperty(SpeechSynthesisUtterance.prototype, "voice", {
-    configurable: true, get() { return this.__voice || null; }, set(v) { this.__voice = v; },
-  });
-  const synth = window.speechSynthesis;
-  let current = null;
-  let timer = 0;
-  window.__spoken = [];
-  synth.getVoices = () => voices.slice();
-  synth.speak = (utterance) => {
-    current = utterance;
-    setTimeout(() => {
-      utterance.dispatchEvent(new Event("start"));
-      const lit = document.querySelector(".is-reading");
-      window.__spoken.push({text: utterance.text, volume: utterance.volume,
-                            voice: utterance.voice && utterance.voice.voiceURI,
-                            lit: lit && lit.textContent.trim()});
-      timer = setTimeout(() => {
-        if (current !== utterance) return;
-        current = null;
-        utterance.dispatchEvent(new Event("end"));
-      }, 120);
-    }, 10);
-  };
-  synth.cancel = () => {
-    clearTimeout(timer);
-    const utterance = current;
-    current = null;
-    if (utterance) utterance.dispatchEvent(new Event("error"));
-  };
-  synth.pause = () => {};
-  synth.resume = () => {};
-"""
-
-
 @pytest.fixture(scope="module")
 def open_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """No household password: nobody signs in (loopback)."""
@@ -121,23 +77,6 @@ def limited_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     with app_of_its_own(pg_url, data_dir, allow_open=True, daily_story_limit=1,
                         worker_concurrency=0) as url:
         yield url
-
-
-@pytest.fixture
-def open_page(browser):
-    """Pages in fresh browser contexts (closed however the test ends), each watched for
-    console errors, CSP violations, failed loads and off-site requests."""
-    opened = []
-
-    def open_one(url: str, viewport: str = "phone", **options) -> Watched:
-        opened.append(browser.new_context(viewport=VIEWPORTS[viewport], **options))
-        watched = Watched(opened[-1], url)
-        watched.page.add_init_script(REPORT_CSP)
-        return watched
-
-    yield open_one
-    for context in opened:
-        context.close()
 
 
 @pytest.fixture(scope="module")
@@ -590,15 +529,13 @@ def test_a_device_that_prefers_dark_gets_night_by_day(open_page, open_app, open_
 # -- Narration in reach (issue 21) ----------------------------------------------------------
 
 NO_VOICES = "speechSynthesis.getVoices = () => [];"
-# Each paragraph "spoken" for 2 s: long enough to scroll the story meanwhile.
-SLOW_SPEECH = SPEECH_STUB.replace("}, 120);", "}, 2000);")
 
 
 def first_line_y(page) -> float:
     return page.locator("[data-story-text] p").first.bounding_box()["y"]
 
 
-@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("viewport", list(SIZES))
 def test_read_aloud_is_one_bar_in_reach_at_the_foot_of_the_screen(
     open_page, open_app, open_story, viewport
 ):
@@ -639,7 +576,7 @@ def test_read_aloud_is_one_bar_in_reach_at_the_foot_of_the_screen(
     assert watched.problems == []
 
 
-@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("viewport", list(SIZES))
 def test_with_no_voice_for_the_storys_language_a_note_says_so(
     open_page, open_app, open_story, viewport
 ):

@@ -21,6 +21,7 @@ from app.config import Settings
 from app.db import connect_pool
 from tests.helpers.browser import (
     ARTIFACTS,
+    SIZES,
     STORY_WAIT_MS,
     VIEWPORTS,
     admin,
@@ -223,10 +224,11 @@ def test_the_shelf_fits_a_phone(browser, live_url, viewport):
         context.close()
 
 
-def test_a_saved_story_opened_offline_at_bedtime_follows_night(browser, live_url):
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_saved_story_opened_offline_at_bedtime_follows_night(browser, live_url, size):
     """The page kept is shown in Dark at noon and in Night at 21:00 in the household's zone
     (UTC here, the device elsewhere); an explicit Light choice is kept offline too."""
-    context = browser.new_context(viewport=VIEWPORTS["phone"], timezone_id="Asia/Tokyo")
+    context = browser.new_context(viewport=SIZES[size], timezone_id="Asia/Tokyo")
     problems: list[str] = []
     try:
         page = context.new_page()
@@ -256,11 +258,11 @@ def test_a_saved_story_opened_offline_at_bedtime_follows_night(browser, live_url
         night.clock.install(time=datetime(2026, 12, 1, 21, 0, tzinfo=UTC))
         night.goto(live_url + story_path)
         expect(night.locator("html")).to_have_attribute("data-theme", "night")
-        night.screenshot(path=str(ARTIFACTS / "shelf-offline-story-at-night.png"))
+        night.screenshot(path=str(ARTIFACTS / f"shelf-offline-story-at-night-{size}.png"))
         night.goto(live_url + "/stories")  # the offline page, Night too
         night.get_by_role("heading", name="You’re offline").wait_for()
         expect(night.locator("html")).to_have_attribute("data-theme", "night")
-        night.screenshot(path=str(ARTIFACTS / "shelf-offline-page-at-night.png"))
+        night.screenshot(path=str(ARTIFACTS / f"shelf-offline-page-at-night-{size}.png"))
 
         context.add_cookies([{"name": "theme", "value": "light", "url": live_url}])
         night.goto(live_url + story_path)

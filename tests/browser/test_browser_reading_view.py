@@ -1,8 +1,8 @@
-"""A reading view that never jumps, in a real browser at a tablet's and a phone's size:
-after "Write the story" the new card comes into view at once, its draft grows in the
-story's type, and when the story is finished the text stays where it was (the actions
-appear after it), so a parent reading along keeps the place; the newest stories gain it
-without a reload.
+"""A reading view that never jumps, in a real browser at a tablet's size (upright and on
+its side) and a phone's: after "Write the story" the new card comes into view at once, its
+draft grows in the story's type, and when the story is finished the text stays where it
+was (the actions appear after it), so a parent reading along keeps the place; the newest
+stories gain it without a reload.
 
 Runs the Debian chromium at /usr/bin/chromium through Playwright; see tests/helpers/browser.py.
 """
@@ -72,8 +72,8 @@ def tablet_or_phone(request, settings: Settings):
             chromium.close()
 
 
-@pytest.mark.parametrize("tablet_or_phone", [(820, 1180), (390, 844)], indirect=True,
-                         ids=["tablet", "phone"])
+@pytest.mark.parametrize("tablet_or_phone", [(820, 1180), (1180, 820), (390, 844)],
+                         indirect=True, ids=["tablet", "tablet-landscape", "phone"])
 def test_the_story_stays_where_it_was_read_when_it_is_finished(
     settings, fake_llm: FakeLLM, tablet_or_phone
 ):

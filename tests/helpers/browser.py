@@ -89,6 +89,11 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 VIEWPORTS = {"tablet": {"width": 820, "height": 1180}, "phone": {"width": 390, "height": 844}}
 
 
+# Issue 21's three sizes: a tablet held upright, the same tablet on its side, a phone.
+SIZES = {"tablet": VIEWPORTS["tablet"], "tablet-landscape": {"width": 1180, "height": 820},
+         "phone": VIEWPORTS["phone"]}
+
+
 STORY_WAIT_MS = 15_000
 
 
@@ -98,6 +103,55 @@ def admin(pg_url: str, statement: str) -> None:
     worker = threading.Thread(target=asyncio.run, args=(run_admin(pg_url, statement),))
     worker.start()
     worker.join()
+
+
+# Script errors and CSP violations reach the console, where Watched collects them.
+REPORT_CSP = (
+    "document.addEventListener('securitypolicyviolation', e => "
+    "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI))"
+)
+# Headless Chromium has no voices: two made-up ones, and a synthesizer that "speaks" each
+# utterance for 120 ms, noting its text, voice, volume and the paragraph lit meanwhile.
+SPEECH_STUB = """
+  const voices = [
+    {name: "Calm (English)", lang: "en-GB", voiceURI: "calm", localService: true},
+    {name: "Bright, a voice with a very long name indeed (English, United States)",
+     lang: "en-US", voiceURI: "bright", localService: false},
+  ];
+  Object.defineProperty(SpeechSynthesisUtterance.prototype, "voice", {
+    configurable: true, get() { return this.__voice || null; }, set(v) { this.__voice = v; },
+  });
+  const synth = window.speechSynthesis;
+  let current = null;
+  let timer = 0;
+  window.__spoken = [];
+  synth.getVoices = () => voices.slice();
+  synth.speak = (utterance) => {
+    current = utterance;
+    setTimeout(() => {
+      utterance.dispatchEvent(new Event("start"));
+      const lit = document.querySelector(".is-reading");
+      window.__spoken.push({text: utterance.text, volume: utterance.volume,
+                            voice: utterance.voice && utterance.voice.voiceURI,
+                            lit: lit && lit.textContent.trim()});
+      timer = setTimeout(() => {
+        if (current !== utterance) return;
+        current = null;
+        utterance.dispatchEvent(new Event("end"));
+      }, 120);
+    }, 10);
+  };
+  synth.cancel = () => {
+    clearTimeout(timer);
+    const utterance = current;
+    current = null;
+    if (utterance) utterance.dispatchEvent(new Event("error"));
+  };
+  synth.pause = () => {};
+  synth.resume = () => {};
+"""
+# Each paragraph "spoken" for 2 s: long enough to scroll the story (or measure it) meanwhile.
+SLOW_SPEECH = SPEECH_STUB.replace("}, 120);", "}, 2000);")
 
 
 class Watched:
@@ -144,9 +198,8 @@ def app_of_its_own(pg_url: str, data_dir: Path, **overrides: object) -> Iterator
     settings = Settings(
         database_url=with_database(pg_url, name),
         data_dir=data_dir,
-        storyteller="demo",
         shutdown_grace_s=2,
-        **{"demo_delay_s": 1.5, **overrides},
+        **{"storyteller": "demo", "demo_delay_s": 1.5, **overrides},
     )
     try:
         with served_over_http(settings) as url:
