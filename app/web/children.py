@@ -111,6 +111,7 @@ async def _page(
         "error": error.message if error else None,
         "lengths": LENGTH_CHOICES,
         "languages": LANGUAGE_CHOICES,
+        "language_names": dict(LANGUAGE_CHOICES),
     }
     return render(request, "children.html", context, status_code=422 if error else 200,
                   headers=VARY)

@@ -293,6 +293,33 @@ def test_switching_child_is_one_tap_and_the_story_is_in_their_language(
 
 
 @pytest.mark.parametrize("size", list(SIZES))
+def test_a_story_for_both_children_is_one_tap_and_names_them_both(
+    open_page, evening_app, children, fake_llm, size
+):
+    watched = open_page(evening_app, size)
+    page = watched.page
+    taps = Taps()
+    page.goto(evening_app + "/")
+    taps.tap(page.get_by_role("button", name="Together: Mia and Leo"))
+    job_id = job_of(page)
+    card = page.locator(f"#job-{job_id}")
+    expect(card.locator(".job-for")).to_have_text("for Mia and Leo")
+    story = card.locator(".story-text.job-story")
+    expect(story).to_be_visible(timeout=STORY_WAIT_MS)
+    assert taps.count == 1
+
+    prompt = user_prompt(fake_llm, job_id)
+    assert "two siblings, <name>Mia</name> and <name>Leo</name>" in prompt
+    assert "aged 5 and 7" in prompt and "<likes>dinosaurs</likes>" in prompt
+    expect(story).to_have_attribute("lang", "en")  # the first child's language
+    shot(page, "siblings", size)
+    card.get_by_role("link", name="Read the story").click()
+    page.wait_for_url(re.compile(r"/stories/\d+$"))
+    expect(page.locator("article .meta")).to_contain_text("For Mia, age 5, and Leo, age 7")
+    assert watched.problems == []
+
+
+@pytest.mark.parametrize("size", list(SIZES))
 def test_the_language_chosen_in_the_form_reaches_the_prompt_and_the_page(
     open_page, evening_app, fake_llm, size
 ):
@@ -391,6 +418,7 @@ def every_page(evening_app: str, children: dict[str, int],
         "job-stopped": f"/stories/jobs/{stopped}",
         "story": f"/stories/{story['story_id']}", "story-sequel": f"/stories/{sequel_story}",
         "library": "/stories", "library-no-match": "/stories?q=zzzqqq",
+        "children": "/children",
         "recently-deleted": "/stories/deleted",
         # Pages that answer 404 (a deleted story's says so, with Restore): each opened on
         # its own, its 404 logged to the console being no fault.
