@@ -257,6 +257,19 @@ def test_one_tap_writes_tonights_story_for_a_child_in_view_as_it_grows(
     assert watched.problems == []
 
 
+def one_tap_story(page, taps: Taps, button: str, for_whom: str):
+    """Tap a one-tap button (and nothing else): the job's id, its card saying whom it is
+    for, and the finished story in that card."""
+    taps.tap(page.get_by_role("button", name=button))
+    job_id = job_of(page)
+    card = page.locator(f"#job-{job_id}")
+    expect(card.locator(".job-for")).to_have_text(for_whom)
+    story = card.locator(".story-text.job-story")
+    expect(story).to_be_visible(timeout=STORY_WAIT_MS)
+    assert taps.count == 1
+    return job_id, card, story
+
+
 @pytest.mark.parametrize("size", list(SIZES))
 def test_switching_child_is_one_tap_and_the_story_is_in_their_language(
     open_page, evening_app, children, fake_llm, size
@@ -267,13 +280,7 @@ def test_switching_child_is_one_tap_and_the_story_is_in_their_language(
     taps = Taps()
     page.goto(evening_app + "/")
     expect(page.locator("#child_name")).to_have_value("Mia")  # the form remembers Mia
-    taps.tap(page.get_by_role("button", name="Tonight, for Leo"))
-    job_id = job_of(page)
-    card = page.locator(f"#job-{job_id}")
-    expect(card.locator(".job-for")).to_have_text("for Leo")
-    story = card.locator(".story-text.job-story")
-    expect(story).to_be_visible(timeout=STORY_WAIT_MS)
-    assert taps.count == 1
+    job_id, card, story = one_tap_story(page, taps, "Tonight, for Leo", "for Leo")
 
     prompt = user_prompt(fake_llm, job_id)
     assert "<name>Leo</name>" in prompt and "a 7-year-old" in prompt
@@ -300,13 +307,7 @@ def test_a_story_for_both_children_is_one_tap_and_names_them_both(
     page = watched.page
     taps = Taps()
     page.goto(evening_app + "/")
-    taps.tap(page.get_by_role("button", name="Together: Mia and Leo"))
-    job_id = job_of(page)
-    card = page.locator(f"#job-{job_id}")
-    expect(card.locator(".job-for")).to_have_text("for Mia and Leo")
-    story = card.locator(".story-text.job-story")
-    expect(story).to_be_visible(timeout=STORY_WAIT_MS)
-    assert taps.count == 1
+    job_id, card, story = one_tap_story(page, taps, "Together: Mia and Leo", "for Mia and Leo")
 
     prompt = user_prompt(fake_llm, job_id)
     assert "two siblings, <name>Mia</name> and <name>Leo</name>" in prompt
