@@ -139,7 +139,8 @@ def render(
 ) -> Response:
     templates: Jinja2Templates = request.app.state.templates
     full_context = {
-        **preferences(request),
+        # A fragment (`_name.html`) lands in a page that has them already.
+        **(preferences(request) if not template.startswith("_") else {}),
         **request.app.state.page_context(request),
         **(context or {}),
     }
