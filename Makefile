@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test lint smoke bench bench-handover bench-queue profile chaos lock clean
+.PHONY: run test lint smoke bench bench-handover bench-queue bench-lighthouse profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -54,7 +54,14 @@ bench: $(STAMP)
 bench-handover: $(STAMP)
 	$(BIN)/python bench/handover.py
 
-# Flame graphs (py-spy) of a poll, a card and a POST under load: test-artifacts/profile-*.svg
+# Lighthouse's performance score of home, library and a story, on a phone and a tablet
+# (npx lighthouse, or LIGHTHOUSE=/path/to/lighthouse; Debian's chromium), about 3 minutes.
+bench-lighthouse: $(STAMP)
+	$(BIN)/python bench/lighthouse.py
+
+# Flame graphs (py-spy) of a poll, a card and a POST under load, and POSTs while the worker
+# writes stories: test-artifacts/profile-*.svg. In process, cProfile beside the floors:
+# bench/cprofile_app.py.
 profile: $(STAMP)
 	$(BIN)/python bench/profile.py
 

@@ -88,7 +88,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.guard = guard
-    app.state.templates = make_templates(settings.tz, static=assets.urls)
+    app.state.templates = make_templates(settings.tz, static=assets.urls, inline=assets.inline)
     app.state.page_context = page_context
     return app
 

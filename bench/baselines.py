@@ -3,6 +3,7 @@
     uvicorn bench.baselines:bare     # bare Starlette: the least any endpoint can cost
     uvicorn bench.baselines:floor    # the "DB floor": + asyncpg doing the one statement an
                                      # endpoint minimally needs (DATABASE_URL)
+    (the floor also serves the "render floor": the DB floor + the card's template)
 
 The floor's endpoints do only what the database must: one round trip each. Its pool skips
 asyncpg's reset query on release (the floor's statements leave no session state behind),
@@ -10,6 +11,13 @@ so it is the least work, not merely the usual code.
 
     GET  /healthz                 {"status": "ok"}            (both)
     GET  /stories/jobs/{id}       SELECT the row, as JSON     (floor)
+    GET  /stories/jobs/{id}       with HX-Request: the "render floor": one SELECT of the
+                                  job and its story (a join), then the app's own card
+                                  template (templates/_job_card.html) rendered by plain
+                                  Jinja2 from that row: the same HTML, byte for byte, as
+                                  the app's card of a finished job, story text and all.
+                                  No middleware, no security headers, no compression, no
+                                  ETag: what any server must do to answer that card.
     POST /stories/generate        one committed INSERT, 202   (floor; into floor_jobs, a
                                   copy of story_jobs with its constraints and indexes)
 """
@@ -19,16 +27,28 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
+from types import SimpleNamespace
 
 import asyncpg
+import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 FLOOR_POOL_MAX = 8  # the app's DATABASE_POOL_MAX default
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+# The app's own card template, compiled once, autoescaped as Starlette's Jinja2Templates is.
+CARDS = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=True,
+                           auto_reload=False)
+CARD_SQL = (
+    "SELECT j.*, s.title, s.screening, s.body FROM story_jobs j"
+    " LEFT JOIN stories s ON s.id = j.story_id AND s.deleted_at IS NULL WHERE j.id = $1")
+BLANK_LINES = re.compile(r"\n\s*\n")
 
 
 async def healthz(request: Request) -> Response:
@@ -43,6 +63,8 @@ def iso(moment: object) -> str | None:
 
 
 async def job(request: Request) -> Response:
+    if request.headers.get("hx-request") == "true":
+        return await card(request)
     pool: asyncpg.Pool = request.app.state.pool
     row = await pool.fetchrow("SELECT * FROM story_jobs WHERE id = $1",
                               int(request.path_params["job_id"]))
@@ -54,6 +76,39 @@ async def job(request: Request) -> Response:
         "started_at": iso(row["started_at"]), "completed_at": iso(row["completed_at"]),
         "text_so_far": row["text_so_far"],
     })
+
+
+async def card(request: Request) -> Response:
+    """The card of a finished job, as the app's poll answers it (see the module's docstring);
+    only what that card reads is filled in."""
+    pool: asyncpg.Pool = request.app.state.pool
+    row = await pool.fetchrow(CARD_SQL, int(request.path_params["job_id"]))
+    if row is None:
+        return JSONResponse({"error": {"code": "not_found"}}, status_code=404)
+    finished = row["status"] in ("completed", "failed")
+    job = SimpleNamespace(
+        id=row["id"], status=_Status(row["status"], finished), story_id=row["story_id"],
+        error_text=row["error_text"], cancel_requested=False, can_finish=False,
+        request=SimpleNamespace(prompt=row["prompt"], child_name=row["child_name"],
+                                language=row["language"]))
+    body = row["body"] or ""
+    card = SimpleNamespace(
+        job=job, polls=not finished, title=row["title"], screening=row["screening"],
+        story=[b.strip() for b in BLANK_LINES.split(body.strip()) if b.strip()])
+    html = CARDS.get_template("_job_card.html").render(card=card, notice=None,
+                                                        csrf_token=None)
+    return HTMLResponse(html)
+
+
+class _Status(str):
+    """A status that compares as its text and knows whether it is final, as the app's does."""
+
+    finished: bool
+
+    def __new__(cls, value: str, finished: bool) -> _Status:
+        status = super().__new__(cls, value)
+        status.finished = finished
+        return status
 
 
 async def generate(request: Request) -> Response:

@@ -1,11 +1,13 @@
 """Where a request's time goes: py-spy flame graphs of the app under wrk.
 
-    .venv/bin/python bench/profile.py [poll|card|post ...]     # make profile
+    .venv/bin/python bench/profile.py [poll|card|post|busy ...]     # make profile
 
 Starts the app as bench/perf.py does (uvicorn, the Procfile's flags, a running job), loads
-it with wrk and records it with py-spy (pip install py-spy; it needs ptrace, which root in
-a container has). Writes test-artifacts/profile-<measure>.svg, and prints each profile's
-heaviest frames, so a change can be judged by the profile before the bench.
+it with wrk (or, for the POSTs, one request at a time; `busy`: POSTs while the worker
+writes stories, as perf.py's busy measure) and records it with py-spy (pip install
+py-spy; it needs ptrace, which root in a container has). Writes
+test-artifacts/profile-<measure>.svg, and prints each profile's heaviest frames, so a
+change can be judged by the profile before the bench.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.perf import (  # noqa: E402
+    BUSY_CHUNK_S,
+    BUSY_JOBS,
     HELD_CHUNKS,
     ROOT,
     STORY,
@@ -74,7 +78,7 @@ def heaviest(path: Path) -> list[str]:
 
 
 async def load(kind: str, app: Server, poll: str) -> None:
-    if kind == "post":
+    if kind in ("post", "busy"):
         async with KeepAlive(app.url) as client:
             for _ in range(SECONDS * 400):
                 await client.post_json("/stories/generate", POST_BODY,
@@ -102,6 +106,12 @@ async def main(kinds: list[str]) -> None:
                            " WHERE id = $1", running)
             for kind in kinds:
                 assert app.process is not None
+                if kind == "busy":  # the held job finishes; more stories stream meanwhile
+                    fake.hold_after_chunks = None
+                    fake.release()
+                    fake.chunk_delay_s = BUSY_CHUNK_S
+                    async with httpx.AsyncClient(base_url=app.url) as client:
+                        await submit(client, BUSY_JOBS * 4)
                 for collapsed in (True, False):
                     spy = record(app.process.pid, kind, collapsed)
                     await load(kind, app, f"/stories/jobs/{running}")
@@ -115,4 +125,4 @@ async def main(kinds: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1:] or ["poll", "card", "post"]))
+    asyncio.run(main(sys.argv[1:] or ["poll", "card", "post", "busy"]))

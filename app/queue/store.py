@@ -66,6 +66,9 @@ from app.queries import Queryable, Statements
 from app.queue.jobs import Held, IntakeResult, Job, Screening, Status, StoryToScreen
 from app.stories import DELETED_KEEP_S, BackupStory, Story, StoryRequest
 
+# What a status card shows of a job's story: its title, where its screening stands (None:
+# shown) and its text unless flagged (ShelfStore.story_for_card's answer).
+CardStory = tuple[str, Screening | None, str | None]
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
 INTAKE_LOCK_KEY = 0x5707_10B
 
@@ -95,6 +98,19 @@ class JobStore(Statements):
     async def get(self, job_id: int) -> Job | None:
         row = await self._one("get_job", {"job_id": job_id})
         return Job.from_row(row) if row else None
+
+    async def get_for_card(self, job_id: int) -> tuple[Job, CardStory | None] | None:
+        """The job and what its card shows of its story (title, screening, and the text
+        once shown; None: no story, or deleted), read together: a poll is one round trip."""
+        row = await self._one("get_job_for_card", {"job_id": job_id})
+        if row is None:
+            return None
+        story = None
+        if row["story_title"] is not None:
+            screening = row["story_screening"]
+            story = (row["story_title"], Screening(screening) if screening is not None else None,
+                     row["story_body"])
+        return Job.from_row(row), story
 
     async def get_by_key(self, idempotency_key: str) -> Job | None:
         row = await self._one("get_job_by_key", {"idempotency_key": idempotency_key})

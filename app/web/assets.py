@@ -4,6 +4,7 @@
     assets.urls["style.css"]             # "/static/style.css?v=3f2a1b9c0d"
     Starlette(routes=[*assets.routes()]) # GET/HEAD /static/{path}
     {{ static["style.css"] }}            # in a template (make_templates adds the dict)
+    {{ inline["moon.svg"] }}             # a small image as a data: URL, in the page itself
 
 The `v` in a URL is the file's content hash, so a URL names one content for ever: asked
 with the current `v`, a file is `immutable` for a year; asked without one, or with another
@@ -20,6 +21,7 @@ anyway, and no Range requests are served that could splice two encodings.
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import hashlib
 import mimetypes
@@ -56,7 +58,9 @@ CONTENT_TYPES = {
     ".json": "application/json",
     ".webmanifest": "application/manifest+json",
 }
+INLINE_MAX_BYTES = 512  # an SVG this small goes in the page as a data: URL (Assets.inline)
 CSS_COMMENT = re.compile(rb"/\*.*?\*/", re.DOTALL)
+JS_COMMENT = CSS_COMMENT  # /* ... */, the same in both
 # Text compresses; PNG is compressed already.
 COMPRESSIBLE_TYPES = (
     "text/", "image/svg+xml", "application/json", "application/manifest+json",
@@ -88,6 +92,36 @@ def without_comments(css: bytes) -> bytes:
     (a sixth of style.css after compression). Ours has no `/*` inside a string or url()."""
     text = CSS_COMMENT.sub(b"", css)
     return b"\n".join(line.strip() for line in text.splitlines() if line.strip()) + b"\n"
+
+
+def script_without_comments(js: bytes) -> bytes:
+    """One of our own scripts as browsers need it: without its comments, indentation and
+    blank lines (a third of app.js and shelf.js after compression). What goes: `/* */`
+    comments, whole-line `//` ones, and a `//` one after code (two spaces before it, as
+    ours are written) when the code before it closes every quote it opens. Ours have no
+    `/*` inside a string or a regex, and no template literal or line continued by a
+    backslash that a line could be part of. A comment that spanned lines leaves a line
+    break, which JavaScript's semicolon insertion may count on."""
+    text = JS_COMMENT.sub(lambda m: b"\n" if b"\n" in m.group() else b" ", js)
+    kept = []
+    for line in text.splitlines():
+        line = line.strip()
+        code, mark, _ = line.partition(b"  // ")
+        if mark and code.count(b'"') % 2 == 0 and code.count(b"'") % 2 == 0:
+            line = code.rstrip()
+        if line and not line.startswith(b"//"):
+            kept.append(line)
+    return b"\n".join(kept) + (b"\n" if js.endswith(b"\n") else b"")
+
+
+def as_served(name: str, body: bytes) -> bytes:
+    """A static file's bytes as they are sent: our stylesheet and scripts made lean, the
+    vendored (already minified) htmx and everything else as they are."""
+    if name.endswith(".css"):
+        return without_comments(body)
+    if name.endswith(".js") and not name.endswith(".min.js"):
+        return script_without_comments(body)
+    return body
 
 
 def content_type(name: str) -> str:
@@ -161,15 +195,21 @@ class Assets:
         self.files: dict[str, StaticFile] = {}
         for path in sorted(p for p in directory.rglob("*") if p.is_file()):
             name = path.relative_to(directory).as_posix()
-            body = path.read_bytes()
-            if path.suffix == ".css":
-                body = without_comments(body)
+            body = as_served(name, path.read_bytes())
             self.files[name] = StaticFile(
                 body, content_type(name), hashlib.sha256(body).hexdigest()
             )
         # Data, not a function, for the templates: {{ static["style.css"] }}.
         self.urls: dict[str, str] = {
             name: f"{prefix}/{name}?v={file.hash}" for name, file in self.files.items()
+        }
+        # A small image costs a page more as a response of its own (headers and all, a
+        # third of a KB) than as a data: URL in the page (the CSP allows data: images):
+        # {{ inline["moon.svg"] }}, for the icon every page shows.
+        self.inline: dict[str, str] = {
+            name: f"data:{file.content_type};base64,{base64.b64encode(file.body).decode()}"
+            for name, file in self.files.items()
+            if file.content_type == "image/svg+xml" and len(file.body) <= INLINE_MAX_BYTES
         }
         self.encodings = available_encodings()
         # (name, encoding) -> the compressed body, or None when it is no smaller.

@@ -2,10 +2,12 @@
 card's template and the poll returns it (templates/_job_card.html).
 
     card = await job_card(services, job)    # card.polls: whether it asks again in 3 s
+    card = await polled_card(services, 17)  # a poll's: the job and its story in one read
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import Job, Screening, Status
+from app.queue.store import CardStory
 from app.stories import paragraphs, split_title
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
@@ -39,7 +42,7 @@ class JobCard:
     retried_as: int | None = None  # once failed and tried again: the new job's id
     body: str | None = None  # the story's text, once completed and shown, when asked for
 
-    @property
+    @functools.cached_property  # the card's template asks for it more than once
     def story(self) -> list[str]:
         """The finished story's paragraphs, shown where its draft was (no body: none)."""
         return paragraphs(self.body) if self.body else []
@@ -85,8 +88,24 @@ class JobCard:
 async def job_card(services: Services, job: Job, *, with_story: bool = False) -> JobCard:
     """The card of one job: its place in line and when it should be ready, its story so
     far, the finished story's title, or why it cannot be shown. `with_story`: a finished
-    story's text too, in place of its draft (the poll's last answer and the job page; the
-    home page's cards of earlier stories stay short)."""
+    story's text too, in place of its draft (the home page's cards of earlier stories stay
+    short)."""
+    story = None
+    if job.story_id is not None:
+        story = await services.shelf.story_for_card(job.story_id, with_body=with_story)
+    return await _card(services, job, story)
+
+
+async def polled_card(services: Services, job_id: int) -> JobCard | None:
+    """The card a poll (and the job's page) answers, its finished story's text in place of
+    the draft: the job and its story read in one statement. None: no such job."""
+    found = await services.store.get_for_card(job_id)
+    if found is None:
+        return None
+    return await _card(services, *found)
+
+
+async def _card(services: Services, job: Job, story: CardStory | None) -> JobCard:
     if job.status == Status.PENDING and job.position is None:
         job = await services.store.get(job.id) or job  # with its place in line
     expected_s = await services.estimates.expected_s(job.request.length)
@@ -97,12 +116,10 @@ async def job_card(services: Services, job: Job, *, with_story: bool = False) ->
         eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
                             expected_s=expected_s)
     title = screening = body = None
-    if job.story_id is not None:
-        shelf = await services.shelf.story_for_card(job.story_id, with_body=with_story)
-        if shelf is not None:
-            title, screening, body = shelf
-            if screening == Screening.FLAGGED:
-                title = None  # a story that cannot be shown: its title neither
+    if story is not None:
+        title, screening, body = story
+        if screening == Screening.FLAGGED:
+            title = None  # a story that cannot be shown: its title neither
     retried_as = None
     if job.status == Status.FAILED:
         retry = await services.store.get_by_key(f"{RETRY_KEY_PREFIX}{job.id}")

@@ -25,7 +25,7 @@ from app.stories import Child, StoryRequest, carried_words
 if TYPE_CHECKING:
     from app.services import Services
 from app.shelf.sequels import as_sequel, earlier_story
-from app.web.cards import job_card
+from app.web.cards import job_card, polled_card
 from app.web.pages import HOME_NEWEST_STORIES, home_context
 from app.web.responses import (
     VARY,
@@ -176,20 +176,24 @@ async def _form_again(
 
 async def job_status(request: Request) -> Response:
     services = services_of(request)
-    job = await services.store.get(path_id(request.path_params["job_id"]))
-    if job is None:
-        raise NotFound("There is no story job with that number.")
+    job_id = path_id(request.path_params["job_id"])
     if wants_json(request):
+        job = await services.store.get(job_id)
+        if job is None:
+            raise NotFound("There is no story job with that number.")
         return JSONResponse(job_json(job), headers=VARY)
     # The story's text in place of its draft: a card polls no more once it shows it.
-    card = await job_card(services, job, with_story=True)
+    card = await polled_card(services, job_id)
+    if card is None:
+        raise NotFound("There is no story job with that number.")
     context: dict[str, object] = {"card": card}
     if is_htmx(request):
         # Only an unfinished card polls, so the answer showing its story is the first; on
         # the home page the newest stories gain it too (out of band), without a reload.
         if card.story and urlsplit(request.headers.get("hx-current-url", "")).path == "/":
             context["stories"] = await services.shelf.list_stories(limit=HOME_NEWEST_STORIES)
-        return render(request, "_job_update.html", context, headers=VARY)
+            return render(request, "_job_update.html", context, headers=VARY)
+        return render(request, "_job_card.html", context, headers=VARY)  # the card alone
     return render(request, "job.html", context, headers=VARY)
 
 

@@ -55,13 +55,18 @@ DEFAULT_TEXT_SIZE = 3
 PREFERENCE_MAX_AGE_S = 365 * 24 * 3600
 
 
-def make_templates(timezone: tzinfo = UTC, *, static: Mapping[str, str]) -> Jinja2Templates:
+def make_templates(
+    timezone: tzinfo = UTC, *, static: Mapping[str, str], inline: Mapping[str, str] | None = None
+) -> Jinja2Templates:
     """The templates, with the filters and `static`: {relative name: fingerprinted URL}
-    (app/web/assets.py), as in `<link rel="stylesheet" href="{{ static["style.css"] }}">`."""
+    (app/web/assets.py), as in `<link rel="stylesheet" href="{{ static["style.css"] }}">`,
+    and `inline`: the small images a page carries in itself, as data: URLs (any other name
+    gives its URL, as `static` does)."""
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
     # Templates change only with a deploy, like the static files: no stat() per render.
     templates.env.auto_reload = False
     templates.env.globals["static"] = static
+    templates.env.globals["inline"] = {**static, **(inline or {})}
     templates.env.globals["FailReason"] = FailReason
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: day(moment, timezone)
@@ -139,7 +144,8 @@ def render(
 ) -> Response:
     templates: Jinja2Templates = request.app.state.templates
     full_context = {
-        **preferences(request),
+        # A fragment (`_name.html`) lands in a page that has them already.
+        **(preferences(request) if not template.startswith("_") else {}),
         **request.app.state.page_context(request),
         **(context or {}),
     }

@@ -19,7 +19,14 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 
 import app.web.assets
-from app.web.assets import IMMUTABLE, Assets, choose_encoding, without_comments
+from app.web.assets import (
+    IMMUTABLE,
+    Assets,
+    as_served,
+    choose_encoding,
+    script_without_comments,
+    without_comments,
+)
 from app.web.responses import STATIC_DIR
 from tests.helpers.app import serve
 from tests.helpers.forms import finished_story
@@ -32,9 +39,9 @@ STATIC_LINK = re.compile(r'(?:href|src)="(/static/[^"]*)"')
 
 
 def served(name: str) -> bytes:
-    """A static file as it is sent: a stylesheet without its comments, else as it is."""
-    body = (STATIC_DIR / name).read_bytes()
-    return without_comments(body) if name.endswith(".css") else body
+    """A static file as it is sent: our stylesheet and scripts without their comments,
+    else as it is."""
+    return as_served(name, (STATIC_DIR / name).read_bytes())
 
 
 @pytest.fixture
@@ -245,7 +252,9 @@ async def test_every_page_links_only_fingerprinted_urls_that_answer(client, asse
     checked: set[str] = set()
     for path in ("/", "/stories", f"/stories/{story_id}", "/stories/deleted", "/nowhere"):
         links = STATIC_LINK.findall((await client.get(path)).text)
-        assert len(links) >= 8, path  # stylesheet, icons, manifest, three scripts, the brand
+        # Stylesheet, touch icon, manifest, three scripts (the moon is a data: URL).
+        assert len(links) >= 6, path
+        assert 'src="data:image/svg+xml;base64,' in (await client.get(path)).text, path
         for url in links:
             assert FINGERPRINTED.match(url), (path, url)
             assert url in assets.urls.values(), url
@@ -275,6 +284,22 @@ def test_a_stylesheet_is_sent_without_its_comments_and_with_every_rule():
     assert sent.count(b"{") == source.count(b"{") and sent.count(b";") <= source.count(b";")
     assert without_comments(b"a {\n  /* why */\n  color: red; /* and\n  more */\n}\n") == (
         b"a {\ncolor: red;\n}\n")
+
+
+def test_our_scripts_are_sent_without_their_comments_and_htmx_as_it_is():
+    for name in ("app.js", "shelf.js", "reading.js", "sw.js"):
+        source = (STATIC_DIR / name).read_bytes()
+        sent = Assets(STATIC_DIR).files[name].body
+        assert b"/*" not in sent and len(sent) < len(source), name
+        assert b"`" not in source and b"\\\n" not in source, name  # what the stripping assumes
+    htmx = "htmx-2.0.11.min.js"
+    assert Assets(STATIC_DIR).files[htmx].body == (STATIC_DIR / htmx).read_bytes()
+    # A comment over lines keeps a line break: `return` then `x` stays two statements.
+    assert script_without_comments(b"  // why\nreturn /* a\n b */ x;  // why\n") == (
+        b"return\nx;\n")
+    # A `//` inside a string stays, and so does the rest of its line.
+    assert script_without_comments(b'a("http://x");  // why\nb("  // x");\n') == (
+        b'a("http://x");\nb("  // x");\n')
 
 
 def theme_colours(theme: str) -> dict[str, str]:
