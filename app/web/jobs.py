@@ -63,8 +63,6 @@ def job_json(job: Job) -> dict[str, object]:
     return body
 
 
-
-
 async def generate(request: Request) -> Response:
     body = await read_body(request)
     if wants_json(request):
@@ -195,10 +193,6 @@ async def job_status(request: Request) -> Response:
             return render(request, "_job_update.html", context, headers=VARY)
         return render(request, "_job_card.html", context, headers=VARY)  # the card alone
     return render(request, "job.html", context, headers=VARY)
-
-
-
-
 
 
 async def stop(request: Request) -> Response:
