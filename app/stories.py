@@ -67,6 +67,16 @@ class StoryRequest:
         return listeners(self.child_name, self.sibling_name)
 
 
+# What a storyteller writes in whatever it was asked: the demo writes English only (and
+# says so under its story), so its text is English, for the page's `lang` and read-aloud.
+ONLY_WRITES = {"demo": DEFAULT_LANGUAGE}
+
+
+def written_in(request: StoryRequest, model: str) -> str:
+    """The language a story's text is in: the one asked for, unless `model` writes one only."""
+    return ONLY_WRITES.get(model, request.language)
+
+
 def listeners(child_name: str | None, sibling_name: str | None) -> str | None:
     if child_name and sibling_name:
         return f"{child_name} and {sibling_name}"

@@ -24,6 +24,7 @@ from app.stories import (
     listeners,
     minutes_for_words,
     reading_minutes,
+    written_in,
 )
 
 LIBRARY_PAGE_SIZE = 50
@@ -51,6 +52,11 @@ class StoredStory:
     @property
     def reading_minutes(self) -> int:
         return reading_minutes(self.body)
+
+    @property
+    def language(self) -> str:
+        """The language its text is in (for `lang`): as asked, but the demo's is English."""
+        return written_in(self.request, self.model)
 
 @dataclass(frozen=True)
 class StorySummary:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import Job, Screening, Status
 from app.queue.store import CardStory
-from app.stories import paragraphs, split_title
+from app.stories import paragraphs, split_title, written_in
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -41,6 +41,7 @@ class JobCard:
     slots: int = 0  # while pending: how many the live workers write at once
     retried_as: int | None = None  # once failed and tried again: the new job's id
     body: str | None = None  # the story's text, once completed and shown, when asked for
+    language: str = "en"  # the language its words are in (for `lang`), by who writes them
 
     @functools.cached_property  # the card's template asks for it more than once
     def story(self) -> list[str]:
@@ -136,4 +137,6 @@ async def _card(services: Services, job: Job, story: CardStory | None) -> JobCar
         slots=slots,
         retried_as=retried_as,
         body=body,
+        # Written by this installation's storyteller (the demo: in English, whatever asked).
+        language=written_in(job.request, services.settings.storyteller),
     )

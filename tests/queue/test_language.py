@@ -132,6 +132,12 @@ async def test_the_demo_app_notes_it_on_the_story_page(make_app):
         assert story["body"].endswith("(The demo storyteller writes in English only.)")
         page = (await client.get(f"/stories/{story['story_id']}")).text
         assert "The demo storyteller writes in English only." in page
+        # Its words are English, so the page says so (and read-aloud picks an English
+        # voice), on the story's page and on its card; the job keeps what it asked.
+        assert 'data-story-text lang="en"' in page
+        card = (await client.get(f"/stories/jobs/{story['job_id']}")).text
+        assert 'job-story" lang="en"' in card
+        assert story["language"] == "it"
 
 
 async def test_a_retry_keeps_the_language_of_the_story_that_failed(browser, db, fake_llm):
