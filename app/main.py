@@ -11,6 +11,7 @@ leave the waiting ones to any other process, close the pool.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import sys
@@ -36,6 +37,7 @@ from app.web.assets import Assets
 from app.web.compression import CompressionMiddleware
 from app.web.responses import (
     STATIC_DIR,
+    Templates,
     handle_app_error,
     handle_database_down,
     handle_http_error,
@@ -58,10 +60,14 @@ def create_app(
             guard.log_mode()
             app.state.services = services
             restore_sigterm = _close_intake_on_sigterm(services)
+            # Runs once the app serves (the loop is free after start-up completes).
+            warming = asyncio.create_task(asyncio.to_thread(app.state.templates.get),
+                                          name="warm_templates")
             try:
                 yield
             finally:
                 restore_sigterm()
+                await warming  # a thread cannot be cancelled; it is done in milliseconds
 
     guard = Guard(
         settings, secret_key=load_secret_key(settings) if settings.household_password else None
@@ -88,7 +94,8 @@ def create_app(
     )
     app.state.settings = settings
     app.state.guard = guard
-    app.state.templates = make_templates(settings.tz, static=assets.urls, inline=assets.inline)
+    app.state.templates = Templates(
+        lambda: make_templates(settings.tz, static=assets.urls, inline=assets.inline))
     app.state.page_context = page_context
     return app
 

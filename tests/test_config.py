@@ -131,13 +131,14 @@ def test_bad_config_stops_start_up_with_one_line(command, tmp_path):
     assert "QUEUE_MAX" in output
 
 
-def test_the_openai_library_is_not_imported_before_the_app_serves(tmp_path):
-    """The openai library (most of a second to import) waits until the app serves: the
-    app's module, which uvicorn imports before anything is served, does not load it."""
+def test_the_openai_library_and_jinja2_are_not_imported_before_the_app_serves(tmp_path):
+    """The openai library (most of a second to import) and Jinja2 (a tenth of start-up)
+    wait until the app serves: the app's module, which uvicorn imports before anything is
+    served, loads neither (the lifespan warms both in threads once it serves)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "DATABASE"))}
     env |= {"OPENAI_API_KEY": "sk-test", "PYTHONPATH": str(ROOT)}
     script = ("import sys, app.main; app.main.app; "  # built, as uvicorn builds it
-              "print(sorted(m for m in sys.modules if m == 'openai'))")
+              "print(sorted(m for m in sys.modules if m in ('openai', 'jinja2')))")
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
