@@ -33,29 +33,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import logging
 import uuid
-from collections.abc import Awaitable
 from typing import Any
 
 import asyncpg
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log
-from app.queue.jobs import FailReason, Held, Job, Screening, Status
+from app.queue.jobs import FailReason, Job, Screening, Status
 from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
-from app.stories import (
-    ResponseGone,
-    Story,
-    StorytellerError,
-    clean_story,
-    clean_text,
-    finished_text,
-    rest_of,
+from app.queue.writing import (
+    STOP_CHECK_S,
+    Interrupted,
+    Interruption,
+    Writing,
+    beat,
+    unless_interrupted,
 )
+from app.stories import ResponseGone, Story, StorytellerError, clean_story, clean_text
 
 # Storing a story that was paid for is retried through a database outage this long.
 STORE_RETRY_S = 300.0
@@ -68,24 +66,11 @@ STORE_RETRYABLE: tuple[type[BaseException], ...] = (
 )
 # After a failed claim (the database is down), wait at least this long before the next.
 CLAIM_RETRY_S = 1.0
-# The text streamed so far is saved this often (the status card polls every 3 s).
-TEXT_SAVE_INTERVAL_S = 1.5
-# Where LISTEN is off (PgBouncer), a stop is seen at a heartbeat: beat at least this often.
-STOP_CHECK_S = TEXT_SAVE_INTERVAL_S
 # A story at the provider whose owner missed this many beats is adopted (a live owner
 # judged dead too soon only loses the job: retrieves bill nothing), and new jobs wait
 # while one has missed DEFER_AFTER_MISSED_BEATS: it is about to be adopted, and comes first.
 ADOPT_AFTER_MISSED_BEATS = 5
 DEFER_AFTER_MISSED_BEATS = 3
-
-
-class Interruption(enum.Enum):
-    """Why a story being written is put down before it is done."""
-
-    # In order of precedence: a job adopted elsewhere is that worker's to stop or finish.
-    LOST = "lost"  # another worker adopted it: not ours to store any more
-    STOP = "stop"  # the family asked to stop it
-    HAND_OVER = "hand_over"  # this process is shutting down; another will adopt it
 
 
 class Worker:
@@ -210,7 +195,8 @@ class Worker:
             writing.interrupt(Interruption.HAND_OVER)
         if job.cancel_requested:  # asked before this worker took it (an adopted job)
             writing.interrupt(Interruption.STOP)
-        heartbeat = asyncio.create_task(self._beat(writing))
+        heartbeat = asyncio.create_task(
+            beat(writing, self.store, self.boot_id, every_s=self.beat_every_s))
         stored: tuple[int, Story] | None = None
         try:
             if job.response_id is None:
@@ -245,8 +231,9 @@ class Worker:
         job = writing.job
         call = self.storyteller.write(job.request, job_id=job.id, on_text=writing.update)
         try:
-            return await self._unless_interrupted(writing, call, {Interruption.STOP})
-        except _Interrupted:  # closing the stream (the call's task is cancelled) stops it
+            return await unless_interrupted(writing, call, {Interruption.STOP},
+                                          timeout_s=self.llm_timeout_s)
+        except Interrupted:  # closing the stream (the call's task is cancelled) stops it
             await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
         except TimeoutError:
             await self._fail(writing, "the storyteller took too long", "timeout")
@@ -279,8 +266,9 @@ class Worker:
             on_progress=writing.update,
         )
         try:
-            return await self._unless_interrupted(writing, follow, set(Interruption))
-        except _Interrupted as interrupted:
+            return await unless_interrupted(writing, follow, set(Interruption),
+                                          timeout_s=self.llm_timeout_s)
+        except Interrupted as interrupted:
             if interrupted.reason is Interruption.HAND_OVER:
                 await self._release(writing)
             elif interrupted.reason is Interruption.LOST:
@@ -297,28 +285,6 @@ class Worker:
         except StorytellerError as error:
             await self._fail(writing, str(error), repr(error.__context__ or error))
         return None
-
-    async def _unless_interrupted(
-        self, writing: Writing, call: Awaitable[Story], reasons: set[Interruption]
-    ) -> Story:
-        """The call's story, within llm_timeout_s, unless one of `reasons` interrupts it
-        first (then the call is cancelled and _Interrupted raised)."""
-        task = asyncio.ensure_future(call)
-        interrupted = asyncio.ensure_future(writing.interrupted_by(reasons))
-        try:
-            done, _ = await asyncio.wait({task, interrupted}, timeout=self.llm_timeout_s,
-                                         return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            interrupted.cancel()
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-        if task in done:
-            return task.result()
-        if interrupted in done and not interrupted.cancelled():
-            raise _Interrupted(interrupted.result())
-        raise TimeoutError
 
     async def _save_response_id(self, writing: Writing) -> None:
         """Put the response id on the row before anything else, through a database outage:
@@ -442,83 +408,3 @@ class Worker:
                                   text_so_far=clean_text(writing.text))
         except Exception as error:  # the sweeper will see the stopped heartbeat
             log("fail_not_recorded", level=logging.ERROR, job_id=job_id, error=repr(error))
-
-    # -- the heartbeat ---------------------------------------------------------------
-
-    async def _beat(self, writing: Writing) -> None:
-        """Until the job is completed or failed: save the text written so far every second
-        or two, which is also the job's heartbeat, and beat anyway while no new words come.
-        No sweep may end a job whose worker is alive. Each save also says whether the
-        family asked to stop the job, and whether it is still ours."""
-        job_id = writing.job.id
-        loop = asyncio.get_running_loop()
-        last_beat = loop.time()
-        every_s = self.beat_every_s
-        while True:
-            await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s))
-            try:
-                held: Held | None
-                if writing.text != writing.saved:
-                    text, sequence = writing.text, writing.sequence
-                    held = await self.store.save_text_so_far(job_id, self.boot_id,
-                                                             clean_text(text), sequence=sequence)
-                    writing.saved = text
-                elif loop.time() - last_beat >= every_s:
-                    held = await self.store.beat(job_id, self.boot_id)
-                else:
-                    continue
-                last_beat = loop.time()
-                if held is None:
-                    log("heartbeat_lost", level=logging.WARNING, job_id=job_id)
-                    if writing.owns_response:  # adopted elsewhere: that worker has it now
-                        writing.interrupt(Interruption.LOST)
-                    return
-                if held.cancel_requested:
-                    writing.interrupt(Interruption.STOP)
-            except Exception as error:  # a database blip; the next beat may get through
-                log("heartbeat_failed", level=logging.WARNING, job_id=job_id, error=repr(error))
-
-
-class _Interrupted(Exception):
-    def __init__(self, reason: Interruption) -> None:
-        super().__init__(reason.value)
-        self.reason = reason
-
-
-class Writing:
-    """A job being written here: the story so far (the model's part, `raw`, and the text
-    the card shows, `text`), the provider's last event and whether the database has them,
-    and what may interrupt it."""
-
-    def __init__(self, job: Job) -> None:
-        self.job = job
-        self.response_id = job.response_id
-        # An adopted job's response id is on the row already, put there by its first owner.
-        self.owns_response = job.response_id is not None
-        self.sequence = job.response_sequence
-        self.carried = job.request.carried_text
-        self.text = job.text_so_far
-        self.raw = rest_of(self.carried, self.text) if self.carried else self.text
-        self.saved = self.text
-        self._reasons: set[Interruption] = set()
-        self._changed = asyncio.Event()
-
-    def update(self, raw: str, sequence: int | None = None) -> None:
-        """More of the story arrived (with its event's sequence number, in background mode)."""
-        self.raw = raw
-        self.text = finished_text(self.carried, raw) if self.carried else raw
-        if sequence is not None:
-            self.sequence = sequence
-
-    def interrupt(self, reason: Interruption) -> None:
-        self._reasons.add(reason)
-        self._changed.set()
-
-    async def interrupted_by(self, reasons: set[Interruption]) -> Interruption:
-        """Wait until one of `reasons` interrupts the job; the first in the enum's order."""
-        while True:
-            for reason in Interruption:
-                if reason in reasons and reason in self._reasons:
-                    return reason
-            self._changed.clear()
-            await self._changed.wait()

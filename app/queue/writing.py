@@ -1,0 +1,138 @@
+"""A job being written in this process: the story so far, what may interrupt it, and the
+heartbeat that saves its words and says it is still ours.
+
+    writing = Writing(job)                       # writing.update(raw, sequence) as words come
+    heartbeat = asyncio.create_task(beat(writing, store, boot_id, every_s=1.5))
+    story = await unless_interrupted(writing, call, {Interruption.STOP}, timeout_s=180)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import logging
+import uuid
+from collections.abc import Awaitable
+
+from app.logs import log
+from app.queue.jobs import Held, Job
+from app.queue.store import JobStore
+from app.stories import Story, clean_text, finished_text, rest_of
+
+# The text streamed so far is saved this often (the status card polls every 3 s).
+TEXT_SAVE_INTERVAL_S = 1.5
+# Where LISTEN is off (PgBouncer), a stop is seen at a heartbeat: beat at least this often.
+STOP_CHECK_S = TEXT_SAVE_INTERVAL_S
+
+
+class Interruption(enum.Enum):
+    """Why a story being written is put down before it is done."""
+
+    # In order of precedence: a job adopted elsewhere is that worker's to stop or finish.
+    LOST = "lost"  # another worker adopted it: not ours to store any more
+    STOP = "stop"  # the family asked to stop it
+    HAND_OVER = "hand_over"  # this process is shutting down; another will adopt it
+
+
+class Interrupted(Exception):
+    """A story put down before it was done, and why."""
+
+    def __init__(self, reason: Interruption) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+class Writing:
+    """A job being written here: the story so far (the model's part, `raw`, and the text
+    the card shows, `text`), the provider's last event and whether the database has them,
+    and what may interrupt it."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.response_id = job.response_id
+        # An adopted job's response id is on the row already, put there by its first owner.
+        self.owns_response = job.response_id is not None
+        self.sequence = job.response_sequence
+        self.carried = job.request.carried_text
+        self.text = job.text_so_far
+        self.raw = rest_of(self.carried, self.text) if self.carried else self.text
+        self.saved = self.text
+        self._reasons: set[Interruption] = set()
+        self._changed = asyncio.Event()
+
+    def update(self, raw: str, sequence: int | None = None) -> None:
+        """More of the story arrived (with its event's sequence number, in background mode)."""
+        self.raw = raw
+        self.text = finished_text(self.carried, raw) if self.carried else raw
+        if sequence is not None:
+            self.sequence = sequence
+
+    def interrupt(self, reason: Interruption) -> None:
+        self._reasons.add(reason)
+        self._changed.set()
+
+    async def interrupted_by(self, reasons: set[Interruption]) -> Interruption:
+        """Wait until one of `reasons` interrupts the job; the first in the enum's order."""
+        while True:
+            for reason in Interruption:
+                if reason in reasons and reason in self._reasons:
+                    return reason
+            self._changed.clear()
+            await self._changed.wait()
+
+
+async def unless_interrupted(
+    writing: Writing, call: Awaitable[Story], reasons: set[Interruption], *, timeout_s: float
+) -> Story:
+    """The call's story, within `timeout_s`, unless one of `reasons` interrupts it first
+    (then the call is cancelled and Interrupted raised); TimeoutError past it."""
+    task = asyncio.ensure_future(call)
+    interrupted = asyncio.ensure_future(writing.interrupted_by(reasons))
+    try:
+        done, _ = await asyncio.wait({task, interrupted}, timeout=timeout_s,
+                                     return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        interrupted.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+    if task in done:
+        return task.result()
+    if interrupted in done and not interrupted.cancelled():
+        raise Interrupted(interrupted.result())
+    raise TimeoutError
+
+
+async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *, every_s: float) -> None:
+    """Until the job is completed or failed: save the text written so far every second
+    or two, which is also the job's heartbeat, and beat anyway while no new words come.
+    No sweep may end a job whose worker is alive. Each save also says whether the
+    family asked to stop the job, and whether it is still ours."""
+    job_id = writing.job.id
+    loop = asyncio.get_running_loop()
+    last_beat = loop.time()
+    while True:
+        await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s))
+        try:
+            held: Held | None
+            if writing.text != writing.saved:
+                text, sequence = writing.text, writing.sequence
+                held = await store.save_text_so_far(job_id, boot_id, clean_text(text),
+                                                    sequence=sequence)
+                writing.saved = text
+            elif loop.time() - last_beat >= every_s:
+                held = await store.beat(job_id, boot_id)
+            else:
+                continue
+            last_beat = loop.time()
+            if held is None:
+                log("heartbeat_lost", level=logging.WARNING, job_id=job_id)
+                if writing.owns_response:  # adopted elsewhere: that worker has it now
+                    writing.interrupt(Interruption.LOST)
+                return
+            if held.cancel_requested:
+                writing.interrupt(Interruption.STOP)
+        except Exception as error:  # a database blip; the next beat may get through
+            log("heartbeat_failed", level=logging.WARNING, job_id=job_id, error=repr(error))
