@@ -36,7 +36,8 @@ LENGTH_CHOICES = (("short", "Short"), ("medium", "Medium"), ("long", "Long"))
 NEW = "new"  # the "Add a child" form's name among the page's forms
 
 
-def wants_json(request: Request) -> bool:
+def answers_json(request: Request) -> bool:
+    """JSON unless a browser asks for the page, or the body is a form (see above)."""
     if request.method in ("GET", "HEAD"):
         return "text/html" not in request.headers.get("accept", "")
     return request.headers.get("content-type", "").split(";")[0].strip().lower() not in FORMS
@@ -44,7 +45,7 @@ def wants_json(request: Request) -> bool:
 
 async def children(request: Request) -> Response:
     listed = await services_of(request).children.all()
-    if wants_json(request):
+    if answers_json(request):
         return JSONResponse({"children": [child_json(child) for child in listed]}, headers=VARY)
     return await _page(request)
 
@@ -52,7 +53,7 @@ async def children(request: Request) -> Response:
 async def add_child(request: Request) -> Response:
     body = await read_body(request)
     services = services_of(request)
-    if wants_json(request):
+    if answers_json(request):
         added = await services.children.add(parse_child(parse_json(body)))
         return JSONResponse(child_json(added), status_code=201)
     form = await parse_form(request, body)
@@ -67,7 +68,7 @@ async def update_child(request: Request) -> Response:
     child_id = path_id(request.path_params["child_id"])
     body = await read_body(request)
     services = services_of(request)
-    if wants_json(request):
+    if answers_json(request):
         changed = await services.children.update(child_id, parse_child(parse_json(body)))
         if changed is None:
             raise NotFound("There is no child with that number.")
@@ -85,11 +86,11 @@ async def update_child(request: Request) -> Response:
 async def remove_child(request: Request) -> Response:
     child_id = path_id(request.path_params["child_id"])
     body = await read_body(request)
-    if not wants_json(request):
+    if not answers_json(request):
         await parse_form(request, body)  # read (and size-check) the form
     if not await services_of(request).children.remove(child_id):
         raise NotFound("There is no child with that number.")
-    if wants_json(request):
+    if answers_json(request):
         return Response(status_code=204)
     return RedirectResponse("/children", status_code=303)
 
