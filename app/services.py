@@ -181,6 +181,9 @@ class Services:
         while True:
             try:
                 await migrate(self.db)
+                # This host's dead processes first: the sweep and the first claims then
+                # take their jobs as the dead's at once.
+                await self.liveness.find_gone_on_this_host()
                 return await self.sweeper.sweep()
             except DATABASE_UNAVAILABLE as error:
                 if loop.time() + delay_s > deadline:

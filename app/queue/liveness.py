@@ -1,12 +1,23 @@
 """This process's row in the `workers` table: proof, for every other process, that it lives.
 
     liveness = ProcessLiveness(store, boot_id, concurrency=1, interval_s=5)
+    await liveness.find_gone_on_this_host()         # at start-up, before the first sweep
     await liveness.register()
     task = asyncio.create_task(liveness.run())     # beats every interval
     await liveness.stop()                           # a clean shutdown, recorded
 
 The sweeper of any process reads these rows: a waiting job may expire only when no
 process that runs jobs has been alive for the whole threshold.
+
+A process starting on a host marks as gone every process registered on that host whose
+pid is no longer alive there (a kill -9, a crash): its running jobs need not wait for
+their heartbeats to go stale, so a story paid for already is adopted at once. "The same
+host" is the hostname alone, which the usual platforms (Heroku, Render, Fly, Docker) give
+each container of its own. Heroku's `DYNO` is not used: with preboot the old `web.1` still
+runs, in another container, while the new `web.1` starts, and that container's pids look
+dead from here. A wrong guess would cost no second bill (the old owner's next save finds
+the job adopted and it stops, `job_lost`), and a process wrongly found gone registers
+again at its next beat; the hostname simply avoids making one.
 """
 
 from __future__ import annotations
@@ -21,6 +32,21 @@ from app.logs import log
 from app.queue.store import JobStore
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid lives on this host (signal 0 checks, sends nothing).
+    A pid reused since by another process looks alive: its owner is then judged by its
+    heartbeat, as on another host."""
+    if pid <= 0:  # not one process (0 and below name process groups): nothing to judge
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
+
+
 class ProcessLiveness:
     def __init__(
         self, store: JobStore, boot_id: uuid.UUID, *, concurrency: int, interval_s: float
@@ -29,19 +55,36 @@ class ProcessLiveness:
         self.boot_id = boot_id
         self.concurrency = concurrency
         self.interval_s = interval_s
+        self.host = socket.gethostname()
 
     async def register(self) -> None:
         await self.store.register_process(
-            self.boot_id, host=socket.gethostname(), pid=os.getpid(),
-            concurrency=self.concurrency,
+            self.boot_id, host=self.host, pid=os.getpid(), concurrency=self.concurrency,
         )
+
+    async def find_gone_on_this_host(self) -> list[uuid.UUID]:
+        """Mark as gone the processes registered on this host (this one aside) whose pid
+        is no longer alive: their boot ids. (A pid alive again, such as this process's own
+        in a restarted container, proves nothing: that owner is judged by its heartbeat.)"""
+        gone = []
+        for boot_id, pid in await self.store.processes_on_host(self.host, besides=self.boot_id):
+            if pid_alive(pid):
+                continue
+            if await self.store.mark_process_gone(boot_id, host=self.host):
+                gone.append(boot_id)
+                log("process_found_gone", level=logging.WARNING, boot_id=boot_id, pid=pid,
+                    host=self.host)
+        return gone
 
     async def run(self) -> None:
         while True:
             await asyncio.sleep(self.interval_s)
             try:
                 if not await self.store.beat_process(self.boot_id):
-                    await self.register()  # pruned while this process could not beat
+                    # Pruned while this process could not beat, or found gone wrongly.
+                    log("process_registered_again", level=logging.WARNING,
+                        boot_id=self.boot_id)
+                    await self.register()
             except Exception as error:  # a database blip; the next beat may get through
                 log("process_heartbeat_failed", level=logging.WARNING, error=repr(error))
 

@@ -23,16 +23,20 @@ another writer moved the job first; it is logged once and the caller leaves the 
     claim_next_job            pending -> running                 status = 'pending',
                                                                  FOR UPDATE SKIP LOCKED
     adopt_job                 running -> running (a new owner)   status = 'running', a
-                                                                 response id, unowned or
-                                                                 its heartbeat stale
+                                                                 response id, unowned, its
+                                                                 owner found gone, or its
+                                                                 heartbeat stale
     release_job               running -> running (unowned)       status = 'running', ours,
                                                                  a response id
     complete_job              running -> completed, or           ours, no story yet, status
                               failed 'interrupted' -> completed  = 'running' or 'interrupted'
-    fail_job                  running -> failed                  status = 'running', ours
+    fail_job                  running -> failed (a job asked to  status = 'running', ours
+                              stop: 'cancelled', never
+                              'interrupted')
     cancel_pending_job        pending -> failed 'cancelled'      status = 'pending'
     sweep_dead_running        running -> completed (stored) or   status = 'running', its
-                              failed 'interrupted'               heartbeat stale, and no
+                              failed 'interrupted' ('cancelled'  heartbeat stale or its
+                              once a stop was asked)             owner found gone, and no
                                                                  response id unless stored
     sweep_expired_pending     pending -> failed 'expired'        status = 'pending', waited
                                                                  past the threshold, no
@@ -45,6 +49,10 @@ another writer moved the job first; it is logged once and the caller leaves the 
 The worker writes claim, adopt, release, complete and fail; the sweeper both sweeps and the
 purge; intake the first; the stop handler the pending cancel; a backup's import its two,
 for the whole backup in one transaction.
+
+A process is found gone (`mark_process_gone`, the `workers` table) when a process starting
+on its host sees that its pid is no longer alive; that is what "its owner found gone"
+means above.
 
 `beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
 status, and all but the last only while the job is `running` and claimed by the caller
@@ -63,7 +71,15 @@ from typing import Any
 
 from app.logs import log
 from app.queries import Queryable, Statements
-from app.queue.jobs import Held, IntakeResult, Job, Screening, Status, StoryToScreen
+from app.queue.jobs import (
+    FailReason,
+    Held,
+    IntakeResult,
+    Job,
+    Screening,
+    Status,
+    StoryToScreen,
+)
 from app.stories import DELETED_KEEP_S, BackupStory, Story, StoryRequest
 
 # What a status card shows of a job's story: its title, where its screening stands (None:
@@ -351,13 +367,21 @@ class JobStore(Statements):
                                   error_text=error_text, text_so_far=text_so_far)
         return row is not None
 
-    async def sweep_dead_running(self, stale_s: float) -> tuple[list[int], list[int]]:
-        """For every running job whose heartbeat stopped: running -> completed when its
-        story is stored, else running -> failed ('interrupted'). (recovered, interrupted)"""
+    async def sweep_dead_running(
+        self, stale_s: float
+    ) -> tuple[list[int], list[int], list[int]]:
+        """For every running job whose heartbeat stopped or whose owner was found gone:
+        running -> completed when its story is stored, else running -> failed
+        ('interrupted', or 'cancelled' when the family had asked to stop it).
+        (recovered, interrupted, cancelled)"""
         rows = await self._all("sweep_dead_running", {"stale_s": stale_s})
-        recovered = [row["id"] for row in rows if row["status"] == Status.COMPLETED]
-        interrupted = [row["id"] for row in rows if row["status"] == Status.FAILED]
-        return sorted(recovered), sorted(interrupted)
+
+        def ids(status: Status, error: str | None) -> list[int]:
+            return sorted(row["id"] for row in rows
+                          if row["status"] == status and row["error_text"] == error)
+
+        return (ids(Status.COMPLETED, None), ids(Status.FAILED, FailReason.INTERRUPTED),
+                ids(Status.FAILED, FailReason.CANCELLED))
 
     async def sweep_expired_pending(self, threshold_s: float) -> list[int]:
         """pending -> failed ('expired') for jobs that waited past the threshold while no
@@ -385,6 +409,20 @@ class JobStore(Statements):
 
     async def stop_process(self, boot_id: uuid.UUID) -> None:
         await self._val("stop_process", {"boot_id": boot_id})
+
+    async def processes_on_host(
+        self, host: str, *, besides: uuid.UUID
+    ) -> list[tuple[uuid.UUID, int]]:
+        """(boot id, pid) of the processes registered on `host` that neither stopped nor
+        were found gone, `besides` aside (the caller itself)."""
+        rows = await self._all("processes_on_host", {"host": host, "boot_id": besides})
+        return [(row["boot_id"], row["pid"]) for row in rows]
+
+    async def mark_process_gone(self, boot_id: uuid.UUID, *, host: str) -> bool:
+        """Record that the process's pid is no longer alive on `host`; False when it had
+        stopped cleanly or was found gone already."""
+        return await self._val("mark_process_gone", {"boot_id": boot_id, "host": host}) \
+            is not None
 
     async def prune_processes(self) -> int:
         return len(await self._all("prune_processes"))

@@ -5,10 +5,12 @@ one; their writes are guarded, so several sweeping at once change each job once.
     await sweeper.sweep()               # once, at start-up
     task = asyncio.create_task(sweeper.run())
 
-A running job whose heartbeat stopped belonged to a process that died: it completes with
-its story when that was already stored (paid for, so never lost), else it fails
-'interrupted'. A pending job fails 'expired' only when it waited past the threshold while
-no worker was alive anywhere to run it. Safety rests on the guards in the UPDATEs, not
+A running job whose heartbeat stopped, or whose owner was found gone (its pid no longer
+alive on its host, app/queue/liveness.py), belonged to a process that died: it completes
+with its story when that was already stored (paid for, so never lost), else it fails
+'interrupted', or 'cancelled' when the family had asked to stop it. A pending job fails
+'expired' only when it waited past the threshold while no worker was alive anywhere to
+run it. Safety rests on the guards in the UPDATEs, not
 on the thresholds: a job that moved on in the meantime is left alone. Each sweep also
 purges the stories deleted more than 30 days ago (with the jobs that made them).
 """
@@ -32,6 +34,7 @@ MIN_RECHECK_S = 1.0
 class SweepResult:
     recovered: list[int] = field(default_factory=list)
     interrupted: list[int] = field(default_factory=list)
+    cancelled: list[int] = field(default_factory=list)  # a stop was asked of a dead job
     expired: list[int] = field(default_factory=list)
     purged: list[int] = field(default_factory=list)  # stories deleted 30+ days ago
     next_stale_in_s: float | None = None
@@ -55,9 +58,8 @@ class Sweeper:
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
-        result.recovered, result.interrupted = await self.store.sweep_dead_running(
-            self.heartbeat_stale_s
-        )
+        (result.recovered, result.interrupted,
+         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s)
         result.expired = await self.store.sweep_expired_pending(self.threshold_min * 60)
         # Another process's running job whose heartbeat is not stale yet: if that process
         # dies, look again exactly when the heartbeat goes stale.
@@ -74,6 +76,8 @@ class Sweeper:
             log("job_recovered", level=logging.WARNING, job_id=job_id, status="completed")
         for job_id in result.interrupted:
             log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.INTERRUPTED)
+        for job_id in result.cancelled:
+            log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.CANCELLED)
         for job_id in result.expired:
             log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.EXPIRED)
         return result

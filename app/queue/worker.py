@@ -208,9 +208,13 @@ class Worker:
             if story is not None:
                 stored = await self._store(job.id, story)
         except asyncio.CancelledError:
-            # Shut down past the grace period: hand the story over, or say it will not come.
+            # Shut down past the grace period: hand the story over, or say it will not come
+            # (a job the family asked to stop ends as they asked; the statement also makes
+            # it so when the stop was asked and not yet heard).
             if writing.response_id is None or not await self._release(writing):
-                await self._fail(writing, FailReason.INTERRUPTED, "cancelled at shutdown")
+                reason = (FailReason.CANCELLED if writing.stop_requested
+                          else FailReason.INTERRUPTED)
+                await self._fail(writing, reason, "cancelled at shutdown")
             raise
         except DATABASE_UNAVAILABLE:
             raise  # nothing can be recorded now; the stopped heartbeat tells the sweeper

@@ -68,6 +68,11 @@ class Writing:
         if sequence is not None:
             self.sequence = sequence
 
+    @property
+    def stop_requested(self) -> bool:
+        """The family asked to stop it, and this worker has heard."""
+        return Interruption.STOP in self._reasons
+
     def interrupt(self, reason: Interruption) -> None:
         self._reasons.add(reason)
         self._changed.set()

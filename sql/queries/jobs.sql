@@ -63,8 +63,8 @@ SELECT count(*) FROM story_jobs WHERE status = 'pending'
 -- SKIP LOCKED lets workers in any number of processes claim side by side; the outer
 -- status guard makes a claim that lost a race a no-op (no row back: nothing to run).
 -- With :defer_s (a worker that can adopt), no new job is taken while a story paid for
--- already has an owner that missed beats for that long: it is about to be adopted, and
--- comes first.
+-- already has no live owner (handed over, its owner found gone) or one that missed beats
+-- for that long: it is adopted now or soon, and comes first.
 UPDATE story_jobs
    SET status = 'running', started_at = now(), heartbeat_at = now(), claimed_by = :boot_id
  WHERE id = (SELECT id FROM story_jobs
@@ -73,7 +73,10 @@ UPDATE story_jobs
                     SELECT 1 FROM story_jobs orphan
                      WHERE orphan.status = 'running' AND orphan.response_id IS NOT NULL
                        AND orphan.claimed_by IS DISTINCT FROM :boot_id
-                       AND orphan.heartbeat_at < now() - make_interval(secs => :defer_s)))
+                       AND (orphan.claimed_by IS NULL
+                            OR orphan.heartbeat_at < now() - make_interval(secs => :defer_s)
+                            OR orphan.claimed_by IN (SELECT boot_id FROM workers
+                                                      WHERE gone_at IS NOT NULL))))
               ORDER BY created_at, id
               FOR UPDATE SKIP LOCKED
               LIMIT 1)
@@ -83,22 +86,24 @@ RETURNING *
 -- name: adopt_job
 -- running (no change of status): a live worker takes over a job whose story is being
 -- written at the provider (it has a response id) and that has no live owner: handed
--- over at a shutdown, or its owner missed its beats for :stale_s. It follows the same
--- response by its id: never a second billed request, so a live owner judged dead too
--- soon costs nothing (its next save finds the job gone and it stops). Oldest first;
--- they come before pending jobs.
+-- over at a shutdown, its owner found gone (its pid no longer alive on its host), or its
+-- owner missed its beats for :stale_s. It follows the same response by its id: never a
+-- second billed request, so a live owner judged dead too soon costs nothing (its next
+-- save finds the job gone and it stops). Oldest first; they come before pending jobs.
 UPDATE story_jobs
    SET claimed_by = :boot_id, heartbeat_at = now()
  WHERE id = (SELECT id FROM story_jobs
               WHERE status = 'running' AND response_id IS NOT NULL
                 AND (claimed_by IS NULL
-                     OR heartbeat_at < now() - make_interval(secs => :stale_s))
+                     OR heartbeat_at < now() - make_interval(secs => :stale_s)
+                     OR claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
                 AND claimed_by IS DISTINCT FROM :boot_id
               ORDER BY started_at, id
               FOR UPDATE SKIP LOCKED
               LIMIT 1)
    AND status = 'running' AND response_id IS NOT NULL
-   AND (claimed_by IS NULL OR heartbeat_at < now() - make_interval(secs => :stale_s))
+   AND (claimed_by IS NULL OR heartbeat_at < now() - make_interval(secs => :stale_s)
+        OR claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
 RETURNING *
 
 -- name: save_response_id
@@ -201,33 +206,42 @@ RETURNING id
 -- name: fail_job
 -- running -> failed, by its owner, with a short reason for the family (the full error
 -- goes to the log), keeping the words written so far (:text_so_far; NULL keeps the saved
--- ones). Never once its story is stored: that job is completed.
+-- ones). Never once its story is stored: that job is completed. A job the family asked
+-- to stop ends 'cancelled', never 'interrupted' (a shutdown or a lost response that came
+-- before its owner heard the stop): what they see is what they asked for.
 UPDATE story_jobs
-   SET status = 'failed', error_text = :error_text, completed_at = now(),
+   SET status = 'failed', completed_at = now(),
+       error_text = CASE WHEN :error_text = 'interrupted' AND cancel_requested_at IS NOT NULL
+                         THEN 'cancelled' ELSE :error_text END,
        text_so_far = coalesce(:text_so_far, text_so_far)
  WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
    AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
 RETURNING id
 
 -- name: sweep_dead_running
--- running -> completed, or running -> failed ('interrupted'): the job's heartbeat stopped,
--- so its process died. A story it had already stored was paid for: the job completes
--- with it. Otherwise, when the provider never said it accepted the request (no response
--- id), the story will not come and the job fails, keeping the words written so far. A
--- job with a response id is left to be adopted: its story goes on at the provider.
+-- running -> completed, or running -> failed ('interrupted', or 'cancelled' when the
+-- family had asked to stop it): its process died, judged by the job's stale heartbeat or
+-- by its owner found gone (its pid no longer alive on its host). A story it had already
+-- stored was paid for: the job completes with it. Otherwise, when the provider never said
+-- it accepted the request (no response id), the story will not come and the job fails,
+-- keeping the words written so far. A job with a response id is left to be adopted: its
+-- story goes on at the provider.
 UPDATE story_jobs
    SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
        story_id = stored.id,
-       error_text = CASE WHEN stored.id IS NULL THEN 'interrupted' END,
+       error_text = CASE WHEN stored.id IS NOT NULL THEN NULL
+                         WHEN story_jobs.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                         ELSE 'interrupted' END,
        text_so_far = CASE WHEN stored.id IS NULL THEN story_jobs.text_so_far ELSE '' END,
        completed_at = now()
   FROM story_jobs dead
   LEFT JOIN stories stored ON stored.job_id = dead.id
  WHERE story_jobs.id = dead.id
    AND story_jobs.status = 'running'
-   AND story_jobs.heartbeat_at < now() - make_interval(secs => :stale_s)
+   AND (story_jobs.heartbeat_at < now() - make_interval(secs => :stale_s)
+        OR story_jobs.claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
    AND (dead.response_id IS NULL OR stored.id IS NOT NULL)
-RETURNING story_jobs.id, story_jobs.status
+RETURNING story_jobs.id, story_jobs.status, story_jobs.error_text
 
 -- name: sweep_expired_pending
 -- pending -> failed ('expired'): waited past the threshold while no worker was alive to
@@ -249,16 +263,33 @@ SELECT extract(epoch FROM min(heartbeat_at) + make_interval(secs => :stale_s) - 
  WHERE status = 'running' AND claimed_by IS DISTINCT FROM :boot_id AND response_id IS NULL
 
 -- name: register_process
--- A process starts: it is alive from now on (and runs `concurrency` jobs at once).
+-- A process starts: it is alive from now on (and runs `concurrency` jobs at once). Again
+-- (the same boot id): it was pruned, or wrongly found gone, while alive.
 INSERT INTO workers (boot_id, host, pid, concurrency)
 VALUES (:boot_id, :host, :pid, :concurrency)
-ON CONFLICT (boot_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL
+ON CONFLICT (boot_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, gone_at = NULL
 RETURNING boot_id
 
 -- name: beat_process
--- A process is still alive. No row back: it was pruned as dead, so it registers again.
+-- A process is still alive. No row back: it was pruned as dead, or found gone by a
+-- process on its host that could not see its pid, so it registers again.
 UPDATE workers SET heartbeat_at = now()
- WHERE boot_id = :boot_id AND stopped_at IS NULL
+ WHERE boot_id = :boot_id AND stopped_at IS NULL AND gone_at IS NULL
+RETURNING boot_id
+
+-- name: processes_on_host
+-- The processes registered on this host that neither stopped nor were found gone, this
+-- one aside: a starting process checks whether their pids are still alive.
+SELECT boot_id, pid FROM workers
+ WHERE host = :host AND boot_id <> :boot_id AND stopped_at IS NULL AND gone_at IS NULL
+ ORDER BY started_at
+
+-- name: mark_process_gone
+-- A process found gone: its pid is no longer alive on its host. A process that stopped
+-- cleanly, or was found gone already, is left as it is. Its running jobs are then adopted
+-- (a response id) or swept (none) at once, without waiting for stale heartbeats.
+UPDATE workers SET gone_at = now()
+ WHERE boot_id = :boot_id AND host = :host AND stopped_at IS NULL AND gone_at IS NULL
 RETURNING boot_id
 
 -- name: stop_process
@@ -277,7 +308,7 @@ RETURNING boot_id
 -- waiting job's estimate).
 SELECT (SELECT count(*) FROM story_jobs WHERE status = 'running') AS running,
        (SELECT coalesce(sum(concurrency), 0) FROM workers
-         WHERE concurrency > 0 AND stopped_at IS NULL
+         WHERE concurrency > 0 AND stopped_at IS NULL AND gone_at IS NULL
            AND heartbeat_at >= now() - make_interval(secs => :stale_s))::int AS slots
 
 -- name: recent_jobs
@@ -336,7 +367,7 @@ SELECT j.id FROM story_jobs j
  WHERE j.status = 'running' AND j.heartbeat_at < now() - make_interval(secs => :stale_s)
    AND (j.response_id IS NULL
         OR EXISTS (SELECT 1 FROM workers w
-                    WHERE w.concurrency > 0 AND w.stopped_at IS NULL
+                    WHERE w.concurrency > 0 AND w.stopped_at IS NULL AND w.gone_at IS NULL
                       AND w.heartbeat_at >= now() - make_interval(secs => :stale_s)))
  ORDER BY j.id
 

@@ -238,7 +238,7 @@ async def test_live_race_a_worker_cut_off_past_the_stale_limit_still_completes_i
             "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour' WHERE id = :id",
             {"id": job_id})
         async with holding(database_url) as sweeper_side:
-            assert await sweeper_side.sweep_dead_running(60) == ([], [job_id])
+            assert await sweeper_side.sweep_dead_running(60) == ([], [job_id], [])
             fake_llm.release()  # the story comes back; storing it waits for the row
             await wait_until_blocked(db, "insert_story")
         job = await wait_for_job(client, job_id, ("completed",))

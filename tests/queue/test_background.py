@@ -147,7 +147,7 @@ async def test_a_job_whose_process_died_is_adopted_and_completed_without_a_secon
 async def test_the_sweeper_leaves_a_job_with_a_response_id_to_be_adopted(settings, db, fake_llm):
     background = dataclass_replace(settings, llm_api="responses")
     job_id, _ = await _started_elsewhere(background, db, fake_llm, dead_boot=uuid.uuid4())
-    assert await JobStore(db).sweep_dead_running(60) == ([], [])
+    assert await JobStore(db).sweep_dead_running(60) == ([], [], [])
     assert (await JobStore(db).get(job_id)).status == Status.RUNNING
 
 

@@ -233,7 +233,7 @@ async def test_sweeper_fails_running_jobs_whose_heartbeat_stopped(store, db):
     dead = await make_job(store, Status.RUNNING)
     alive = await make_job(store, Status.RUNNING)
     await age(db, dead, heartbeat_s=120)
-    assert await store.sweep_dead_running(60) == ([], [dead])
+    assert await store.sweep_dead_running(60) == ([], [dead], [])
     job = await store.get(dead)
     assert (job.status, job.error_text) == (Status.FAILED, "interrupted")
     assert await status_of(store, alive) == Status.RUNNING
@@ -243,7 +243,7 @@ async def test_sweeper_completes_a_dead_job_whose_story_was_stored(store, db):
     dead = await make_job(store, Status.RUNNING)
     story_id = await store.insert_story(dead, BOOT, STORY)  # then the process died
     await age(db, dead, heartbeat_s=120)
-    assert await store.sweep_dead_running(60) == ([dead], [])
+    assert await store.sweep_dead_running(60) == ([dead], [], [])
     job = await store.get(dead)
     assert (job.status, job.story_id, job.error_text) == (Status.COMPLETED, story_id, None)
 
@@ -252,7 +252,7 @@ async def test_sweeper_completes_a_dead_job_whose_story_was_stored(store, db):
 async def test_sweeper_leaves_jobs_that_are_not_running_alone(store, db, status):
     job_id = await make_job(store, status)
     await age(db, job_id, heartbeat_s=3600, created_s=3600)
-    assert await store.sweep_dead_running(60) == ([], [])
+    assert await store.sweep_dead_running(60) == ([], [], [])
     assert await status_of(store, job_id) == status
 
 
@@ -325,7 +325,7 @@ async def test_sweeper_loses_to_completing_worker(store, db, database_url):
         assert await worker_side.complete(job_id, BOOT, story_id)  # holds the row until commit
         sweep = asyncio.create_task(store.sweep_dead_running(60))
         await wait_until_blocked(db, "sweep_dead_running")
-    assert await sweep == ([], [])  # the loser updated zero rows
+    assert await sweep == ([], [], [])  # the loser updated zero rows
     job = await store.get(job_id)
     assert (job.status, job.story_id, job.error_text) == (Status.COMPLETED, story_id, None)
 
@@ -337,7 +337,7 @@ async def test_sweeper_loses_to_a_story_being_stored(store, db, database_url):
         story_id = await worker_side.insert_story(job_id, BOOT, STORY)  # beats, holds the row
         sweep = asyncio.create_task(store.sweep_dead_running(60))
         await wait_until_blocked(db, "sweep_dead_running")
-    assert await sweep == ([], [])  # the heartbeat it re-read is fresh: not dead
+    assert await sweep == ([], [], [])  # the heartbeat it re-read is fresh: not dead
     assert await store.complete(job_id, BOOT, story_id)
     job = await store.get(job_id)
     assert (job.status, job.story_id) == (Status.COMPLETED, story_id)
@@ -355,7 +355,7 @@ async def test_a_worker_cut_off_past_the_stale_limit_still_delivers_its_story(
     worker = Worker(store, Wakeup(None, recheck_s=1), storyteller=None, boot_id=BOOT,
                     llm_timeout_s=5)
     async with holding(database_url) as sweeper_side:
-        assert await sweeper_side.sweep_dead_running(60) == ([], [job_id])  # holds the row
+        assert await sweeper_side.sweep_dead_running(60) == ([], [job_id], [])  # holds the row
         storing = asyncio.create_task(worker._store(job_id, STORY))
         await wait_until_blocked(db, "insert_story")
     assert await storing is not None
@@ -378,7 +378,7 @@ async def test_a_story_is_not_stored_for_a_job_another_worker_owns(store, db):
 async def test_an_interrupted_job_is_completed_only_by_the_worker_that_owned_it(store, db):
     job_id = await make_job(store, Status.RUNNING)
     await age(db, job_id, heartbeat_s=120)
-    assert await store.sweep_dead_running(60) == ([], [job_id])
+    assert await store.sweep_dead_running(60) == ([], [job_id], [])
     assert await store.insert_story(job_id, OTHER_BOOT, STORY) is None
     story_id = await store.insert_story(job_id, BOOT, STORY)
     assert story_id is not None

@@ -294,7 +294,7 @@ async def test_an_interrupted_story_is_finished_from_its_kept_words(make_app, fa
     assert await store.save_text_so_far(job.id, dead, "The Owl\n\nAn owl flew. She was")
     await store.db.execute("UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
                            " WHERE id = $1", job.id)
-    assert await store.sweep_dead_running(60) == ([], [job.id])  # its process died
+    assert await store.sweep_dead_running(60) == ([], [job.id], [])  # its process died
     fake_llm.story = "And then she slept."
     async with serve(make_app()) as client:
         page = await client.get(f"/stories/jobs/{job.id}")
