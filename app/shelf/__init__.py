@@ -7,5 +7,6 @@ into BACKUP_DIR every BACKUP_EVERY_H (its turns claimed in `schedule.py`, its fi
 `backup_files.py`).
 
 May use: app.queue (the store's story reads and writes), app.stories, app.dates,
-app.errors, app.db and app.logs, and the web helpers (app.web.responses, app.web.assets) for its pages.
+app.errors, app.db and app.logs, and the web helpers (app.web.responses, app.web.assets)
+for its pages.
 """
