@@ -30,6 +30,9 @@ HEARTBEAT_STALE_MIN_BEATS = 3
 # the disk is thrown away at each restart, so the embedded database and a generated secret
 # key would lose every story and sign every tablet out.
 PLATFORM_MARKERS = ("DYNO", "RENDER", "FLY_APP_NAME", "RAILWAY_ENVIRONMENT", "K_SERVICE")
+# BACKUP_EVERY_H's bounds: a few seconds at the least (for a trial), a year at the most.
+BACKUP_EVERY_H_MIN = 0.001
+BACKUP_EVERY_H_MAX = 24 * 365
 # Each process's pool; with its LISTEN connection, 2 processes and a release command fit a
 # hobby plan's 20 connections: 2 x (8 + 1) + 1.
 DEFAULT_POOL_MAX = 8
@@ -71,6 +74,11 @@ class Settings:
     timezone: str = "UTC"
     moderation: bool = False
     demo_delay_s: float = 20.0  # the demo writes a story in this long, streamed
+    # Scheduled backups (None: none). The folder is checked when a backup is written, not
+    # here: a missing volume is a failure the home page shows, not a reason not to start.
+    backup_dir: Path | None = None
+    backup_every_h: float = 24.0
+    backup_keep: int = 14
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
@@ -165,11 +173,20 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         timezone=read("TZ", _timezone, DEFAULT.timezone),
         moderation=read("MODERATION", _on_off, DEFAULT.moderation),
         demo_delay_s=read("DEMO_DELAY_S", _number(minimum=0, maximum=600), DEFAULT.demo_delay_s),
+        backup_dir=read("BACKUP_DIR", _path, DEFAULT.backup_dir),
+        backup_every_h=read("BACKUP_EVERY_H",
+                            _number(minimum=BACKUP_EVERY_H_MIN, maximum=BACKUP_EVERY_H_MAX),
+                            DEFAULT.backup_every_h),
+        backup_keep=read("BACKUP_KEEP", _whole(minimum=1, maximum=10_000), DEFAULT.backup_keep),
     )
 
 
 def _text(name: str, raw: str) -> str:
     return raw
+
+
+def _path(name: str, raw: str) -> Path:
+    return Path(raw).expanduser()
 
 
 def _host_names(name: str, raw: str) -> tuple[str, ...]:

@@ -29,6 +29,8 @@ def _value(value: object) -> str:
     return text
 
 
-def log(event: str, *, level: int = logging.INFO, **fields: object) -> None:
+def log(event: str, *, level: int = logging.INFO, exc_info: bool = False,
+        **fields: object) -> None:
+    """`exc_info`: the exception being handled, its traceback after the line."""
     parts = [f"event={event}"] + [f"{key}={_value(value)}" for key, value in fields.items()]
-    logger.log(level, " ".join(parts))
+    logger.log(level, " ".join(parts), exc_info=exc_info)

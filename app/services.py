@@ -28,6 +28,8 @@ from app.queue.sweeper import Sweeper, SweepResult
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
 from app.shelf.children import Children
+from app.shelf.schedule import Schedules
+from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, Storyteller
 from app.storytelling.moderation import Moderator
@@ -61,7 +63,9 @@ class Services:
     storyteller: Storyteller
     boot_id: uuid.UUID
     estimates: Estimates
+    schedules: Schedules  # read by every process's home page, whoever writes the backups
     screener: StoryScreener | None = None  # MODERATION=on
+    backups: ScheduledBackups | None = None  # BACKUP_DIR is set
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -88,11 +92,20 @@ class Services:
             screener = StoryScreener(
                 store, moderator, interval_s=min(RESCREEN_INTERVAL_S, settings.sweeper_interval_s)
             )
+        shelf = ShelfStore(db)
+        schedules = Schedules(db)
+        backups = None
+        if settings.backup_dir is not None:
+            backups = ScheduledBackups(
+                schedules, shelf, folder=settings.backup_dir,
+                every_s=settings.backup_every_h * 3600, keep=settings.backup_keep,
+                timezone=settings.tz,
+            )
         return cls(
             settings=settings,
             db=db,
             store=store,
-            shelf=ShelfStore(db),
+            shelf=shelf,
             children=Children(db),
             wakeup=wakeup,
             intake=Intake(
@@ -131,7 +144,9 @@ class Services:
             storyteller=storyteller,
             boot_id=boot_id,
             estimates=estimates_for(settings, store),
+            schedules=schedules,
             screener=screener,
+            backups=backups,
         )
 
     def __post_init__(self) -> None:
@@ -153,6 +168,9 @@ class Services:
         ]
         if self.screener is not None:  # stories stored while they could not be screened
             self.tasks.append(asyncio.create_task(self.screener.run(), name="rescreen"))
+        if self.backups is not None:  # each process looks; one writes each backup
+            self.backups.check_folder()
+            self.tasks.append(asyncio.create_task(self.backups.run(), name="backups"))
         if self.runs_jobs:
             self.tasks += [
                 asyncio.create_task(self.wakeup.listen(), name="listen"),

@@ -158,3 +158,34 @@ def test_importing_the_app_module_reads_no_settings_until_uvicorn_asks_for_the_a
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert asked.returncode == 2 and "QUEUE_MAX" in asked.stderr
     assert "Traceback" not in asked.stderr
+
+
+def test_scheduled_backups_are_off_until_a_folder_is_named_then_daily_keeping_14():
+    assert settings_from().backup_dir is None
+    settings = settings_from(BACKUP_DIR="/var/backups/stories")
+    assert settings.backup_dir == Path("/var/backups/stories")
+    assert (settings.backup_every_h, settings.backup_keep) == (24, 14)
+    trial = settings_from(BACKUP_DIR="/tmp/b", BACKUP_EVERY_H="0.01", BACKUP_KEEP="1")
+    assert (trial.backup_every_h, trial.backup_keep) == (0.01, 1)
+
+
+def test_a_backup_folder_that_is_not_there_does_not_stop_start_up(tmp_path):
+    # Not a folder, or not writable: a runtime failure the home page shows, not bad config.
+    assert settings_from(BACKUP_DIR=str(tmp_path / "missing")).backup_dir == tmp_path / "missing"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("BACKUP_EVERY_H", "0"),
+        ("BACKUP_EVERY_H", "-1"),
+        ("BACKUP_EVERY_H", "daily"),
+        ("BACKUP_EVERY_H", "nan"),
+        ("BACKUP_KEEP", "0"),
+        ("BACKUP_KEEP", "2.5"),
+        ("BACKUP_KEEP", "all"),
+    ],
+)
+def test_a_bad_backup_setting_names_its_variable(name, value):
+    with pytest.raises(ConfigError, match=name):
+        settings_from(BACKUP_DIR="/tmp/b", **{name: value})

@@ -155,3 +155,13 @@ async def test_the_previous_release_s_intake_still_takes_stories_after_a_migrati
                AS i""", {"key": "old-release"})
     assert row is not None and row["id"] is not None
     assert (row["status"], row["sibling_name"], row["replayed"]) == ("pending", None, False)
+
+
+async def test_scheduled_work_has_a_row_per_schedule_with_its_last_outcome(db):
+    columns = {r["column_name"] for r in await fetch_all(db,
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'schedules'")}
+    assert {"name", "every_s", "next_at", "claimed_at", "last_ok_at", "last_error",
+            "last_error_at"} <= columns
+    primary = await fetch_val(db, "SELECT count(*) FROM pg_indexes WHERE tablename = 'schedules'"
+                                  " AND indexdef LIKE '%UNIQUE%(name)%'")
+    assert primary == 1

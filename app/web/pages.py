@@ -23,6 +23,7 @@ from starlette.responses import RedirectResponse, Response
 from app.errors import AppError, NotFound
 from app.queue.intake import FIELDS
 from app.queue.jobs import Status
+from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, sequel_values
 from app.stories import LANGUAGES
 from app.web.cards import RETRY_KEY_PREFIX, job_card
@@ -121,6 +122,8 @@ async def home_context(
         "stories_left": stories_left,
         # At zero the form says so, and when, before anyone types (its button is disabled).
         "limit_note": services.intake.limit_reached()[0] if stories_left == 0 else None,
+        # The last scheduled backup failed (whichever process wrote it): until one succeeds.
+        "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
     }
 
 

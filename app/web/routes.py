@@ -2,7 +2,7 @@
 
 Routes are tried in order and the first match wins, so the order matters twice: the
 busiest come first (a card polls every 3 s), and a fixed path under /stories/ (deleted,
-backup.zip) comes before /stories/{story_id}, which would otherwise take it and answer 404.
+backup.zip, import) comes before /stories/{story_id}, which would otherwise take it and answer 404.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from app.security import login
+from app.shelf import import_page
 from app.shelf import routes as shelf
 from app.web import children, jobs, pages
 from app.web.assets import Assets
@@ -38,6 +39,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/children/{child_id}/delete", children.remove_child, methods=["POST"]),
         Route("/stories/deleted", shelf.recently_deleted, methods=["GET"]),
         Route("/stories/backup.zip", shelf.backup_zip, methods=["GET"]),
+        Route("/stories/import", import_page.import_backup_page, methods=["POST"]),
         Route("/stories", shelf.library, methods=["GET"]),
         Route("/stories/{story_id}", shelf.story_page, methods=["GET"]),
         Route("/stories/{story_id}/favourite", pages.favourite, methods=["POST"]),

@@ -1,0 +1,90 @@
+"""Restore a backup from the library page: the "Import a backup" form, beside the download.
+
+    POST /stories/import     multipart: the zip in `backup`
+
+The same import as `python -m app import FILE` (app/shelf/backup.py), whole or not at all:
+a file refused writes nothing and the page says why in the command line's own words (422,
+the form again); a restored file says how many stories, and child profiles, came back.
+Cross-site posts are refused before this runs (app/security/middleware.py).
+"""
+
+from __future__ import annotations
+
+from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import Message
+
+from app.errors import BadRequest, ClientGone, TooLarge
+from app.shelf.archive import BACKUP_MAX_BYTES, MIB, BackupError
+from app.shelf.backup import ImportResult, import_backup
+from app.web.responses import VARY, render, services_of
+
+# The upload: no larger than the stories.json a backup may hold (a zip is smaller). Files
+# past 1 MB are spooled to a temporary file by the form parser, not kept in memory.
+IMPORT_MAX_BYTES = BACKUP_MAX_BYTES
+UPLOAD_FIELD = "backup"
+
+
+async def import_backup_page(request: Request) -> Response:
+    form = await _upload_form(request)
+    try:
+        upload = form.get(UPLOAD_FIELD)
+        if not isinstance(upload, UploadFile) or not upload.filename or not upload.size:
+            return _refused(request, "Choose a backup file (a .zip) to restore.")
+        try:
+            result = await import_backup(services_of(request).store, upload.file)
+        except BackupError as error:
+            return _refused(request, str(error))
+    finally:
+        await form.close()
+    context = {"page_title": "Backup restored", "restored": restored_sentence(result)}
+    return render(request, "import.html", context, headers=VARY)
+
+
+def _refused(request: Request, refusal: str) -> Response:
+    context = {"page_title": "Nothing was restored", "refusal": refusal}
+    return render(request, "import.html", context, status_code=422, headers=VARY)
+
+
+def restored_sentence(result: ImportResult) -> str:
+    """"3 stories came back (2 were here already), and 1 child profile.\""""
+    sentence = f"{_count(result.restored, 'story', 'stories')} came back"
+    if result.already_here:
+        sentence += f" ({result.already_here} {'was' if result.already_here == 1 else 'were'}"
+        sentence += " here already)"
+    if result.children_restored:
+        sentence += ", and " + _count(result.children_restored, "child profile", "child profiles")
+    return sentence + "."
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
+
+
+async def _upload_form(request: Request) -> FormData:
+    """The multipart form, its body counted as it arrives: past IMPORT_MAX_BYTES it is
+    refused (413) and whatever was spooled is closed."""
+    too_large = TooLarge(f"A backup to restore must be at most {IMPORT_MAX_BYTES // MIB} MB.")
+    declared = request.headers.get("content-length", "")
+    if declared.isdecimal() and int(declared) > IMPORT_MAX_BYTES:
+        raise too_large
+    received = 0
+
+    async def counted() -> Message:
+        nonlocal received
+        message = await request.receive()
+        received += len(message.get("body", b""))
+        if received > IMPORT_MAX_BYTES:
+            raise too_large
+        return message
+
+    try:
+        return await Request(request.scope, counted).form(max_files=1, max_fields=8)
+    except ClientDisconnect:  # the tab was closed mid-upload
+        raise ClientGone("The client left before its request arrived.") from None
+    except (MultiPartException, HTTPException):  # not a multipart form, or a broken one
+        raise BadRequest("The form could not be read: send the backup as a file upload.",
+                         code="malformed_form") from None
