@@ -30,6 +30,7 @@ from app.queue.worker import Worker
 from app.shelf.children import Children
 from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, Storyteller
+from app.storytelling.availability import ModelAvailability
 from app.storytelling.moderation import Moderator
 
 # At start-up, wait this long for the database to answer before giving up.
@@ -62,6 +63,8 @@ class Services:
     boot_id: uuid.UUID
     estimates: Estimates
     screener: StoryScreener | None = None  # MODERATION=on
+    # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
+    model_availability: ModelAvailability | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
