@@ -23,7 +23,9 @@ T = TypeVar("T")
 
 STORYTELLERS = ("openai", "demo")
 LLM_APIS = ("chat", "responses", "auto")
-DEFAULT_STORY_MODEL = "gpt-4o-mini"
+# A current small model: listed by the pinned openai library and not marked deprecated
+# there (tests/test_models.py holds it to that).
+DEFAULT_STORY_MODEL = "gpt-6-luna"
 # A heartbeat is judged stale only after this many intervals went by without one.
 HEARTBEAT_STALE_MIN_BEATS = 3
 # Set by the hosting platforms we document (Heroku, Render, Fly, Railway, Cloud Run): there,
@@ -51,6 +53,7 @@ class Settings:
     openai_api_key: str | None = None
     openai_base_url: str | None = None
     story_model: str = DEFAULT_STORY_MODEL
+    story_temperature: float | None = None  # None: no sampling parameter is sent
     storyteller: str = "demo"
     # chat: Chat Completions, streamed on this process's connection; responses: background
     # mode, the story written at the provider and picked up again by id (resolved from auto).
@@ -145,6 +148,8 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         openai_base_url=base_url,
         llm_api=llm_api,
         story_model=read("STORY_MODEL", _text, DEFAULT.story_model),
+        story_temperature=read("STORY_TEMPERATURE", _number(minimum=0, maximum=2),
+                               DEFAULT.story_temperature),
         storyteller=storyteller,
         llm_timeout_s=read("LLM_TIMEOUT_S", _number(minimum=1, maximum=3600),
                            DEFAULT.llm_timeout_s),

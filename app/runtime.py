@@ -19,6 +19,7 @@ from app.db import database_url, pool_for
 from app.logs import log
 from app.services import Services
 from app.stories import Storyteller
+from app.storytelling.availability import ModelAvailability, check_model
 from app.storytelling.demo import DemoStoryteller
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
@@ -37,10 +38,13 @@ async def running_services(
     moderator = make_moderator(settings)
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url,
                               follower=follower_for(chosen_storyteller))
+    services.model_availability = availability_of(chosen_storyteller)
     try:
         await services.start()
-        if storyteller is None and settings.storyteller == "openai":
-            services.tasks.append(asyncio.create_task(warm_up(), name="warm_up"))
+        if storyteller is None and isinstance(chosen_storyteller,
+                                              OpenAIStoryteller | BackgroundStoryteller):
+            services.tasks.append(
+                asyncio.create_task(after_start_up(chosen_storyteller), name="warm_up"))
         try:
             yield services
         finally:
@@ -61,16 +65,32 @@ def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:
             timeout_s=settings.llm_timeout_s,
         )
         if settings.llm_api == "responses":
-            return BackgroundStoryteller(client, model=settings.story_model)
-        return OpenAIStoryteller(client, model=settings.story_model)
+            return BackgroundStoryteller(client, model=settings.story_model,
+                                         temperature=settings.story_temperature)
+        return OpenAIStoryteller(client, model=settings.story_model,
+                                 temperature=settings.story_temperature)
     return DemoStoryteller(delay_s=settings.demo_delay_s)
+
+
+def availability_of(storyteller: object) -> ModelAvailability | None:
+    """What the provider's storyteller knows of its model (the demo has none)."""
+    if isinstance(storyteller, OpenAIStoryteller | BackgroundStoryteller):
+        return storyteller.availability
+    return None
+
+
+async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller) -> None:
+    """Once the app serves: load the provider's library, then ask for the model once."""
+    await warm_up()
+    await check_model(storyteller.client, storyteller.availability)
 
 
 def follower_for(storyteller: object) -> BackgroundStoryteller | None:
     """With LLM_API=chat, what still follows a story started in background mode before the
     switch (by its response id, on the same provider): adopted, never started again."""
     if isinstance(storyteller, OpenAIStoryteller):
-        return BackgroundStoryteller(storyteller.client, model=storyteller.model)
+        return BackgroundStoryteller(storyteller.client, model=storyteller.model,
+                                     availability=storyteller.availability)
     return None
 
 

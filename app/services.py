@@ -32,6 +32,7 @@ from app.shelf.schedule import Schedules
 from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, Storyteller
+from app.storytelling.availability import ModelAvailability
 from app.storytelling.moderation import Moderator
 
 # At start-up, wait this long for the database to answer before giving up.
@@ -66,6 +67,8 @@ class Services:
     schedules: Schedules  # read by every process's home page, whoever writes the backups
     screener: StoryScreener | None = None  # MODERATION=on
     backups: ScheduledBackups | None = None  # BACKUP_DIR is set
+    # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
+    model_availability: ModelAvailability | None = None
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod

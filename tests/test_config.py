@@ -90,11 +90,19 @@ def test_paas_database_urls_work_as_given(url, expected):
         ("ALLOW_OPEN", "maybe"),
         ("MODERATION", "yes please"),
         ("TZ", "Mars/Olympus_Mons"),
+        ("STORY_TEMPERATURE", "warm"),
+        ("STORY_TEMPERATURE", "2.5"),
+        ("STORY_TEMPERATURE", "-0.1"),
     ],
 )
 def test_a_bad_value_names_its_variable(name, value):
     with pytest.raises(ConfigError, match=name):
         settings_from(**{name: value})
+
+
+def test_story_temperature_is_unset_unless_given():
+    assert settings_from().story_temperature is None
+    assert settings_from(STORY_TEMPERATURE="0.8").story_temperature == 0.8
 
 
 def test_openai_storyteller_without_a_key_is_refused():

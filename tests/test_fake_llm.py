@@ -339,3 +339,39 @@ async def test_reset_forgets_the_responses(fake_llm, llm):
     assert (fake_llm.calls_for(24), fake_llm.response_ids_for(24)) == (0, [])
     with pytest.raises(openai.NotFoundError):
         await llm.responses.retrieve(response.id)
+
+
+# -- models, and what a model refuses before any word -------------------------------------
+
+
+async def test_a_model_is_retrieved_and_a_retired_one_is_not_found_as_openai_says(fake_llm, llm):
+    fake_llm.retired_models = {"gpt-4o-mini"}
+    model = await llm.models.retrieve("gpt-6-luna")
+    assert model.id == "gpt-6-luna"
+    with pytest.raises(openai.NotFoundError) as gone:
+        await llm.models.retrieve("gpt-4o-mini")
+    assert gone.value.code == "model_not_found"
+    with pytest.raises(openai.NotFoundError) as create_gone:
+        await llm.responses.create(model="gpt-4o-mini", input="an owl", background=True,
+                                   extra_headers=job(30))
+    assert create_gone.value.code == "model_not_found"
+    assert fake_llm.model_lookups == ["gpt-6-luna", "gpt-4o-mini"]
+    assert (fake_llm.calls_for(30), fake_llm.unbilled_for(30)) == (0, 1)
+
+
+async def test_a_refused_parameter_is_openais_400_and_not_billed(fake_llm, llm):
+    fake_llm.refuse("gpt-6-luna", "max_tokens", "temperature")
+    messages = [{"role": "user", "content": "an owl"}]
+    with pytest.raises(openai.BadRequestError) as refused:
+        await llm.chat.completions.create(model="gpt-6-luna", messages=messages, max_tokens=9,
+                                          extra_headers=job(31))
+    assert (refused.value.param, refused.value.code) == ("max_tokens", "unsupported_parameter")
+    assert "Use 'max_completion_tokens' instead" in refused.value.message
+    with pytest.raises(openai.BadRequestError) as refused:
+        await llm.chat.completions.create(model="gpt-6-luna", messages=messages,
+                                          temperature=0.8, extra_headers=job(31))
+    assert (refused.value.param, refused.value.code) == ("temperature", "unsupported_value")
+    assert "does not support 0.8" in refused.value.message
+    await llm.chat.completions.create(model="gpt-6-luna", messages=messages, temperature=1,
+                                      max_completion_tokens=9, extra_headers=job(31))
+    assert (fake_llm.unbilled_for(31), fake_llm.calls_for(31)) == (2, 1)

@@ -1,6 +1,6 @@
 """How long a story takes, how far along one is, and when a waiting one will be ready.
 
-    estimates = Estimates(store, model="gpt-4o-mini", defaults=DEFAULT_EXPECTED_S)
+    estimates = Estimates(store, model="gpt-6-luna", defaults=DEFAULT_EXPECTED_S)
     expected_s = await estimates.expected_s("medium")   # recent history, else a default
     progress_percent(job, expected_s=..., now=time.time())
     queue_eta_s(position=3, running=1, slots=1, expected_s=90.0)

@@ -2,7 +2,9 @@
 
 `openai.py` makes the provider call (one streamed request per story), `demo.py` writes
 offline, `provider.py` builds the provider's client on first use, `moderation.py` asks
-the provider's moderation endpoint.
+the provider's moderation endpoint. `limits.py` sizes a story's token budget and
+remembers the parameters a model refused, `availability.py` knows whether the provider
+still offers the model, `models.py` reads the openai library's model lists.
 
 May use: app.stories, app.errors, app.logs. Never the queue, the shelf or the web: the
 worker hands a storyteller the request and gets a story back.

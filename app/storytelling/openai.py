@@ -1,20 +1,22 @@
 """The provider call: one streamed Chat Completions request per story (`LLM_API=chat`),
 and what both provider APIs share: the prompt, the token budget, reading the answer.
 
-    storyteller = OpenAIStoryteller(ProviderClient(api_key=..., timeout_s=180), model="gpt-4o-mini")
+    storyteller = OpenAIStoryteller(ProviderClient(api_key=..., timeout_s=180), model="gpt-6-luna")
     story = await storyteller.write(request, job_id=17, on_text=print)   # streamed
 
-It makes exactly one request per call (the client's own retries are off: a retry is a
-second bill), handing the text so far to `on_text` as it arrives. A story the model cut
-off at its token limit is kept, up to its last full sentence.
+It makes one billed request per call (the client's own retries are off: a retry is a
+second bill), handing the text so far to `on_text` as it arrives. A request the provider
+refuses for one of its optional parameters (a 400 before any word, billed nothing) goes
+again without it (app/storytelling/limits.py). A story the model cut off at its token
+limit is kept, up to its last full sentence. A model the provider no longer has fails the
+story at once, naming it, and the home page says so (app/storytelling/availability.py).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from app.logs import log
 from app.stories import (
@@ -30,31 +32,15 @@ from app.stories import (
     finished_text,
     split_title,
 )
+from app.storytelling.availability import (
+    ModelAvailability,
+    is_model_not_found,
+    model_gone_message,
+)
+from app.storytelling.limits import CHAT_TOKEN_CAPS, RequestLimits
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
-
-# The token budget that fits each length: about 1.4 tokens a word of English prose, with
-# room for a model that overshoots the count (or writes in a language that takes more
-# tokens a word), plus the title line. A story cut off by the budget is kept up to its last
-# full sentence, but it is better not cut at all.
-TOKENS_PER_WORD = 1.4
-BUDGET_HEADROOM = 1.5
-TITLE_TOKENS = 30
-LENGTH_MAX_TOKENS = {
-    length: math.ceil(words * TOKENS_PER_WORD * BUDGET_HEADROOM) + TITLE_TOKENS
-    for length, words in LENGTH_WORDS.items()
-}
-# A reasoning model's completion budget also pays for its hidden reasoning; without room
-# for it the whole budget can go on thinking and the story comes back empty. Only the
-# tokens used are billed, so the allowance costs nothing unless the model needs it.
-REASONING_ALLOWANCE_TOKENS = 8000
-TEMPERATURE = 0.8
-# Model names of OpenAI's reasoning models (o1, o3-mini, o4-mini, gpt-5, gpt-5-mini, ...):
-# they take `max_completion_tokens` and refuse any `temperature` but the default.
-_REASONING_MODEL = re.compile(r"^(o[1-9]|gpt-5)", re.IGNORECASE)
-
-
 
 SYSTEM_PROMPT = """\
 You write bedtime stories for young children, to be read aloud at bedtime.
@@ -125,29 +111,15 @@ _DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name|earlier|title|begun|likes)\b[^
                             re.IGNORECASE)
 
 
-def is_reasoning_model(model: str) -> bool:
-    """Whether `model` names a reasoning model (a provider prefix such as `openai/` aside)."""
-    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1]))
-
-
-def completion_limits(model: str, length: str) -> dict[str, int | float]:
-    """The token budget (and temperature) for one Chat Completions request."""
-    budget = LENGTH_MAX_TOKENS[length]
-    if is_reasoning_model(model):
-        return {"max_completion_tokens": budget + REASONING_ALLOWANCE_TOKENS}
-    return {"max_tokens": budget, "temperature": TEMPERATURE}
-
-
-# What PostgreSQL cannot store in text (NUL) or UTF-8 cannot encode (lone surrogates), and
-# the other control characters, which no story needs: all but newline and tab.
-
-
 class OpenAIStoryteller:
     name = "openai"
 
-    def __init__(self, client: ProviderClient, *, model: str) -> None:
+    def __init__(self, client: ProviderClient, *, model: str, temperature: float | None = None,
+                 availability: ModelAvailability | None = None) -> None:
         self.client = client
         self.model = model
+        self.limits = RequestLimits(temperature=temperature)
+        self.availability = availability or ModelAvailability(model)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -158,15 +130,25 @@ class OpenAIStoryteller:
         import openai  # loaded by now (app/storytelling/provider.py warms it up after start-up)
 
         text, finish, refused, usage, model, answered = "", None, False, None, None, False
-        try:
-            stream = await self.client().chat.completions.create(
+        messages = build_messages(request)
+
+        async def create(options: dict[str, Any]) -> Any:
+            return await self.client().chat.completions.create(
                 model=self.model,
-                messages=build_messages(request),  # type: ignore[arg-type]
+                messages=messages,  # type: ignore[arg-type]
                 stream=True,
                 stream_options={"include_usage": True},
                 extra_headers={"X-Story-Job-Id": str(job_id)},
-                **completion_limits(self.model, request.length),  # type: ignore[arg-type]
+                **options,
             )
+
+        try:
+            try:
+                stream = await self.limits.send(self.model, CHAT_TOKEN_CAPS, request.length,
+                                                create)
+            except openai.NotFoundError as error:
+                raise self._not_found(error, job_id) from None
+            self.availability.mark_offered()
             async with stream:
                 async for chunk in stream:
                     model = chunk.model or model
@@ -196,6 +178,13 @@ class OpenAIStoryteller:
             prompt_tokens=usage.prompt_tokens if usage else None,
             completion_tokens=usage.completion_tokens if usage else None,
         )
+
+    def _not_found(self, error: Exception, job_id: int) -> StorytellerError:
+        """A 404 from the create: the model is gone (said on the home page), or the URL."""
+        if is_model_not_found(error, self.model):
+            self.availability.mark_gone(seen_by=f"job {job_id}")
+            return StorytellerError(model_gone_message(self.model))
+        return provider_error(error)
 
 
 def provider_error(error: Exception) -> StorytellerError:

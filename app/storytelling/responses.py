@@ -1,7 +1,7 @@
 """Background generation: the story written at the provider (`LLM_API=responses`).
 
     storyteller = BackgroundStoryteller(ProviderClient(api_key=..., timeout_s=180),
-                                        model="gpt-4o-mini")
+                                        model="gpt-6-luna")
     response_id = await storyteller.start(request, job_id=17)      # the one billed request
     story = await storyteller.follow(response_id, request, job_id=17, text="", after=None,
                                      on_progress=sink)              # free, from any process
@@ -23,15 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from app.logs import log
 from app.stories import ProgressSink, ResponseGone, Story, StoryRequest, StorytellerError
-from app.storytelling.openai import (
-    LENGTH_MAX_TOKENS,
-    REASONING_ALLOWANCE_TOKENS,
-    TEMPERATURE,
-    build_messages,
-    is_reasoning_model,
-    provider_error,
-    story_from_text,
+from app.storytelling.availability import (
+    ModelAvailability,
+    is_model_not_found,
+    model_gone_message,
 )
+from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
+from app.storytelling.openai import build_messages, provider_error, story_from_text
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -42,14 +40,6 @@ FOLLOW_RETRY_MAX_S = 5.0
 # The provider's words for a response that will not change any more.
 FINAL_STATUSES = ("completed", "incomplete", "failed", "cancelled")
 _FINAL_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
-
-
-def response_limits(model: str, length: str) -> dict[str, int | float]:
-    """The token budget (and temperature) for one Responses API create."""
-    budget = LENGTH_MAX_TOKENS[length]
-    if is_reasoning_model(model):
-        return {"max_output_tokens": budget + REASONING_ALLOWANCE_TOKENS}
-    return {"max_output_tokens": budget, "temperature": TEMPERATURE}
 
 
 @dataclass
@@ -64,9 +54,12 @@ class BackgroundStoryteller:
     name = "openai"
     background = True
 
-    def __init__(self, client: ProviderClient, *, model: str) -> None:
+    def __init__(self, client: ProviderClient, *, model: str, temperature: float | None = None,
+                 availability: ModelAvailability | None = None) -> None:
         self.client = client
         self.model = model
+        self.limits = RequestLimits(temperature=temperature)
+        self.availability = availability or ModelAvailability(model)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -75,8 +68,9 @@ class BackgroundStoryteller:
         import openai
 
         system, user = build_messages(request)
-        try:
-            response = await self.client().responses.create(
+
+        async def create(options: dict[str, Any]) -> Any:
+            return await self.client().responses.create(
                 model=self.model,
                 instructions=system["content"],
                 input=user["content"],
@@ -84,14 +78,22 @@ class BackgroundStoryteller:
                 store=True,  # background mode keeps the response at the provider a while
                 metadata={"job_id": str(job_id)},
                 extra_headers={"X-Story-Job-Id": str(job_id)},
-                **response_limits(self.model, request.length),  # type: ignore[arg-type]
+                **options,
             )
-        except openai.NotFoundError:
+
+        try:
+            response = await self.limits.send(self.model, RESPONSES_TOKEN_CAPS, request.length,
+                                              create)
+        except openai.NotFoundError as error:
+            if is_model_not_found(error, self.model):  # the model is gone, not the API
+                self.availability.mark_gone(seen_by=f"job {job_id}")
+                raise StorytellerError(model_gone_message(self.model)) from None
             raise StorytellerError(
                 "the storyteller has no background mode (set LLM_API=chat)"
             ) from None
         except openai.APIError as error:
             raise provider_error(error) from None
+        self.availability.mark_offered()
         if not getattr(response, "id", None):
             raise StorytellerError("the storyteller sent an unreadable answer")
         return response.id

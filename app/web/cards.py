@@ -17,6 +17,7 @@ from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import Job, Screening, Status
 from app.queue.store import CardStory
 from app.stories import paragraphs, split_title, written_in
+from app.web.failures import FailureNote, failure_note
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -53,6 +54,11 @@ class JobCard:
         """Whether the card asks again: while the job is unfinished, and while its story
         waits to be screened (it is shown, or said not to be, once that is done)."""
         return not self.job.status.finished or self.screening == Screening.PENDING
+
+    @property
+    def failure(self) -> FailureNote:
+        """Once failed: what went wrong, in a parent's words, and whether to try again."""
+        return failure_note(self.job.error_text)
 
     @property
     def starts_now(self) -> bool:

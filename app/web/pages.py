@@ -122,6 +122,9 @@ async def home_context(
         "stories_left": stories_left,
         # At zero the form says so, and when, before anyone types (its button is disabled).
         "limit_note": services.intake.limit_reached()[0] if stories_left == 0 else None,
+        # The provider no longer offers STORY_MODEL: said above everything else.
+        "model_gone": (services.model_availability.notice_model
+                       if services.model_availability is not None else None),
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
     }

@@ -18,6 +18,17 @@
         fake.chat_closed_early              # job ids whose chat stream the client left
         fake.wait_for_chat_closed(17)       # ... block until job 17's is among them
 
+Models and what they refuse, answered before any word and never billed (not in `calls`):
+
+        GET  /v1/models/{model}             # 200 the model; 404 model_not_found if retired
+        fake.retired_models = {"gpt-4o-mini"}   # ... and creates with it answer that 404 too
+        fake.models_api = False             # a server without GET /models/{id}: plain 404
+        fake.model_lookups                  # the models asked for, in order
+        fake.refuse("gpt-6-luna", "max_tokens", "temperature")   # OpenAI's 400s for those
+        fake.refuse_max_completion_tokens = True   # an older server: 400 naming it, no code
+        fake.unbilled_for(17)               # requests for job 17 answered with one of these
+        fake.unbilled_requests              # their bodies: {"job_id", "body", "api", "status"}
+
 The Responses API in background mode, as OpenAI runs it:
 
         POST /v1/responses                  # a create: counted in calls and creates;
@@ -93,6 +104,13 @@ RESPONSES_USAGE = {"input_tokens": 42, "input_tokens_details": {"cached_tokens":
                    "output_tokens": 314, "output_tokens_details": {"reasoning_tokens": 0},
                    "total_tokens": 356}
 FAILED_MESSAGE = "The server had an error while processing your request."
+# OpenAI's 400s for a parameter (or value) the model does not take.
+UNSUPPORTED = {
+    "max_tokens": ("unsupported_parameter", "Unsupported parameter: 'max_tokens' is not "
+                   "supported with this model. Use 'max_completion_tokens' instead."),
+    "temperature": ("unsupported_value", "Unsupported value: 'temperature' does not support "
+                    "{value} with this model. Only the default (1) value is supported."),
+}
 
 
 def free_port() -> int:
@@ -166,6 +184,14 @@ class FakeLLM:
         self.moderation_down = False
         self.moderation_delay_s = 0.0
         self.chat_closed_early: set[str] = set()
+        # Models, and the requests refused before the model saw them (not billed)
+        self.retired_models: set[str] = set()
+        self.models_api = True
+        self.model_lookups: list[str] = []
+        self.refused_parameters: defaultdict[str, set[str]] = defaultdict(set)
+        self.refuse_max_completion_tokens = False
+        self.unbilled: Counter[str] = Counter()
+        self.unbilled_requests: list[dict] = []
         # The Responses API
         self.responses_api = True
         self.creates: Counter[str] = Counter()
@@ -185,6 +211,7 @@ class FakeLLM:
         app = Starlette(routes=[
             Route("/v1/chat/completions", self._complete, methods=["POST"]),
             Route("/v1/moderations", self._moderate, methods=["POST"]),
+            Route("/v1/models/{model:path}", self._retrieve_model, methods=["GET"]),
             Route("/v1/responses", self._create_response, methods=["POST"]),
             Route("/v1/responses/{response_id}", self._retrieve_response, methods=["GET"]),
             Route("/v1/responses/{response_id}/cancel", self._cancel_response,
@@ -225,6 +252,13 @@ class FakeLLM:
             self.retrieves.clear()
             self.cancels.clear()
             self._ids_by_job.clear()
+            self.model_lookups.clear()
+            self.unbilled.clear()
+            self.unbilled_requests.clear()
+        self.retired_models = set()
+        self.models_api = True
+        self.refused_parameters = defaultdict(set)
+        self.refuse_max_completion_tokens = False
         self.story = None
         self.moderation_down = False
         self.moderation_delay_s = 0.0
@@ -251,6 +285,15 @@ class FakeLLM:
 
     def release_create(self) -> None:
         self._create_gate.set()
+
+    def refuse(self, model: str, *parameters: str) -> None:
+        """Requests for `model` carrying any of `parameters` get OpenAI's 400 for it
+        (`temperature`: any value but the default, 1)."""
+        self.refused_parameters[model].update(parameters)
+
+    def unbilled_for(self, job_id: int) -> int:
+        with self._lock:
+            return self.unbilled[str(job_id)]
 
     def calls_for(self, job_id: int) -> int:
         with self._lock:
@@ -335,6 +378,9 @@ class FakeLLM:
     async def _complete(self, request: Request) -> Response:
         body = await request.json()
         job_id = request.headers.get("x-story-job-id", "none")
+        refused = self._refused_before_the_model(body, job_id, "chat")
+        if refused is not None:
+            return refused
         with self._arrived:
             with self._lock:
                 self.calls[job_id] += 1
@@ -368,6 +414,58 @@ class FakeLLM:
                     "category_scores": {}} for text in texts]
         return JSONResponse({"id": "modr-fake", "model": "omni-moderation-latest",
                              "results": results})
+
+    # -- models, and what is refused before any word ---------------------------------------
+
+    async def _retrieve_model(self, request: Request) -> Response:
+        model = request.path_params["model"]
+        with self._lock:
+            self.model_lookups.append(model)
+        if not self.models_api:  # as a server without the route answers
+            return Response("Not Found", 404, media_type="text/plain")
+        if model in self.retired_models:
+            return self._model_not_found(model)
+        return _json({"id": model, "object": "model", "created": 1_700_000_000,
+                      "owned_by": "fake"})
+
+    @staticmethod
+    def _model_not_found(model: str) -> Response:
+        return _json({"error": {
+            "message": f"The model '{model}' does not exist or you do not have access to it.",
+            "type": "invalid_request_error", "param": None, "code": "model_not_found"}}, 404)
+
+    def _refused_before_the_model(self, body: dict, job_id: str, api: str) -> Response | None:
+        """A retired model's 404, or a 400 for a parameter the model does not take: answered
+        before any word, so not billed (counted in `unbilled`, not in `calls`)."""
+        model = body.get("model", "")
+        answer = None
+        if model in self.retired_models:
+            answer = self._model_not_found(model)
+        elif self.refuse_max_completion_tokens and "max_completion_tokens" in body:
+            # An older server's words: no code, no param.
+            answer = _error(400, "Unsupported parameter: max_completion_tokens")
+        else:
+            for parameter in sorted(self.refused_parameters.get(model, ())):
+                if parameter not in body or (parameter == "temperature"
+                                             and body[parameter] == 1):
+                    continue
+                code, message = UNSUPPORTED.get(
+                    parameter, ("unsupported_parameter",
+                                f"Unsupported parameter: '{parameter}' is not supported with "
+                                "this model."))
+                answer = _json({"error": {"message": message.format(value=body[parameter]),
+                                          "type": "invalid_request_error", "param": parameter,
+                                          "code": code}}, 400)
+                break
+        if answer is None:
+            return None
+        with self._arrived:
+            with self._lock:
+                self.unbilled[job_id] += 1
+                self.unbilled_requests.append({"job_id": job_id, "body": body, "api": api,
+                                               "status": answer.status_code})
+            self._arrived.notify_all()
+        return answer
 
     def _refusal(self) -> Response | None:
         """The answers that come before any story: an error status, or garbage."""
@@ -494,6 +592,9 @@ class FakeLLM:
             return _error(404, "Invalid URL (POST /v1/responses)")
         body = await request.json()
         job_id = request.headers.get("x-story-job-id", "none")
+        refused = self._refused_before_the_model(body, job_id, "responses")
+        if refused is not None:
+            return refused
         with self._arrived:
             with self._lock:
                 self.calls[job_id] += 1

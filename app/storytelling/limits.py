@@ -1,0 +1,128 @@
+"""What one story may cost in tokens, and which of the optional parameters a model takes.
+
+    token_budget("long")                       # the completion budget, the same for any model
+    limits = RequestLimits(temperature=None)   # owned by a storyteller, for its process's life
+    options = limits.options(model, CHAT_TOKEN_CAPS, "long")
+    refused = limits.learn(model, error, options)   # a 400 naming one of them: drop it, retry
+
+The budget is not chosen by a model's name: every model gets room for hidden reasoning
+(only the tokens used are billed), and a story the budget cut off anyway is reported by
+the provider (`finish_reason == "length"`, `incomplete`) and kept to its last sentence.
+
+A provider that refuses one of the optional parameters answers 400 before any word is
+written, and bills nothing. The request may then go again without it (or with the token
+cap's other spelling), once per parameter, and the model is remembered: its next request
+leaves the parameter out straight away.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from app.logs import log
+from app.stories import LENGTH_WORDS
+
+# The words each length asks for: about 1.4 tokens a word of English prose, with room for
+# a model that overshoots (or a language that takes more tokens a word), plus the title.
+TOKENS_PER_WORD = 1.4
+BUDGET_HEADROOM = 1.5
+TITLE_TOKENS = 30
+LENGTH_MAX_TOKENS = {
+    length: math.ceil(words * TOKENS_PER_WORD * BUDGET_HEADROOM) + TITLE_TOKENS
+    for length, words in LENGTH_WORDS.items()
+}
+# Room for a model's hidden reasoning, which the completion budget pays for too: without it
+# the whole budget can go on thinking and the story comes back empty. Only the tokens used
+# are billed, so it costs nothing unless the model needs it.
+REASONING_ALLOWANCE_TOKENS = 8000
+
+# The token cap's spellings, the preferred first: Chat Completions' current one, then the
+# older one some servers still want; the Responses API has one.
+CHAT_TOKEN_CAPS = ("max_completion_tokens", "max_tokens")
+RESPONSES_TOKEN_CAPS = ("max_output_tokens",)
+TEMPERATURE = "temperature"
+# OpenAI's codes for a refused parameter ("Unsupported parameter: 'max_tokens' ...") and a
+# refused value ("Unsupported value: 'temperature' does not support 0.8 ...").
+REFUSAL_CODES = ("unsupported_parameter", "unsupported_value")
+_REFUSAL_WORDS = ("unsupported", "not supported", "unrecognized", "unknown parameter")
+
+T = TypeVar("T")
+
+
+def token_budget(length: str) -> int:
+    """The most tokens one story of this length may be written with, whatever the model."""
+    return LENGTH_MAX_TOKENS[length] + REASONING_ALLOWANCE_TOKENS
+
+
+class RequestLimits:
+    """The optional parameters each request carries, and what each model has refused."""
+
+    def __init__(self, *, temperature: float | None = None) -> None:
+        self.temperature = temperature  # None: no sampling parameter is sent
+        self._refused: dict[str, set[str]] = {}
+
+    def options(self, model: str, token_caps: tuple[str, ...], length: str) -> dict[str, Any]:
+        """The token cap (the first spelling the model has not refused) and, when set, the
+        temperature, for one request."""
+        refused = self._refused.get(model, set())
+        options: dict[str, Any] = {}
+        cap = next((name for name in token_caps if name not in refused), None)
+        if cap is not None:
+            options[cap] = token_budget(length)
+        if self.temperature is not None and TEMPERATURE not in refused:
+            options[TEMPERATURE] = self.temperature
+        return options
+
+    async def send(self, model: str, token_caps: tuple[str, ...], length: str,
+                   request: Callable[[dict[str, Any]], Awaitable[T]]) -> T:
+        """`request(options)`, sent again without a parameter the provider refused (each
+        parameter once: a refusal comes before any word and bills nothing). Any other
+        error, and a second refusal of the same parameter, is raised as it came."""
+        tried: set[str] = set()
+        while True:
+            options = self.options(model, token_caps, length)
+            try:
+                return await request(options)
+            except Exception as error:
+                refused = self.learn(model, error, options)
+                if refused is None or refused in tried:
+                    raise
+                tried.add(refused)
+
+    def learn(self, model: str, error: Exception, sent: Mapping[str, Any]) -> str | None:
+        """The parameter a 400 refused, if it is one of `sent` (remembered for the model,
+        logged the first time); None: the error is something else, not to be retried."""
+        parameter = refused_parameter(error, sent)
+        if parameter is None:
+            return None
+        refused = self._refused.setdefault(model, set())
+        if parameter not in refused:
+            refused.add(parameter)
+            log("parameter_refused", level=logging.WARNING, model=model, parameter=parameter,
+                detail="sent without it from now on")
+        return parameter
+
+
+def refused_parameter(error: Exception, sent: Mapping[str, Any]) -> str | None:
+    """Which of the parameters sent a provider's 400 refused: the one its `param` names
+    (with OpenAI's codes), or else the one its message names as unsupported."""
+    if getattr(error, "status_code", None) != 400:
+        return None
+    body = getattr(error, "body", None)
+    message = str(body.get("message") or "") if isinstance(body, dict) else ""
+    message = (message or str(error)).lower()
+    param = getattr(error, "param", None)
+    code = getattr(error, "code", None)
+    refusal = code in REFUSAL_CODES or any(word in message for word in _REFUSAL_WORDS)
+    if not refusal:
+        return None
+    if param is not None:
+        return param if param in sent else None
+    # No `param`: the first parameter sent that the message names, before any advice on
+    # what to use instead ("... Use 'max_completion_tokens' instead").
+    complaint = message.split(" use ", 1)[0]
+    named = [(complaint.find(name), name) for name in sent if name in complaint]
+    return min(named)[1] if named else None
