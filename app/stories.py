@@ -60,6 +60,11 @@ class StoryRequest:
     # A sibling story: the second child it is for (their profile's name and age).
     sibling_name: str | None = None
     sibling_age: int | None = None
+    # The profiles the request named (`child_id`, `sibling_id`), as the client sent them:
+    # they count in its hash in place of the values they filled in, so an edited or deleted
+    # profile changes no replay. The job keeps the values, not the ids.
+    child_id: int | None = None
+    sibling_id: int | None = None
 
     @property
     def listeners(self) -> str | None:
