@@ -57,7 +57,9 @@ Resolver = Callable[[], Awaitable[StoryRequest]]
 @dataclass(frozen=True)
 class Submission:
     job: Job
-    replayed: bool
+    replayed: bool  # the key's own job, made before
+    # A finish whose story another job (another key's) finishes already: that job.
+    finished_already: bool = False
 
 
 def parse_idempotency_key(raw: str | None) -> str:
@@ -253,6 +255,8 @@ class Intake:
         )
         if result.replayed:
             assert result.job is not None
+            if result.job.idempotency_key != key:  # a story cut short is finished once
+                return Submission(job=result.job, replayed=False, finished_already=True)
             return self._replay(result.job, digest)
         if result.job is None:
             self._refuse(result)

@@ -118,6 +118,10 @@ class JobStore(Statements):
         row = await self._one("get_job_by_key", {"idempotency_key": idempotency_key})
         return Job.from_row(row) if row else None
 
+    async def finishing_job_id(self, job_id: int) -> int | None:
+        """The job that finishes this one's story cut short, once one was asked for."""
+        return await self._val("finishing_job_id", {"job_id": job_id})
+
     async def count_since(self, since: datetime) -> int:
         return await self._val("count_jobs_since", {"since": since})
 

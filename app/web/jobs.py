@@ -113,14 +113,15 @@ async def _profile(
 
 
 def accepted_json(submission: Submission) -> JSONResponse:
-    """202 for a new job (or the replayed one): where to poll it."""
+    """202 for a new job (or the replayed one): where to poll it. 200 for the job that
+    finishes a story already, when another finish asks for it again: nothing new."""
     job = submission.job
     headers = {"Location": f"/stories/jobs/{job.id}"}
     if submission.replayed:
         headers["Idempotent-Replayed"] = "true"
     return JSONResponse(
         {"job_id": job.id, "status": job.status.value, "poll_url": f"/stories/jobs/{job.id}"},
-        status_code=202,
+        status_code=200 if submission.finished_already else 202,
         headers=headers,
     )
 
