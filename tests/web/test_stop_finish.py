@@ -15,7 +15,15 @@ from app.queue.intake import request_hash
 from app.queue.jobs import Status
 from app.queue.store import JobStore
 from app.stories import Story, StoryRequest, carried_words
-from tests.helpers.app import ACCEPT_JSON, JSON, new_key, post_story, serve, wait_for_job
+from tests.helpers.app import (
+    ACCEPT_JSON,
+    JSON,
+    SAME_ORIGIN,
+    new_key,
+    post_story,
+    serve,
+    wait_for_job,
+)
 from tests.helpers.jobs import add_job
 from tests.helpers.locks import holding, wait_until_blocked
 from tests.helpers.sql import fetch_one, fetch_val
@@ -374,3 +382,23 @@ async def test_the_card_of_a_story_finished_already_leads_to_it_and_offers_no_se
                  (await client.get(f"/stories/jobs/{cut}", headers=HTMX)).text):
         assert "Finish this story" not in card and "/finish" not in card
         assert f'href="/stories/jobs/{new_id}"' in card and "See the finished story" in card
+
+
+async def test_a_finish_that_failed_before_any_word_is_tried_again_from_the_same_words(
+    client, fake_llm, db
+):
+    cut = await cut_short(client, fake_llm, db)
+    fake_llm.mode = "500"
+    failed = (await finish(client, cut)).json()["job_id"]
+    assert (await wait_for_job(client, failed))["status"] == "failed"
+    fake_llm.mode = "ok"
+    retried = await client.post(f"/stories/jobs/{failed}/retry", headers=SAME_ORIGIN)
+    assert retried.status_code == 303
+    new_id = int(retried.headers["location"].rsplit("/", 1)[1])
+    assert new_id not in (cut, failed)
+    assert (await wait_for_job(client, new_id))["status"] == "completed"
+    story = await fetch_one(db, "SELECT title, body FROM stories WHERE job_id = :id",
+                            {"id": new_id})
+    assert (story["title"], story["body"]) == (
+        "The Owl", "An owl slept. and the owl flew home. Goodnight.")
+    assert fake_llm.calls_for(failed) == fake_llm.calls_for(new_id) == 1
