@@ -20,8 +20,9 @@ given, such as a transaction's:
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -95,6 +96,18 @@ def load_statements() -> dict[str, Statement]:
 
 # Where a statement runs: the pool, or one connection (a transaction's).
 Queryable = Pool | asyncpg.Connection
+
+
+@contextlib.asynccontextmanager
+async def transaction_on(on: Queryable) -> AsyncIterator[asyncpg.Connection]:
+    """A transaction to run statements in: a new one on a pooled connection, or, on one
+    connection, within the transaction open there (a savepoint) or a new one."""
+    if isinstance(on, Pool):
+        async with on.transaction() as connection:
+            yield connection
+    else:
+        async with on.transaction():
+            yield on
 
 
 async def fetch_one(on: Queryable, query: str, params: Mapping[str, object] | None = None) -> Any:

@@ -60,6 +60,11 @@ class StoryRequest:
     # A sibling story: the second child it is for (their profile's name and age).
     sibling_name: str | None = None
     sibling_age: int | None = None
+    # The profiles the request named (`child_id`, `sibling_id`), as the client sent them:
+    # they count in its hash in place of the values they filled in, so an edited or deleted
+    # profile changes no replay. The job keeps the values, not the ids.
+    child_id: int | None = None
+    sibling_id: int | None = None
 
     @property
     def listeners(self) -> str | None:
@@ -261,13 +266,36 @@ def paragraphs(text: str) -> list[str]:
     return [block.strip() for block in _BLANK_LINES.split(text.strip()) if block.strip()]
 
 
+# "Title:" as a model labels its title line, in each language's usual word, maybe in
+# markdown (`**Title:** The Moon`, `# Title: The Moon`, `*Titre* : La Lune`): the word
+# alone, then a colon (or a dash between spaces), so "Titles of the Night" is no label.
+_TITLE_WORDS = ("title", "título", "titulo", "titre", "titel", "titolo", "tytuł", "tytul")
+_TITLE_LABEL = re.compile(
+    r"^[\s#*_>]*(?:" + "|".join(_TITLE_WORDS) + r")[*_]*"
+    r"(?:\s*[:：]|\s+[-–—](?=\s))[*_]*\s*",
+    re.IGNORECASE,
+)
+_TITLE_MARKS = "#*_\"'“”«» "
+
+
+def title_of(line: str) -> str:
+    """A title line as a page shows it: without markdown marks, quotes around it, or a
+    "Title:" label before it ("" when nothing is left)."""
+    return _TITLE_LABEL.sub("", line.strip(), count=1).strip().strip(_TITLE_MARKS).strip()
+
+
 def split_title(text: str) -> tuple[str, str]:
-    """The first non-empty line is the title; the rest is the story."""
-    lines = text.strip().splitlines()
-    title = lines[0].strip().strip("#*\"' ").strip() if lines else ""
+    """The first non-empty line is the title (a line that is only a "Title:" label is
+    dropped: the title is the next one); the rest is the story."""
+    text = text.strip()
+    label, _, rest = text.partition("\n")
+    if rest.strip() and _TITLE_LABEL.match(label) and not title_of(label):
+        text = rest.strip()
+    lines = text.splitlines()
+    title = title_of(lines[0]) if lines else ""
     body = "\n".join(lines[1:]).strip()
     if not body:  # no title line: the whole text is the story
-        return "A Bedtime Story", text.strip()
+        return "A Bedtime Story", text
     return (title or "A Bedtime Story")[:200], body
 
 

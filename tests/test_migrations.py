@@ -6,13 +6,18 @@ from __future__ import annotations
 import asyncio
 import re
 
+import asyncpg
 import pytest
 
 from app import db as database
 from app.db import connect_pool, migrate, schema_files
 from app.queries import load_queries, parse_queries
+from app.queue.store import JobStore
+from app.stories import StoryRequest
 from tests.helpers.database import run_admin, with_database
-from tests.helpers.sql import fetch_all, fetch_one, fetch_val
+from tests.helpers.jobs import add_job
+from tests.helpers.shelving import shelve
+from tests.helpers.sql import execute, fetch_all, fetch_one, fetch_val
 
 pytestmark = pytest.mark.anyio
 
@@ -165,3 +170,34 @@ async def test_scheduled_work_has_a_row_per_schedule_with_its_last_outcome(db):
     primary = await fetch_val(db, "SELECT count(*) FROM pg_indexes WHERE tablename = 'schedules'"
                                   " AND indexdef LIKE '%UNIQUE%(name)%'")
     assert primary == 1
+
+
+async def test_a_story_finished_many_times_before_018_keeps_every_story_and_one_link(empty_db):
+    """Migration 018 makes finish_of unique. A database that finished one story three
+    times over (three keys) keeps all three stories; the first with a story stays the
+    finishing job, the others only lose that link; after it, a second one cannot be made."""
+    async with connect_pool(empty_db) as db:
+        async with db.acquire() as raw:  # the schema as it stood before 018
+            await raw.execute("CREATE TABLE schema_migrations (version text PRIMARY KEY,"
+                              " applied_at timestamptz NOT NULL DEFAULT now())")
+            for version, path in schema_files():
+                if version != "018":
+                    await raw.execute(path.read_text())
+                    await raw.execute("INSERT INTO schema_migrations (version) VALUES ($1)",
+                                      version)
+        store = JobStore(db)
+        cut = await add_job(store, "cut", StoryRequest(prompt="a lost owl"))
+        pending = await add_job(store, "third", StoryRequest(prompt="a lost owl"))
+        stories = [await shelve(store, key, title="The Owl") for key in ("first", "second")]
+        await execute(db, "UPDATE story_jobs SET finish_of = :cut WHERE id <> :cut",
+                      {"cut": cut.id})
+        assert await migrate(db) == ["018_finish_once.sql"]
+        links = await fetch_all(db, "SELECT idempotency_key, finish_of, story_id FROM story_jobs"
+                                    " WHERE id <> :cut ORDER BY id", {"cut": cut.id})
+        assert [(row["idempotency_key"], row["finish_of"]) for row in links] == [
+            ("third", None), ("first", cut.id), ("second", None)]
+        assert [row["story_id"] for row in links][1:] == stories
+        assert await fetch_val(db, "SELECT count(*) FROM stories") == 2
+        with pytest.raises(asyncpg.UniqueViolationError):
+            await execute(db, "UPDATE story_jobs SET finish_of = :cut WHERE id = :id",
+                          {"cut": cut.id, "id": pending.id})

@@ -2,7 +2,7 @@
 
     request = parse_story_request(body)           # Invalid names the field
     key = parse_idempotency_key(header)            # BadRequest when missing or malformed
-    submission = await intake.submit(key, request)
+    submission = await intake.submit(key, request)  # resolve=: fills in a profile named
     submission.job, submission.replayed
 
 A replay is answered before any capacity or limit check, so retrying a request can never
@@ -21,7 +21,7 @@ import hashlib
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
@@ -50,10 +50,16 @@ QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
 
 
+# Makes the job's request from the one the client sent (the profiles it names read).
+Resolver = Callable[[], Awaitable[StoryRequest]]
+
+
 @dataclass(frozen=True)
 class Submission:
     job: Job
-    replayed: bool
+    replayed: bool  # the key's own job, made before
+    # A finish whose story another job (another key's) finishes already: that job.
+    finished_already: bool = False
 
 
 def parse_idempotency_key(raw: str | None) -> str:
@@ -148,7 +154,9 @@ def parse_story_request(
     if child is not None:
         child_name = child_name or child.name
         age = age if age is not None else child.age
-    if sibling is not None and (child is None or sibling.id == child.id):
+    child_id = parse_child_id(data, from_form=from_form)
+    sibling_id = parse_child_id(data, from_form=from_form, field="sibling_id")
+    if sibling_id is not None and (child_id is None or sibling_id == child_id):
         raise Invalid("sibling_id must name another child than child_id, with child_id given.",
                       field="sibling_id")
     likes = LIKES_JOINED.join(
@@ -161,14 +169,17 @@ def parse_story_request(
     return StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
                         language=language, likes=likes,
                         sibling_name=sibling.name if sibling else None,
-                        sibling_age=sibling.age if sibling else None)
+                        sibling_age=sibling.age if sibling else None,
+                        child_id=child_id, sibling_id=sibling_id)
 
 
 def request_hash(request: StoryRequest) -> str:
     """Equal for requests that mean the same story: normalised fields, order ignored.
     A sequel's fields, the job a finish carries on from, a language other than English,
-    a profile's likes and a sibling count only when set, so every other request hashes as
-    before."""
+    a profile's likes, a sibling and the profiles named count only when set, so every other
+    request hashes as before. Hashed as the client sent it (`child_id`, not what the
+    profile filled in: see Intake.submit), a request stays the same request when its
+    profile changes."""
     fields: dict[str, object] = {"prompt": request.prompt, "child_name": request.child_name,
                                  "age": request.age, "length": request.length}
     if request.sequel_of is not None:
@@ -181,6 +192,10 @@ def request_hash(request: StoryRequest) -> str:
         fields |= {"likes": request.likes}
     if request.sibling_name is not None:
         fields |= {"sibling_name": request.sibling_name, "sibling_age": request.sibling_age}
+    if request.child_id is not None:
+        fields |= {"child_id": request.child_id}
+    if request.sibling_id is not None:
+        fields |= {"sibling_id": request.sibling_id}
     canonical = json.dumps(
         fields,
         sort_keys=True,
@@ -208,11 +223,19 @@ class Intake:
         self.moderator = moderator
         self.closed = False  # set at shutdown: new jobs are refused, replays still answered
 
-    async def submit(self, key: str, request: StoryRequest) -> Submission:
+    async def submit(
+        self, key: str, request: StoryRequest, *, resolve: Resolver | None = None
+    ) -> Submission:
+        """The key's job, made now or earlier (a replay). `request` is what the client sent,
+        whose hash decides a replay; `resolve`, when it names a profile, makes the job's
+        request from it (the profile's values filled in), asked only once no job has the
+        key: a replay is answered before the profile is read, so editing or deleting it
+        never turns a replay into a refusal."""
         digest = request_hash(request)
-        if self.closed or self.moderator is not None:
-            # A replay is answered as ever; only a new job is refused at shutdown, or
-            # screened (a network call, which must not hold the intake lock).
+        if self.closed or self.moderator is not None or resolve is not None:
+            # A replay is answered as ever; only a new job is refused at shutdown, filled
+            # in from its profile, or screened (a network call, which must not hold the
+            # intake lock).
             existing = await self.store.get_by_key(key)
             if existing is not None:
                 return self._replay(existing, digest)
@@ -222,6 +245,8 @@ class Intake:
                     code="shutting_down",
                     retry_after_s=SHUTDOWN_RETRY_AFTER_S,
                 )
+            if resolve is not None:
+                request = await resolve()
             if self.moderator is not None:
                 await self.moderator.check_request(request)
         result = await self.store.intake(
@@ -230,6 +255,8 @@ class Intake:
         )
         if result.replayed:
             assert result.job is not None
+            if result.job.idempotency_key != key:  # a story cut short is finished once
+                return Submission(job=result.job, replayed=False, finished_already=True)
             return self._replay(result.job, digest)
         if result.job is None:
             self._refuse(result)

@@ -69,6 +69,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+import asyncpg
+
 from app.logs import log
 from app.queries import Queryable, Statements
 from app.queue.jobs import (
@@ -132,6 +134,10 @@ class JobStore(Statements):
         row = await self._one("get_job_by_key", {"idempotency_key": idempotency_key})
         return Job.from_row(row) if row else None
 
+    async def finishing_job_id(self, job_id: int) -> int | None:
+        """The job that finishes this one's story cut short, once one was asked for."""
+        return await self._val("finishing_job_id", {"job_id": job_id})
+
     async def count_since(self, since: datetime) -> int:
         return await self._val("count_jobs_since", {"since": since})
 
@@ -180,17 +186,27 @@ class JobStore(Statements):
 
 
     async def import_stories(
-        self, stories: Iterable[tuple[BackupStory, str]], *, importer: uuid.UUID
+        self, stories: Iterable[tuple[BackupStory, str]], *, importer: uuid.UUID,
+        on: asyncpg.Connection | None = None,
     ) -> int:
         """Put a backup's stories on the shelf, each (with its request hash) given a
         completed job of its own, made and finished at the story's own time and marked
         imported; a story whose uid is here already is skipped. One transaction for them
-        all: a backup is restored whole or not at all (an error from `stories`, such as a
-        story found not valid, rolls every one back). The number restored."""
-        restored = 0
+        all (`on`'s, which the backup's child profiles share, else one of their own): a
+        backup is restored whole or not at all (an error from `stories`, such as a story
+        found not valid, rolls every one back). The number restored."""
+        if on is not None:
+            return await self._import_all(on, stories, importer)
         async with self.db.transaction() as connection:
-            for story, request_hash in stories:
-                restored += await self._import_story(connection, story, request_hash, importer)
+            return await self._import_all(connection, stories, importer)
+
+    async def _import_all(
+        self, connection: asyncpg.Connection, stories: Iterable[tuple[BackupStory, str]],
+        importer: uuid.UUID,
+    ) -> int:
+        restored = 0
+        for story, request_hash in stories:
+            restored += await self._import_story(connection, story, request_hash, importer)
         return restored
 
     async def _import_story(

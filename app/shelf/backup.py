@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from app.dates import file_stamp, iso_time, when
 from app.errors import Invalid
+from app.queries import transaction_on
 from app.queue.intake import AGE_RANGE, CHILD_NAME_MAX_CHARS, parse_story_request, request_hash
 from app.queue.intake import FIELDS as REQUEST_FIELDS
 from app.queue.store import JobStore
@@ -166,16 +167,20 @@ async def export_zip(shelf: ShelfStore, timezone: tzinfo) -> bytes:
 
 
 async def import_backup(store: JobStore, source: Source) -> ImportResult:
-    """Restore every story of a backup that is not here yet (by uid), or none: all are
-    checked before any is written, then all are written in one transaction. Then its
-    child profiles, each unless one with the same name and age is here already."""
+    """Restore every story of a backup that is not here yet (by uid), and its child
+    profiles (each unless one with the same name and age is here already), or none: all
+    are checked before any is written, then all are written in one transaction. A backup
+    whose profiles would take the household past CHILDREN_MAX is refused (BackupError),
+    counted under the profiles' lock so that two imports racing cannot pass it together."""
     children: list[Child] = []
     total = await asyncio.to_thread(lambda: sum(1 for _ in read_stories(source, children)))
-    with contextlib.closing(read_stories(source)) as stories:
-        restored = await store.import_stories(
-            ((story, request_hash(story.request)) for story in stories), importer=IMPORTER
-        )
-    children_restored = await Children(store.db).restore(children)
+    async with transaction_on(store.db) as connection:
+        children_restored = await Children(store.db).restore(children, on=connection)
+        with contextlib.closing(read_stories(source)) as stories:
+            restored = await store.import_stories(
+                ((story, request_hash(story.request)) for story in stories),
+                importer=IMPORTER, on=connection,
+            )
     return ImportResult(restored=restored, already_here=total - restored,
                         children_restored=children_restored)
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import asyncpg
+
 from app.errors import Invalid
-from app.queries import Queryable, Statements
+from app.queries import Statements, transaction_on
 from app.queue.intake import AGE_RANGE, CHILD_NAME_MAX_CHARS, parse_language
+from app.shelf.archive import BackupError
 from app.stories import LENGTHS, LIKES_MAX_CHARS, Child, clean_text
 
 CHILD_FIELDS = ("name", "age", "length", "language", "likes")
 CHILDREN_MAX = 100  # profiles in a household (and in a backup)
+# pg_advisory_xact_lock key for counting profiles against CHILDREN_MAX, then writing them.
+CHILDREN_LOCK_KEY = 0x5707_C41
 
 
 def parse_child(data: object, *, from_form: bool = False) -> Child:
@@ -92,7 +97,10 @@ class Children(Statements):
 
     async def add(self, child: Child) -> Child:
         """The profile, stored; Invalid once the household has CHILDREN_MAX of them."""
-        row = await self._one("add_child", {**_params(child), "max": CHILDREN_MAX})
+        async with transaction_on(self.db) as connection:
+            await self._val("lock_children", {"lock_key": CHILDREN_LOCK_KEY}, on=connection)
+            row = await self._one("add_child", {**_params(child), "max": CHILDREN_MAX},
+                                  on=connection)
         if row is None:
             raise Invalid(f"A household can keep up to {CHILDREN_MAX} children's profiles.",
                           field="name")
@@ -108,11 +116,21 @@ class Children(Statements):
         """The profile gone (its stories stay on the shelf); False when it was not there."""
         return await self._val("remove_child", {"child_id": child_id}) is not None
 
-    async def restore(self, children: Iterable[Child], *, on: Queryable | None = None) -> int:
-        """A backup's profiles, each unless one with its name and age is here; how many."""
+    async def restore(self, children: Iterable[Child], *, on: asyncpg.Connection) -> int:
+        """A backup's profiles, each unless one with its name and age is here; how many.
+        In the transaction open on `on` (the import's), under the profiles' lock until it
+        ends; BackupError, in one line, when they would take the household past
+        CHILDREN_MAX: the caller's transaction then rolls them back with the rest."""
+        await self._val("lock_children", {"lock_key": CHILDREN_LOCK_KEY}, on=on)
+        here = await self._val("count_children", on=on)
         restored = 0
         for child in children:
             restored += await self._val("import_child", _params(child), on=on) is not None
+        if here + restored > CHILDREN_MAX:
+            raise BackupError(
+                f"this backup would take the household to {here + restored} child profiles "
+                f"({here} here, {restored} new in the backup), over the {CHILDREN_MAX} it "
+                "keeps: nothing was imported")
         return restored
 
 

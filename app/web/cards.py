@@ -41,6 +41,7 @@ class JobCard:
     running: int = 0  # while pending: jobs being written now, in the whole database
     slots: int = 0  # while pending: how many the live workers write at once
     retried_as: int | None = None  # once failed and tried again: the new job's id
+    finished_as: int | None = None  # once cut short and finished: the finishing job's id
     body: str | None = None  # the story's text, once completed and shown, when asked for
     language: str = "en"  # the language its words are in (for `lang`), by who writes them
 
@@ -65,6 +66,12 @@ class JobCard:
         """Whether a waiting job is next and a worker is free for it ("Starting…"); behind
         a running job it says its place in line instead."""
         return self.position == 1 and self.running < self.slots
+
+    @property
+    def offers_finish(self) -> bool:
+        """Whether it offers "Finish this story": cut short with words kept, and not
+        finished already (a story is finished once; the card leads to that one)."""
+        return self.job.can_finish and self.finished_as is None
 
     @property
     def finish_key(self) -> str:
@@ -127,10 +134,12 @@ async def _card(services: Services, job: Job, story: CardStory | None) -> JobCar
         title, screening, body = story
         if screening == Screening.FLAGGED:
             title = None  # a story that cannot be shown: its title neither
-    retried_as = None
+    retried_as = finished_as = None
     if job.status == Status.FAILED:
         retry = await services.store.get_by_key(f"{RETRY_KEY_PREFIX}{job.id}")
         retried_as = retry.id if retry is not None else None
+        if job.can_finish:
+            finished_as = await services.store.finishing_job_id(job.id)
     return JobCard(
         job=job,
         position=job.position if job.status == Status.PENDING else None,
@@ -142,6 +151,7 @@ async def _card(services: Services, job: Job, story: CardStory | None) -> JobCar
         running=running,
         slots=slots,
         retried_as=retried_as,
+        finished_as=finished_as,
         body=body,
         # Written by this installation's storyteller (the demo: in English, whatever asked).
         language=written_in(job.request, services.settings.storyteller),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ from app.dates import iso_time
 from app.errors import AppError, Conflict, Invalid, NotFound
 from app.queue.intake import (
     FIELDS,
+    Resolver,
     Submission,
     parse_child_id,
     parse_idempotency_key,
@@ -72,18 +74,32 @@ async def generate(request: Request) -> Response:
 
 async def _generate_json(request: Request, body: bytes) -> Response:
     key = parse_idempotency_key(request.headers.get("idempotency-key"))
-    story_request = await story_request_from(services_of(request), parse_json(body))
-    return accepted_json(await services_of(request).intake.submit(key, story_request))
+    services = services_of(request)
+    data = parse_json(body)
+    sent, resolve = sent_request(services, data)
+    return accepted_json(await services.intake.submit(key, sent, resolve=resolve))
 
 
-async def story_request_from(
-    services: Services, data: object, *, from_form: bool = False
-) -> StoryRequest:
-    """The request a body asks for, filled in from the child profile it names (if any),
-    and the sibling's, for a story about both."""
-    child = await _profile(services, data, from_form=from_form, field="child_id")
-    sibling = await _profile(services, data, from_form=from_form, field="sibling_id")
-    return parse_story_request(data, from_form=from_form, child=child, sibling=sibling)
+def sent_request(
+    services: Services, data: object, *, from_form: bool = False,
+    then: Callable[[StoryRequest], StoryRequest] | None = None,
+) -> tuple[StoryRequest, Resolver | None]:
+    """The request as the client sent it (its hash decides a replay), and, when it names a
+    child profile, what makes the job's request from it: filled in from that profile, and
+    the sibling's, for a story about both (read only for a new job). `then`: a change made
+    to both (a sequel's)."""
+    sent = parse_story_request(data, from_form=from_form)
+    then = then or (lambda story_request: story_request)
+    if sent.child_id is None and sent.sibling_id is None:
+        return then(sent), None
+
+    async def resolve() -> StoryRequest:
+        child = await _profile(services, data, from_form=from_form, field="child_id")
+        sibling = await _profile(services, data, from_form=from_form, field="sibling_id")
+        return then(parse_story_request(data, from_form=from_form, child=child,
+                                        sibling=sibling))
+
+    return then(sent), resolve
 
 
 async def _profile(
@@ -97,14 +113,15 @@ async def _profile(
 
 
 def accepted_json(submission: Submission) -> JSONResponse:
-    """202 for a new job (or the replayed one): where to poll it."""
+    """202 for a new job (or the replayed one): where to poll it. 200 for the job that
+    finishes a story already, when another finish asks for it again: nothing new."""
     job = submission.job
     headers = {"Location": f"/stories/jobs/{job.id}"}
     if submission.replayed:
         headers["Idempotent-Replayed"] = "true"
     return JSONResponse(
         {"job_id": job.id, "status": job.status.value, "poll_url": f"/stories/jobs/{job.id}"},
-        status_code=202,
+        status_code=200 if submission.finished_already else 202,
         headers=headers,
     )
 
@@ -118,14 +135,13 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         values |= {"sequel_of": str(earlier.id), "sequel_title": earlier.title}
     try:
         key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
-        story_request = await story_request_from(
+        sent, resolve = sent_request(
             services_of(request),
             {name: value for name, value in values.items() if name in form and name in FIELDS},
             from_form=True,
+            then=None if earlier is None else lambda asked: as_sequel(asked, earlier),
         )
-        if earlier is not None:
-            story_request = as_sequel(story_request, earlier)
-        submission = await services_of(request).intake.submit(key, story_request)
+        submission = await services_of(request).intake.submit(key, sent, resolve=resolve)
     except Invalid as error:
         if error.code == "idempotency_key_reused":  # an old page sent again with new words
             notice = "That form was already used. Please tap “Write the story” once more."

@@ -14,6 +14,7 @@ fragment that replaces the control, so the pages work the same with JavaScript o
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import secrets
 
@@ -22,10 +23,10 @@ from starlette.responses import RedirectResponse, Response
 
 from app.errors import AppError, NotFound
 from app.queue.intake import FIELDS
-from app.queue.jobs import Status
+from app.queue.jobs import Job, Status
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, sequel_values
-from app.stories import LANGUAGES
+from app.stories import LANGUAGES, StoryRequest
 from app.web.cards import RETRY_KEY_PREFIX, job_card
 from app.web.responses import (
     NIGHT_FROM_NAMES,
@@ -154,7 +155,8 @@ async def retry(request: Request) -> Response:
     retry_closed = False  # refused for today: the card offers no "Try again" beside that
     if job.status == Status.FAILED:
         try:
-            submission = await services.intake.submit(f"{RETRY_KEY_PREFIX}{job.id}", job.request)
+            submission = await services.intake.submit(f"{RETRY_KEY_PREFIX}{job.id}",
+                                                      retry_request(job))
         except AppError as error:
             if error.status_code not in (429, 503):
                 raise
@@ -172,6 +174,19 @@ async def retry(request: Request) -> Response:
         # 200, so htmx swaps it in: the failed card again, with the sentence on it.
         return render(request, "_job_card.html", context, headers=VARY)
     return render(request, "job.html", context, status_code=status_code, headers=headers)
+
+
+def retry_request(job: Job) -> StoryRequest:
+    """What a failed job's retry asks: the same wishes. A finish that failed before any
+    word of its own ("Try again") carries the same words on, as the finish of this job (a
+    story is finished once: the job it finished has its finishing job already); one that
+    kept words of its own offers "Finish this story" for those, so "Start it again" begins
+    from scratch."""
+    if job.request.finish_of is None:
+        return job.request
+    if job.can_finish:
+        return dataclasses.replace(job.request, finish_of=None, carried_text=None)
+    return dataclasses.replace(job.request, finish_of=job.id)
 
 
 async def favourite(request: Request) -> Response:

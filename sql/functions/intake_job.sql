@@ -5,9 +5,11 @@
 -- still serving while a deploy's new one starts calls it, and it goes on taking stories
 -- (without what the new parameter says). Drop a signature once no release calls it.
 --
--- Under the intake lock: the job the key made already (replayed), else the counts (the
--- queue bound, the day's limit; imported stories count for neither), else the new job and
--- the NOTIFY that wakes a worker at commit.
+-- Under the intake lock: the job the key made already (replayed), else, for a finish, the
+-- job that finishes that story already, whatever its key (replayed too: a story cut short
+-- is finished once, migration 018), else the counts (the queue bound, the day's limit;
+-- imported stories count for neither), else the new job and the NOTIFY that wakes a
+-- worker at commit.
 CREATE OR REPLACE FUNCTION intake_job(
     p_idempotency_key text, p_request_hash text, p_prompt text, p_child_name text,
     p_age integer, p_length text, p_sequel_of bigint, p_previously text,
@@ -22,6 +24,13 @@ BEGIN
     replayed := FOUND;
     IF replayed THEN
         RETURN;
+    END IF;
+    IF p_finish_of IS NOT NULL THEN
+        SELECT * INTO job FROM story_jobs WHERE finish_of = p_finish_of;
+        replayed := FOUND;
+        IF replayed THEN
+            RETURN;
+        END IF;
     END IF;
     SELECT count(*) INTO pending
       FROM (SELECT FROM story_jobs WHERE status = 'pending' LIMIT p_queue_max) AS bounded;

@@ -8,9 +8,19 @@ SELECT id, name, age, length, language, likes FROM children ORDER BY id
 -- One profile by id.
 SELECT id, name, age, length, language, likes FROM children WHERE id = :child_id
 
+-- name: lock_children
+-- The profiles' lock, held until the transaction ends: an add and an import (each counts
+-- the profiles against the cap, then writes) take it first, so two racing cannot together
+-- pass the cap.
+SELECT pg_advisory_xact_lock(:lock_key)
+
+-- name: count_children
+-- How many profiles the household has (under lock_children: none can be added meanwhile).
+SELECT count(*) FROM children
+
 -- name: add_child
--- A new profile, unless the household has :max already (zero rows then; a bound against a
--- runaway client, so two adds racing at the bound may both pass).
+-- A new profile, unless the household has :max already (zero rows then), run under
+-- lock_children in the same transaction.
 INSERT INTO children (name, age, length, language, likes)
 SELECT :name, :age, :length, :language, :likes
  WHERE (SELECT count(*) FROM children) < :max
@@ -30,7 +40,8 @@ DELETE FROM children WHERE id = :child_id RETURNING id
 
 -- name: import_child
 -- A profile restored from a backup, unless one with the same name and age is here already
--- (zero rows then).
+-- (zero rows then); under lock_children, in the import's transaction, which the cap
+-- (count_children once all are in) may roll back.
 INSERT INTO children (name, age, length, language, likes)
 SELECT :name, :age, :length, :language, :likes
  WHERE NOT EXISTS (SELECT FROM children

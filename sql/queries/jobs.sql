@@ -3,9 +3,10 @@
 -- row back means another writer got there first and this one changed nothing.
 
 -- name: intake_job
--- (new) -> pending, one intake at a time (the function is migration 017's): one row, with
--- the job the idempotency key made already (replayed), or the job made now, or no job (id
--- NULL) when the queue bound or the day's limit refused it, with the counts that did.
+-- (new) -> pending, one intake at a time (the function: sql/functions/intake_job.sql): one
+-- row, with the job the idempotency key made already (replayed; for a finish, also the job
+-- of another key that finishes the same story), or the job made now, or no job (id NULL)
+-- when the queue bound or the day's limit refused it, with the counts that did.
 -- Autocommitted on its own: the intake lock is held until the new job is committed.
 SELECT (i.job).*, i.replayed, i.pending, i.used_today,
        CASE WHEN (i.job).status = 'pending' AND NOT i.replayed THEN i.pending + 1
@@ -45,6 +46,10 @@ SELECT j.*,
 -- name: get_job_by_key
 -- The job an idempotency key made, if any.
 SELECT * FROM story_jobs WHERE idempotency_key = :idempotency_key
+
+-- name: finishing_job_id
+-- The job that finishes this one's story cut short, if any (at most one: migration 018).
+SELECT id FROM story_jobs WHERE finish_of = :job_id
 
 -- name: count_jobs_since
 -- Jobs created since a moment (the household's midnight), for the daily limit. A job that

@@ -6,14 +6,24 @@ and a page without JavaScript; raced against the worker's completion determinist
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 
 import pytest
 
+from app.queue.intake import request_hash
 from app.queue.jobs import Status
 from app.queue.store import JobStore
-from app.stories import Story, StoryRequest
-from tests.helpers.app import ACCEPT_JSON, JSON, new_key, post_story, serve, wait_for_job
+from app.stories import Story, StoryRequest, carried_words
+from tests.helpers.app import (
+    ACCEPT_JSON,
+    JSON,
+    SAME_ORIGIN,
+    new_key,
+    post_story,
+    serve,
+    wait_for_job,
+)
 from tests.helpers.jobs import add_job
 from tests.helpers.locks import holding, wait_until_blocked
 from tests.helpers.sql import fetch_one, fetch_val
@@ -305,3 +315,90 @@ async def test_an_interrupted_story_is_finished_from_its_kept_words(make_app, fa
     story = await fetch_one(db, "SELECT title, body FROM stories WHERE job_id = :id",
                             {"id": new_id})
     assert (story["title"], story["body"]) == ("The Owl", "An owl flew. And then she slept.")
+
+
+# -- a story is finished once ------------------------------------------------------------
+
+
+async def cut_short(client, fake_llm, db) -> int:
+    """A story stopped with words kept; the fake then writes the rest at once."""
+    fake_llm.story = "The Owl\n\nAn owl slept. She was very sleepy indeed and dreamed."
+    cut = await writing(client, fake_llm, db)
+    await stop(client, cut)
+    fake_llm.reset()
+    fake_llm.story = " and the owl flew home. Goodnight."
+    return cut
+
+
+async def test_a_story_cut_short_is_finished_once_whatever_the_keys(client, fake_llm, db):
+    cut = await cut_short(client, fake_llm, db)
+    first = await finish(client, cut, "finish-from-the-phone")
+    assert first.status_code == 202, first.text
+    new_id = first.json()["job_id"]
+    await wait_for_job(client, new_id)
+    for key in ("finish-from-the-tablet", "finish-from-a-script"):
+        again = await finish(client, cut, key)
+        assert again.status_code == 200, again.text
+        assert again.json() == {"job_id": new_id, "status": "completed",
+                                "poll_url": f"/stories/jobs/{new_id}"}
+        assert again.headers["location"] == f"/stories/jobs/{new_id}"
+    assert fake_llm.total_calls == 1
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs WHERE finish_of = :id",
+                           {"id": cut}) == 1
+    library = (await client.get("/stories", headers=ACCEPT_JSON)).json()["stories"]
+    assert [story["title"] for story in library] == ["The Owl"]
+
+
+async def test_two_finishes_racing_with_other_keys_make_one_job(
+    client, fake_llm, db, database_url
+):
+    """One finish holds the intake lock, its job not committed yet; the other waits on the
+    lock, then answers with that job, and makes none."""
+    cut = await cut_short(client, fake_llm, db)
+    job = await JobStore(db).get(cut)
+    asked = dataclasses.replace(job.request, finish_of=cut,
+                                carried_text=carried_words(job.text_so_far))
+    async with holding(database_url) as held:
+        first = await add_job(held, "finish-from-the-phone", asked, request_hash(asked))
+        racing = asyncio.create_task(finish(client, cut, "finish-from-the-tablet"))
+        await wait_until_blocked(db, "intake_job")
+    answer = await racing
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["job_id"] == first.id
+    assert (await wait_for_job(client, first.id))["status"] == "completed"
+    assert fake_llm.total_calls == 1
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs WHERE finish_of = :id",
+                           {"id": cut}) == 1
+
+
+async def test_the_card_of_a_story_finished_already_leads_to_it_and_offers_no_second_finish(
+    client, fake_llm, db
+):
+    cut = await cut_short(client, fake_llm, db)
+    assert "Finish this story" in (await client.get(f"/stories/jobs/{cut}")).text
+    new_id = (await finish(client, cut)).json()["job_id"]
+    await wait_for_job(client, new_id)
+    for card in ((await client.get(f"/stories/jobs/{cut}")).text,
+                 (await client.get(f"/stories/jobs/{cut}", headers=HTMX)).text):
+        assert "Finish this story" not in card and "/finish" not in card
+        assert f'href="/stories/jobs/{new_id}"' in card and "See the finished story" in card
+
+
+async def test_a_finish_that_failed_before_any_word_is_tried_again_from_the_same_words(
+    client, fake_llm, db
+):
+    cut = await cut_short(client, fake_llm, db)
+    fake_llm.mode = "500"
+    failed = (await finish(client, cut)).json()["job_id"]
+    assert (await wait_for_job(client, failed))["status"] == "failed"
+    fake_llm.mode = "ok"
+    retried = await client.post(f"/stories/jobs/{failed}/retry", headers=SAME_ORIGIN)
+    assert retried.status_code == 303
+    new_id = int(retried.headers["location"].rsplit("/", 1)[1])
+    assert new_id not in (cut, failed)
+    assert (await wait_for_job(client, new_id))["status"] == "completed"
+    story = await fetch_one(db, "SELECT title, body FROM stories WHERE job_id = :id",
+                            {"id": new_id})
+    assert (story["title"], story["body"]) == (
+        "The Owl", "An owl slept. and the owl flew home. Goodnight.")
+    assert fake_llm.calls_for(failed) == fake_llm.calls_for(new_id) == 1
