@@ -12,12 +12,12 @@ process that runs jobs has been alive for the whole threshold.
 from __future__ import annotations
 
 import asyncio
-import logging
 import os
 import socket
 import uuid
 
-from app.logs import log
+from app.db import DATABASE_UNAVAILABLE
+from app.logs import log_caught
 from app.queue.store import JobStore
 
 
@@ -43,10 +43,10 @@ class ProcessLiveness:
                 if not await self.store.beat_process(self.boot_id):
                     await self.register()  # pruned while this process could not beat
             except Exception as error:  # a database blip; the next beat may get through
-                log("process_heartbeat_failed", level=logging.WARNING, error=repr(error))
+                log_caught("process_heartbeat_failed", error, expected=DATABASE_UNAVAILABLE)
 
     async def stop(self) -> None:
         try:
             await self.store.stop_process(self.boot_id)
         except Exception as error:  # its heartbeat goes stale instead: the same in the end
-            log("process_stop_not_recorded", level=logging.WARNING, error=repr(error))
+            log_caught("process_stop_not_recorded", error, expected=DATABASE_UNAVAILABLE)
