@@ -1,6 +1,12 @@
 """Structured logs: one line per event, `event=name key=value ...`, on stdout.
 
     log("guard_lost", level=logging.WARNING, job_id=17, transition="complete")
+    log("worker_error", level=logging.ERROR, job_id=17, exc_info=error)   # + its traceback
+    log_caught("sweep_failed", error, expected=DATABASE_UNAVAILABLE)
+
+An unexpected exception is logged once, where it is caught, as an ERROR whose line is
+followed by its traceback (the standard multi-line form); an expected refusal (an outage
+waited out, a provider's error answer) stays one line.
 """
 
 from __future__ import annotations
@@ -29,8 +35,18 @@ def _value(value: object) -> str:
     return text
 
 
-def log(event: str, *, level: int = logging.INFO, exc_info: bool = False,
+def log(event: str, *, level: int = logging.INFO, exc_info: BaseException | bool = False,
         **fields: object) -> None:
-    """`exc_info`: the exception being handled, its traceback after the line."""
+    """`exc_info`: an exception (or True, inside an `except`) whose traceback follows the line."""
     parts = [f"event={event}"] + [f"{key}={_value(value)}" for key, value in fields.items()]
-    logger.log(level, " ".join(parts), exc_info=exc_info)
+    logger.log(level, " ".join(parts), exc_info=exc_info or None)
+
+
+def log_caught(event: str, error: BaseException, *,
+               expected: tuple[type[BaseException], ...] = (), **fields: object) -> None:
+    """A caught exception: one WARNING line when it is one of `expected` (a database outage
+    a loop waits out), else an ERROR with its traceback (a defect, to be found and fixed)."""
+    if isinstance(error, expected):
+        log(event, level=logging.WARNING, **fields, error=repr(error))
+    else:
+        log(event, level=logging.ERROR, **fields, error=repr(error), exc_info=error)

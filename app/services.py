@@ -161,10 +161,17 @@ class Services:
         return self.settings.worker_concurrency > 0
 
     async def start(self) -> None:
+        """Everything that may fail on the database comes before the first task starts,
+        so a start that raises leaves nothing running on a pool about to be closed."""
         # The first sweep judges the past before this process counts as a live worker: a
         # job that waited past the threshold while nothing could run it is not run now.
         first_sweep = await self._reconcile()
         await self.liveness.register()
+        try:
+            waiting_jobs = await self.store.count_pending()
+        except BaseException:
+            await self.liveness.stop()  # registered, but it will never beat
+            raise
         self.tasks = [
             asyncio.create_task(self.liveness.run(), name="liveness"),
             asyncio.create_task(self.sweeper.run(first_sweep), name="sweeper"),
@@ -187,7 +194,7 @@ class Services:
                      else "chat" if self.storyteller.name == "openai" else "none"),
             worker_concurrency=self.settings.worker_concurrency,
             wakeups="notify" if self.wakeup.can_listen else f"every {IDLE_RECHECK_S:g}s",
-            waiting_jobs=await self.store.count_pending(),
+            waiting_jobs=waiting_jobs,
             queue_max=self.settings.queue_max,
             daily_story_limit=self.settings.daily_story_limit,
             moderation="on" if self.intake.moderator else "off",

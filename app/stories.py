@@ -145,8 +145,8 @@ class Storyteller(Protocol):
 
 
 # Receives the story as written so far and the provider's sequence number of the event
-# that brought it (background mode).
-ProgressSink = Callable[[str, int], None]
+# that brought it (background mode; None: words read without one, from a plain retrieve).
+ProgressSink = Callable[[str, int | None], None]
 
 
 class BackgroundStoryteller(Protocol):
@@ -161,10 +161,13 @@ class BackgroundStoryteller(Protocol):
 
     async def follow(
         self, response_id: str, request: StoryRequest, *, job_id: int, text: str,
-        after: int | None, on_progress: ProgressSink,
+        after: int | None, on_progress: ProgressSink, timeout_s: float | None = None,
+        started_at: datetime | None = None,
     ) -> Story:
         """The finished story; `text` is the model's text up to event `after` (None: from
-        the start). Raises ResponseGone, or StorytellerError with the short reason."""
+        the start). Raises ResponseGone, or StorytellerError with the short reason;
+        TimeoutError once `timeout_s` after the response's create (or `started_at`) has
+        passed while it was followed by plain retrieves."""
         ...
 
     async def cancel(self, response_id: str, *, job_id: int) -> None: ...

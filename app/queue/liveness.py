@@ -28,7 +28,8 @@ import os
 import socket
 import uuid
 
-from app.logs import log
+from app.db import DATABASE_UNAVAILABLE
+from app.logs import log, log_caught
 from app.queue.store import JobStore
 
 
@@ -86,10 +87,10 @@ class ProcessLiveness:
                         boot_id=self.boot_id)
                     await self.register()
             except Exception as error:  # a database blip; the next beat may get through
-                log("process_heartbeat_failed", level=logging.WARNING, error=repr(error))
+                log_caught("process_heartbeat_failed", error, expected=DATABASE_UNAVAILABLE)
 
     async def stop(self) -> None:
         try:
             await self.store.stop_process(self.boot_id)
         except Exception as error:  # its heartbeat goes stale instead: the same in the end
-            log("process_stop_not_recorded", level=logging.WARNING, error=repr(error))
+            log_caught("process_stop_not_recorded", error, expected=DATABASE_UNAVAILABLE)

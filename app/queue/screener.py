@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app.logs import log
+from app.db import DATABASE_UNAVAILABLE
+from app.logs import log, log_caught
 from app.queue.store import JobStore
 from app.storytelling.moderation import ModerationUnavailable, Moderator
 
@@ -68,4 +69,4 @@ class StoryScreener:
             try:
                 await self.rescreen()
             except Exception as error:  # a database blip: the stories wait for the next round
-                log("rescreen_failed", level=logging.WARNING, error=repr(error))
+                log_caught("rescreen_failed", error, expected=DATABASE_UNAVAILABLE)

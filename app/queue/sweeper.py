@@ -22,7 +22,8 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
-from app.logs import log
+from app.db import DATABASE_UNAVAILABLE
+from app.logs import log, log_caught
 from app.queue.jobs import FailReason
 from app.queue.store import JobStore
 
@@ -89,7 +90,7 @@ class Sweeper:
             try:
                 last = await self.sweep()
             except Exception as error:  # a database blip: try again at the next interval
-                log("sweep_failed", level=logging.WARNING, error=repr(error))
+                log_caught("sweep_failed", error, expected=DATABASE_UNAVAILABLE)
                 last = None
 
     def _delay_after(self, last: SweepResult | None) -> float:

@@ -27,7 +27,8 @@ from collections.abc import Awaitable, Callable
 
 import asyncpg
 
-from app.logs import log
+from app.db import DATABASE_UNAVAILABLE
+from app.logs import log, log_caught
 
 CHANNEL = "story_jobs"
 CANCEL_CHANNEL = "story_jobs_cancel"
@@ -36,6 +37,9 @@ CANCEL_CHANNEL = "story_jobs_cancel"
 LISTEN_PROBE_S = 30.0
 LISTEN_PROBE_TIMEOUT_S = 5.0
 RECONNECT_MAX_DELAY_S = 5.0
+# What a LISTEN connection meets when the database goes away or refuses it (a wrong
+# password, a server that is starting): waited out, one line each.
+LISTEN_FAULTS: tuple[type[BaseException], ...] = (*DATABASE_UNAVAILABLE, asyncpg.PostgresError)
 
 
 class Wakeup:
@@ -77,8 +81,7 @@ class Wakeup:
             try:
                 connection = await self._connect()
             except Exception as error:  # the database is down or refusing: the timer covers
-                log("listen_failed", level=logging.WARNING, retry_in_s=delay_s,
-                    error=repr(error))
+                log_caught("listen_failed", error, expected=LISTEN_FAULTS, retry_in_s=delay_s)
                 await asyncio.sleep(delay_s)
                 delay_s = min(delay_s * 2, RECONNECT_MAX_DELAY_S)
                 continue
@@ -86,7 +89,7 @@ class Wakeup:
             try:
                 await self._listen_on(connection)
             except Exception as error:
-                log("listen_lost", level=logging.WARNING, error=repr(error))
+                log_caught("listen_lost", error, expected=LISTEN_FAULTS)
             finally:
                 self.listening = False
                 with contextlib.suppress(Exception):

@@ -40,17 +40,17 @@ from typing import Any
 import asyncpg
 
 from app.db import DATABASE_UNAVAILABLE
-from app.logs import log
+from app.logs import log, log_caught
 from app.queue.jobs import FailReason, Job, Screening, Status
 from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
 from app.queue.writing import (
-    STOP_CHECK_S,
     Interrupted,
     Interruption,
     Writing,
     beat,
+    beat_interval_s,
     unless_interrupted,
 )
 from app.stories import ResponseGone, Story, StorytellerError, clean_story, clean_text
@@ -69,6 +69,7 @@ CLAIM_RETRY_S = 1.0
 # A story at the provider whose owner missed this many beats is adopted (a live owner
 # judged dead too soon only loses the job: retrieves bill nothing), and new jobs wait
 # while one has missed DEFER_AFTER_MISSED_BEATS: it is about to be adopted, and comes first.
+# Beats are counted at HEARTBEAT_INTERVAL_S, the slowest pace a live owner beats at.
 ADOPT_AFTER_MISSED_BEATS = 5
 DEFER_AFTER_MISSED_BEATS = 3
 
@@ -103,9 +104,10 @@ class Worker:
         self.concurrency = concurrency
         self.heartbeat_interval_s = heartbeat_interval_s
         self.heartbeat_stale_s = heartbeat_stale_s
-        self.beat_every_s = min(heartbeat_interval_s, STOP_CHECK_S)
-        self.adopt_after_s = min(heartbeat_stale_s, ADOPT_AFTER_MISSED_BEATS * self.beat_every_s)
-        self.defer_after_s = min(heartbeat_stale_s, DEFER_AFTER_MISSED_BEATS * self.beat_every_s)
+        self.adopt_after_s = min(heartbeat_stale_s,
+                                 ADOPT_AFTER_MISSED_BEATS * heartbeat_interval_s)
+        self.defer_after_s = min(heartbeat_stale_s,
+                                 DEFER_AFTER_MISSED_BEATS * heartbeat_interval_s)
         self.writing: dict[int, Writing] = {}
         self._stopping = False
         self._handing_over = False
@@ -163,7 +165,8 @@ class Worker:
             try:
                 await self.process(job)
             except Exception as error:  # never let one job stop the worker
-                log("worker_error", level=logging.ERROR, job_id=job.id, error=repr(error))
+                log("worker_error", level=logging.ERROR, job_id=job.id, error=repr(error),
+                    exc_info=error)
             finally:
                 self.writing.pop(job.id, None)
                 if not self.writing:
@@ -196,7 +199,7 @@ class Worker:
         if job.cancel_requested:  # asked before this worker took it (an adopted job)
             writing.interrupt(Interruption.STOP)
         heartbeat = asyncio.create_task(
-            beat(writing, self.store, self.boot_id, every_s=self.beat_every_s))
+            beat(writing, self.store, self.boot_id, every_s=self._beat_every_s))
         stored: tuple[int, Story] | None = None
         try:
             if job.response_id is None:
@@ -219,7 +222,8 @@ class Worker:
         except DATABASE_UNAVAILABLE:
             raise  # nothing can be recorded now; the stopped heartbeat tells the sweeper
         except Exception as error:  # a defect: say so at once, not minutes later
-            await self._fail(writing, "something went wrong while writing", repr(error))
+            await self._fail(writing, "something went wrong while writing", repr(error),
+                             error=error)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -244,8 +248,12 @@ class Worker:
         except StorytellerError as error:
             await self._fail(writing, str(error), repr(error.__context__ or error))
         except Exception as error:
-            await self._fail(writing, "something went wrong while writing", repr(error))
+            await self._fail(writing, "something went wrong while writing", repr(error),
+                             error=error)
         return None
+
+    def _beat_every_s(self) -> float:
+        return beat_interval_s(self.heartbeat_interval_s, hears_stops=self.wakeup.listening)
 
     async def _write_in_background(self, writing: Writing) -> Story | None:
         """Start the story at the provider (unless adopted: it was started already), save
@@ -263,13 +271,34 @@ class Worker:
                 await self._fail(writing, str(error), repr(error.__context__ or error))
                 return None
             writing.response_id = response_id
+        try:
+            return await self._follow(writing)
+        except Exception as error:
+            # What may pass (a dropped stream, a busy provider, a database outage while
+            # saving) is waited out below; what comes here would meet any adopter just
+            # the same. Fail the job and stop its story at the provider, so it bills no
+            # further, unless the job turned out to be another worker's (it adopted it).
+            if await self._fail(writing, "something went wrong while writing", repr(error),
+                                error=error) is not False:
+                await self._cancel_at_provider(writing)
+            return None
+
+    async def _follow(self, writing: Writing) -> Story | None:
+        """Save a new response's id, then follow the story to the end (or to whatever
+        interrupts it); None when the job failed, stopped, or left us."""
+        job = writing.job
+        if not writing.owns_response:
             await self._save_response_id(writing)
-        response_id = writing.response_id
+        assert writing.response_id is not None
         follow = self.follower.follow(
-            response_id, job.request, job_id=job.id, text=writing.raw, after=writing.sequence,
-            on_progress=writing.update,
+            writing.response_id, job.request, job_id=job.id, text=writing.raw,
+            after=writing.sequence, on_progress=writing.update,
+            timeout_s=self.llm_timeout_s, started_at=job.started_at,
         )
         try:
+            # Counted from now, not from the job's start: an adopted story older than
+            # llm_timeout_s still gets its plain retrieve, and is taken if it is done
+            # (follow itself ends plain retrieves llm_timeout_s after the create).
             return await unless_interrupted(writing, follow, set(Interruption),
                                           timeout_s=self.llm_timeout_s)
         except Interrupted as interrupted:
@@ -328,8 +357,8 @@ class Worker:
                 self.follower.cancel(writing.response_id, job_id=writing.job.id), 10
             )
         except Exception as error:  # the job stops here whatever the provider says
-            log("provider_cancel_failed", level=logging.WARNING, job_id=writing.job.id,
-                error=repr(error))
+            log_caught("provider_cancel_failed", error,
+                       expected=(StorytellerError, TimeoutError), job_id=writing.job.id)
 
     async def _release(self, writing: Writing) -> bool:
         """Hand the job over: its story goes on at the provider, for any worker to adopt."""
@@ -338,8 +367,8 @@ class Worker:
                                                 clean_text(writing.text),
                                                 sequence=writing.sequence)
         except Exception as error:  # its heartbeat goes stale, and it is adopted then
-            log("hand_over_failed", level=logging.WARNING, job_id=writing.job.id,
-                error=repr(error))
+            log_caught("hand_over_failed", error, expected=STORE_RETRYABLE,
+                       job_id=writing.job.id)
             return True
         if released:
             log("job_handed_over", job_id=writing.job.id, response_id=writing.response_id,
@@ -377,7 +406,7 @@ class Worker:
                 delay = min(delay * 2, STORE_RETRY_MAX_DELAY_S)
             except Exception as error:  # not an outage: waiting would not help
                 await self._fail(self.writing[job_id], "the story could not be saved",
-                                 repr(error))
+                                 repr(error), error=error)
                 return None
 
     async def _not_ours(self, job_id: int) -> None:
@@ -401,14 +430,29 @@ class Worker:
         try:
             await self.screener.screen(story_id, f"{story.title}\n\n{story.body}", job_id=job_id)
         except Exception as error:
-            log("screening_failed", level=logging.WARNING, job_id=job_id, story_id=story_id,
-                error=repr(error))
+            log_caught("screening_failed", error, expected=DATABASE_UNAVAILABLE,
+                       job_id=job_id, story_id=story_id)
 
-    async def _fail(self, writing: Writing, error_text: str, detail: str) -> None:
+    async def _fail(self, writing: Writing, error_text: str, detail: str, *,
+                    error: BaseException | None = None) -> bool | None:
+        """Fail the job, keeping its words. `error`: the unexpected exception that failed
+        it, logged here as an ERROR with its traceback (an expected failure is one line).
+        False: the job was not ours to fail; None: the database could not be told."""
         job_id = writing.job.id
-        log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text, detail=detail)
+        if error is None:
+            log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text,
+                detail=detail)
+        else:
+            log("job_failed", level=logging.ERROR, job_id=job_id, error=error_text,
+                detail=detail, exc_info=error)
         try:
-            await self.store.fail(job_id, self.boot_id, error_text,
-                                  text_so_far=clean_text(writing.text))
-        except Exception as error:  # the sweeper will see the stopped heartbeat
-            log("fail_not_recorded", level=logging.ERROR, job_id=job_id, error=repr(error))
+            return await self.store.fail(job_id, self.boot_id, error_text,
+                                         text_so_far=clean_text(writing.text))
+        except Exception as failure:  # the sweeper will see the stopped heartbeat
+            if isinstance(failure, DATABASE_UNAVAILABLE):
+                log("fail_not_recorded", level=logging.ERROR, job_id=job_id,
+                    error=repr(failure))
+            else:
+                log("fail_not_recorded", level=logging.ERROR, job_id=job_id,
+                    error=repr(failure), exc_info=failure)
+            return None

@@ -2,27 +2,27 @@
 heartbeat that saves its words and says it is still ours.
 
     writing = Writing(job)                       # writing.update(raw, sequence) as words come
-    heartbeat = asyncio.create_task(beat(writing, store, boot_id, every_s=1.5))
+    heartbeat = asyncio.create_task(beat(writing, store, boot_id, every_s=lambda: 5.0))
     story = await unless_interrupted(writing, call, {Interruption.STOP}, timeout_s=180)
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import enum
 import logging
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
-from app.logs import log
+from app.db import DATABASE_UNAVAILABLE
+from app.logs import log, log_caught
 from app.queue.jobs import Held, Job
 from app.queue.store import JobStore
 from app.stories import Story, clean_text, finished_text, rest_of
 
 # The text streamed so far is saved this often (the status card polls every 3 s).
 TEXT_SAVE_INTERVAL_S = 1.5
-# Where LISTEN is off (PgBouncer), a stop is seen at a heartbeat: beat at least this often.
+# Where no NOTIFY brings a stop, it is seen at a heartbeat: beat at least this often.
 STOP_CHECK_S = TEXT_SAVE_INTERVAL_S
 
 
@@ -101,8 +101,10 @@ async def unless_interrupted(
         interrupted.cancel()
         if not task.done():
             task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+            # Let the call end (its stream closed) before going on; its own outcome is of
+            # no interest, but a cancellation of the task awaiting it here goes on up.
+            task.add_done_callback(_outcome_seen)
+            await asyncio.wait({task})
     if task in done:
         return task.result()
     if interrupted in done and not interrupted.cancelled():
@@ -110,16 +112,32 @@ async def unless_interrupted(
     raise TimeoutError
 
 
-async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *, every_s: float) -> None:
+def _outcome_seen(task: asyncio.Future[Story]) -> None:
+    """A call given up on: its end, whatever it was, is expected (no 'never retrieved')."""
+    if not task.cancelled():
+        task.exception()
+
+
+def beat_interval_s(heartbeat_interval_s: float, *, hears_stops: bool) -> float:
+    """How often a job's heartbeat beats while no words come: HEARTBEAT_INTERVAL_S. Where
+    no NOTIFY brings the family's stop (LISTEN is off behind PgBouncer, or its connection
+    is down for now) the owner sees a stop only at a beat, so it beats every STOP_CHECK_S
+    at least: a stop then takes effect within the contract's 5 s."""
+    return heartbeat_interval_s if hears_stops else min(heartbeat_interval_s, STOP_CHECK_S)
+
+
+async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *,
+               every_s: Callable[[], float]) -> None:
     """Until the job is completed or failed: save the text written so far every second
-    or two, which is also the job's heartbeat, and beat anyway while no new words come.
-    No sweep may end a job whose worker is alive. Each save also says whether the
-    family asked to stop the job, and whether it is still ours."""
+    or two, which is also the job's heartbeat, and beat anyway every `every_s()` while no
+    new words come. No sweep may end a job whose worker is alive. Each save also says
+    whether the family asked to stop the job, and whether it is still ours."""
     job_id = writing.job.id
     loop = asyncio.get_running_loop()
     last_beat = loop.time()
     while True:
-        await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s))
+        beat_in_s = last_beat + every_s() - loop.time()
+        await asyncio.sleep(max(0.0, min(TEXT_SAVE_INTERVAL_S, beat_in_s)))
         try:
             held: Held | None
             if writing.text != writing.saved:
@@ -127,7 +145,7 @@ async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *, every_s
                 held = await store.save_text_so_far(job_id, boot_id, clean_text(text),
                                                     sequence=sequence)
                 writing.saved = text
-            elif loop.time() - last_beat >= every_s:
+            elif loop.time() - last_beat >= every_s():
                 held = await store.beat(job_id, boot_id)
             else:
                 continue
@@ -140,4 +158,5 @@ async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *, every_s
             if held.cancel_requested:
                 writing.interrupt(Interruption.STOP)
         except Exception as error:  # a database blip; the next beat may get through
-            log("heartbeat_failed", level=logging.WARNING, job_id=job_id, error=repr(error))
+            log_caught("heartbeat_failed", error, expected=DATABASE_UNAVAILABLE, job_id=job_id)
+            await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s()))  # then try again

@@ -12,13 +12,21 @@ with the response's id and writes the story on its own side, whatever happens to
 process. `follow` reads it by id as it is written (a streamed retrieve from the last
 event seen, `starting_after`), again after a dropped stream, with a bounded back-off;
 retrieves bill nothing. A response the provider no longer has raises ResponseGone.
+
+Two ways a stream can fail a story that is in fact there: OpenAI refuses to stream a
+response more than 5 minutes old (a 400), and a stream can go quiet while the response
+goes on to the end. A refused stream is followed by plain retrieves instead, every
+POLL_INTERVAL_S, until the response ends or `timeout_s` after its create; a stream quiet
+for `silence_s` is checked with a plain retrieve. A finished response is taken as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from app.logs import log
@@ -37,6 +45,10 @@ if TYPE_CHECKING:
 # A dropped stream is followed again after this long, doubling up to the maximum.
 FOLLOW_RETRY_S = 0.25
 FOLLOW_RETRY_MAX_S = 5.0
+# A response the provider will not stream (too old) is retrieved this often instead.
+POLL_INTERVAL_S = 2.0
+# A streamed retrieve that brings nothing this long is checked with a plain retrieve.
+STREAM_SILENCE_S = 15.0
 # The provider's words for a response that will not change any more.
 FINAL_STATUSES = ("completed", "incomplete", "failed", "cancelled")
 _FINAL_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
@@ -44,10 +56,25 @@ _FINAL_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
 
 @dataclass
 class _Followed:
-    """How far a story has been read: the model's text, and the last event's number."""
+    """How far a story has been read: the model's text, and the last event's number.
+    `done_text` is the text the stream said was whole (`response.output_text.done`);
+    `to_the_end`: the final event came on the stream, so every delta came before it."""
 
     text: str
     after: int | None
+    done_text: str | None = None
+    to_the_end: bool = False
+
+    @property
+    def whole_text(self) -> str | None:
+        """The model's whole text as streamed, when the stream brought all of it."""
+        if self.done_text is not None:
+            return self.done_text
+        return self.text if self.to_the_end else None
+
+
+class _StreamRefused(Exception):
+    """The provider will not stream this response (OpenAI: more than 5 minutes old)."""
 
 
 class BackgroundStoryteller:
@@ -55,11 +82,13 @@ class BackgroundStoryteller:
     background = True
 
     def __init__(self, client: ProviderClient, *, model: str, temperature: float | None = None,
-                 availability: ModelAvailability | None = None) -> None:
+                 availability: ModelAvailability | None = None,
+                 silence_s: float = STREAM_SILENCE_S) -> None:
         self.client = client
         self.model = model
         self.limits = RequestLimits(temperature=temperature)
         self.availability = availability or ModelAvailability(model)
+        self.silence_s = silence_s
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -100,17 +129,32 @@ class BackgroundStoryteller:
 
     async def follow(
         self, response_id: str, request: StoryRequest, *, job_id: int, text: str,
-        after: int | None, on_progress: ProgressSink,
+        after: int | None, on_progress: ProgressSink, timeout_s: float | None = None,
+        started_at: datetime | None = None,
     ) -> Story:
+        """`timeout_s` (default: the client's) bounds following by plain retrieves, from
+        the response's create (else `started_at`, the job's start)."""
         import openai
 
         followed = _Followed(text=text, after=after)
         delay_s = FOLLOW_RETRY_S
+        streamable = True
         while True:
             try:
-                final = await self._follow_once(response_id, job_id, followed, on_progress)
-                if final is None:  # the stream ended early: where does the response stand?
-                    final = await self._retrieve_if_final(response_id, job_id)
+                if streamable:
+                    final = await self._follow_once(response_id, job_id, followed, on_progress)
+                    if final is None:  # the stream ended early, or went quiet: where is it?
+                        final = await self._retrieve_if_final(response_id, job_id)
+                else:
+                    final = await self._poll(
+                        response_id, job_id, followed, on_progress,
+                        timeout_s=self.client.timeout_s if timeout_s is None else timeout_s,
+                        started_at=started_at)
+            except _StreamRefused as refused:
+                log("follow_by_retrieves", level=logging.WARNING, job_id=job_id,
+                    response_id=response_id, reason=str(refused))
+                streamable = False
+                continue
             except openai.NotFoundError:
                 raise ResponseGone("the storyteller no longer has this story") from None
             except (openai.APIConnectionError, openai.InternalServerError,
@@ -123,7 +167,7 @@ class BackgroundStoryteller:
             except openai.APIError as error:
                 raise provider_error(error) from None
             if final is not None:
-                return self._story(final, followed.text, request, job_id)
+                return self._story(final, followed, request, job_id)
             await asyncio.sleep(delay_s)
             delay_s = min(delay_s * 2, FOLLOW_RETRY_MAX_S)
 
@@ -136,31 +180,55 @@ class BackgroundStoryteller:
             )
         except openai.NotFoundError:
             pass  # nothing left to stop
+        except openai.APIError as error:
+            raise provider_error(error) from None
 
     async def _follow_once(
         self, response_id: str, job_id: int, followed: _Followed, on_progress: ProgressSink
     ) -> Any:
         """Read the stream from the last event seen; the final response, or None when the
-        stream ended before it."""
+        stream ended before it or brought nothing for `silence_s`."""
+        import openai
+
         options: dict[str, Any] = {"stream": True}
         if followed.after is not None:
             options["starting_after"] = followed.after
-        stream = await self.client().responses.retrieve(
-            response_id, extra_headers={"X-Story-Job-Id": str(job_id)}, **options
-        )
+        try:
+            stream = await asyncio.wait_for(self.client().responses.retrieve(
+                response_id, extra_headers={"X-Story-Job-Id": str(job_id)}, **options
+            ), self.silence_s)
+        except openai.BadRequestError as error:
+            # OpenAI's "can no longer be streamed because it is more than 5 minutes old":
+            # a plain retrieve still has it, and bills nothing either.
+            raise _StreamRefused(error.message) from None
+        except TimeoutError:
+            return self._silent(job_id, followed)
         async with stream:
-            async for event in stream:
+            while True:
+                try:
+                    event = await asyncio.wait_for(anext(stream), self.silence_s)
+                except StopAsyncIteration:
+                    return None
+                except TimeoutError:
+                    return self._silent(job_id, followed)
                 number = getattr(event, "sequence_number", None)
                 if event.type == "response.output_text.delta":
                     followed.text += event.delta
+                elif event.type == "response.output_text.done":
+                    followed.done_text = getattr(event, "text", None)
                 if isinstance(number, int):
                     followed.after = number
                 if event.type == "response.output_text.delta":
-                    on_progress(followed.text, followed.after if followed.after is not None else 0)
+                    on_progress(followed.text, followed.after)
                 elif event.type in _FINAL_EVENTS:
+                    followed.to_the_end = True
                     return event.response
                 elif event.type == "error":
                     raise StorytellerError("the storyteller failed while writing")
+
+    def _silent(self, job_id: int, followed: _Followed) -> None:
+        log("follow_silent", level=logging.WARNING, job_id=job_id, after=followed.after,
+            silent_s=self.silence_s)
         return None
 
     async def _retrieve_if_final(self, response_id: str, job_id: int) -> Any:
@@ -169,7 +237,46 @@ class BackgroundStoryteller:
         )
         return response if response.status in FINAL_STATUSES else None
 
-    def _story(self, response: Any, followed_text: str, request: StoryRequest,
+    async def _poll(
+        self, response_id: str, job_id: int, followed: _Followed, on_progress: ProgressSink,
+        *, timeout_s: float, started_at: datetime | None,
+    ) -> Any:
+        """Follow the response by plain retrieves until it ends: the final response, taken
+        as it is however late; TimeoutError once `timeout_s` from its create has passed,
+        after one retrieve at least. The card shows the words so far from each retrieve (a
+        response the provider will not stream is never streamed again, so those words
+        need not match an event number)."""
+        import openai
+
+        began = started_at.timestamp() if started_at is not None else time.time()
+        deadline = began + timeout_s
+        dated = False
+        while True:
+            try:
+                response = await self.client().responses.retrieve(
+                    response_id, extra_headers={"X-Story-Job-Id": str(job_id)}
+                )
+            except (openai.APIConnectionError, openai.InternalServerError,
+                    openai.RateLimitError, ValueError) as error:
+                log("follow_retry", level=logging.WARNING, job_id=job_id,
+                    retry_in_s=POLL_INTERVAL_S, error=type(error).__name__)
+                response = None
+            if response is not None:
+                if response.status in FINAL_STATUSES:
+                    return response
+                created = getattr(response, "created_at", None)
+                if not dated and isinstance(created, int | float) and created > 0:
+                    deadline, dated = created + timeout_s, True
+                words = _readable_text(response)
+                if words and words != followed.text:
+                    followed.text, followed.done_text = words, None
+                    on_progress(words, followed.after)
+            left_s = deadline - time.time()
+            if left_s <= 0:
+                raise TimeoutError
+            await asyncio.sleep(min(POLL_INTERVAL_S, left_s))
+
+    def _story(self, response: Any, followed: _Followed, request: StoryRequest,
                job_id: int) -> Story:
         """The story in a final response: completed, or cut off by its token budget."""
         status = response.status
@@ -183,11 +290,36 @@ class BackgroundStoryteller:
             raise StorytellerError("the storyteller declined to write this story")
         usage = response.usage
         return story_from_text(
-            response.output_text or followed_text, request,
+            self._final_text(response, followed, job_id), request,
             cut_off=status == "incomplete", job_id=job_id, model=response.model or self.model,
             prompt_tokens=usage.input_tokens if usage else None,
             completion_tokens=usage.output_tokens if usage else None,
         )
+
+    @staticmethod
+    def _final_text(response: Any, followed: _Followed, job_id: int) -> str:
+        """The final response's text; where it cannot be read (a malformed final event,
+        such as a message whose content is null), the streamed text when that is whole."""
+        whole = followed.whole_text
+        try:
+            text = response.output_text
+        except Exception as error:
+            if whole is None:
+                log("final_text_unreadable", level=logging.ERROR, job_id=job_id,
+                    error=repr(error), exc_info=error)
+                raise StorytellerError("the storyteller sent an unreadable answer") from None
+            log("final_text_unreadable", level=logging.WARNING, job_id=job_id,
+                error=repr(error), kept="the streamed text, which is whole", exc_info=error)
+            return whole
+        return text or whole or ""
+
+
+def _readable_text(response: Any) -> str | None:
+    """A response's text so far, or None where it cannot be read."""
+    try:
+        return response.output_text
+    except Exception:  # a partial object the library cannot read yet: no words to show
+        return None
 
 
 def _refused(response: Any) -> bool:

@@ -322,7 +322,8 @@ async def handle_database_down(request: Request, exc: Exception) -> Response:
 
 
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
-    log("unexpected_error", level=logging.ERROR, path=request.url.path, error=repr(exc))
+    log("unexpected_error", level=logging.ERROR, path=request.url.path, error=repr(exc),
+        exc_info=exc)
     error = AppError("Something went wrong on our side.", code="internal_error")
     error.status_code = 500
     return error_response(request, error)

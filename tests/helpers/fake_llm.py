@@ -48,6 +48,15 @@ The Responses API in background mode, as OpenAI runs it:
         fake.wait_for_status(response_id, "completed")
         fake.forget(response_id)            # the provider lost it: 404 from now on
         fake.forget_all()
+        fake.stream_window_s = 1.0          # a streamed retrieve of a response older than
+                                            # this gets OpenAI's 400 (it streams only 5 min)
+        fake.backdate(response_id, 360)     # the response was created 6 minutes earlier
+        fake.silent_stream_after_events = 3 # each streamed retrieve sends 3 events, then
+                                            # nothing, its connection open, while the
+                                            # response goes on to its end
+        fake.malformed_final_event = True   # the terminal event's message has content: null
+                                            # (a plain retrieve still has it whole)
+        fake.null_deltas = True             # text delta events carry "delta": null
 
 Responses events carry sequence_number from 0 (response.created), as OpenAI's do; a stream
 ends after its terminal event (response.completed / .incomplete / .failed) with no
@@ -111,6 +120,8 @@ UNSUPPORTED = {
     "temperature": ("unsupported_value", "Unsupported value: 'temperature' does not support "
                     "{value} with this model. Only the default (1) value is supported."),
 }
+TOO_OLD_TO_STREAM = ("This response can no longer be streamed because it is more than 5 minutes"
+                     " old.")
 
 
 def free_port() -> int:
@@ -145,6 +156,7 @@ class _Stored:
     stopped: bool = False  # cancelled or forgotten: no more events
     in_flight: bool = False
     task: asyncio.Task | None = None
+    born_s: float = field(default_factory=time.monotonic)  # for the stream window
 
 
 class _WatchedStream(StreamingResponse):
@@ -198,6 +210,10 @@ class FakeLLM:
         self.retrieves: Counter[str] = Counter()
         self.cancels: Counter[str] = Counter()
         self.drop_stream_after_events: int | None = None
+        self.stream_window_s: float | None = None
+        self.silent_stream_after_events: int | None = None
+        self.malformed_final_event = False
+        self.null_deltas = False
         self._responses: dict[str, _Stored] = {}
         self._ids_by_job: defaultdict[str, list[str]] = defaultdict(list)
         self._lock = threading.Lock()
@@ -268,6 +284,10 @@ class FakeLLM:
         self.hold_after_chunks: int | None = None
         self.responses_api = True
         self.drop_stream_after_events = None
+        self.stream_window_s = None
+        self.silent_stream_after_events = None
+        self.malformed_final_event = False
+        self.null_deltas = False
         self._gate.set()
         self._create_gate.set()
 
@@ -352,6 +372,14 @@ class FakeLLM:
                 if record is not None:
                     self._stop(record)
             self._arrived.notify_all()
+
+    def backdate(self, response_id: str, seconds: float) -> None:
+        """The response was created `seconds` earlier than it was (its created_at, and its
+        age for the stream window)."""
+        with self._lock:
+            record = self._responses[response_id]
+            record.object["created_at"] -= int(seconds)
+            record.born_s -= seconds
 
     def forget_all(self) -> None:
         with self._arrived:
@@ -746,8 +774,8 @@ class FakeLLM:
                 if text:
                     with self._writing(record):
                         part["text"] += text
-                        self._append(record, "response.output_text.delta", **where, delta=text,
-                                     logprobs=[])
+                        self._append(record, "response.output_text.delta", **where,
+                                     delta=None if self.null_deltas else text, logprobs=[])
             if mode == "failed":  # the server gives up mid-answer: no *.done events
                 with self._writing(record):
                     item["status"] = "incomplete"
@@ -776,7 +804,12 @@ class FakeLLM:
             obj["error"] = {"code": "server_error", "message": FAILED_MESSAGE}
         else:
             obj["usage"] = copy.deepcopy(RESPONSES_USAGE)
-        self._append(record, f"response.{status}", response=obj)
+        sent = obj
+        if self.malformed_final_event:  # as seen from a provider: a message with no content
+            sent = copy.deepcopy(obj)
+            for item in sent["output"]:
+                item["content"] = None
+        self._append(record, f"response.{status}", response=sent)
         self._leave_flight(record)
 
     def _lookup(self, request: Request, counter: Counter[str]) -> _Stored | None:
@@ -801,9 +834,13 @@ class FakeLLM:
         if record is None:
             return self._not_found(request)
         if request.query_params.get("stream", "").lower() == "true":
+            window_s = self.stream_window_s
+            if window_s is not None and time.monotonic() - record.born_s > window_s:
+                return _error(400, TOO_OLD_TO_STREAM)
             after = int(request.query_params.get("starting_after", -1))
             return StreamingResponse(
-                self._follow(request, record, after, self.drop_stream_after_events),
+                self._follow(request, record, after, self.drop_stream_after_events,
+                             self.silent_stream_after_events),
                 media_type="text/event-stream")
         with self._lock:
             return _json(copy.deepcopy(record.object))
@@ -822,7 +859,8 @@ class FakeLLM:
         return _json(answer)
 
     async def _follow(self, request: Request, record: _Stored, after: int,
-                      drop_after: int | None) -> AsyncIterator[bytes]:
+                      drop_after: int | None,
+                      silent_after: int | None = None) -> AsyncIterator[bytes]:
         """Every stored event after `after`, then the new ones as they are written, until the
         terminal event, or until the response is cancelled or forgotten (then it just ends,
         with no terminal event). OpenAI's Responses streams send no `data: [DONE]`."""
@@ -836,15 +874,27 @@ class FakeLLM:
                 if drop_after is not None and sent >= drop_after:
                     await self._cut(request)
                     return
+                if silent_after is not None and sent >= silent_after:
+                    await self._fall_silent(request, record)
+                    return
                 yield f"event: {kind}\ndata: {data}\n\n".encode()
                 position += 1
                 sent += 1
+            if silent_after is not None and sent >= silent_after:
+                await self._fall_silent(request, record)
+                return
             if over:
                 return
             if drop_after is not None and sent >= drop_after:
                 await self._cut(request)
                 return
             await asyncio.sleep(0.01)
+
+    async def _fall_silent(self, request: Request, record: _Stored) -> None:
+        """Send nothing more, the connection open, until the client leaves (or the response
+        is forgotten), as a stream stuck somewhere between the provider and the app."""
+        while not record.stopped and not await request.is_disconnected():
+            await asyncio.sleep(0.05)
 
     async def _cut(self, request: Request) -> None:
         """Close this request's connection under it, as a network cut would: the client

@@ -1,0 +1,75 @@
+"""A failure explains itself: an unexpected exception leaves one ERROR line, followed by its
+traceback, where it was caught; an expected refusal stays one line."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+import pytest
+from starlette.requests import Request
+from starlette.routing import Route
+
+from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
+
+pytestmark = pytest.mark.anyio
+
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def errors_in(caplog) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "bedtime" and r.levelno >= logging.ERROR]
+
+
+async def test_an_unexpected_exception_in_a_request_handler_logs_one_error_with_its_traceback(
+    make_app, caplog
+):
+    caplog.set_level(logging.INFO, logger="bedtime")
+
+    async def defective(request: Request):
+        raise RuntimeError("a defect in a handler")
+
+    app = make_app()
+    app.router.routes.append(Route("/defective", defective))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000),
+                                        raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            answer = await http.get("/defective", headers=ACCEPT_JSON)
+    assert answer.status_code == 500 and answer.json()["error"]["code"] == "internal_error"
+    assert TRACEBACK not in answer.text  # never shown to the family
+    [error] = errors_in(caplog)
+    assert "event=unexpected_error path=/defective" in error.getMessage()
+    assert error.exc_info is not None and error.exc_info[0] is RuntimeError
+    assert TRACEBACK in caplog.text and 'RuntimeError("a defect in a handler")' in caplog.text
+
+
+async def test_an_unexpected_exception_in_the_worker_logs_one_error_with_its_traceback(
+    make_app, fake_llm, caplog
+):
+    caplog.set_level(logging.INFO, logger="bedtime")
+    fake_llm.null_deltas = True  # following the story raises TypeError
+    async with serve(make_app(llm_api="responses")) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        job = await wait_for_job(client, job_id)
+    assert job["status"] == "failed"
+    [error] = errors_in(caplog)
+    assert f"event=job_failed job_id={job_id}" in error.getMessage()
+    assert error.exc_info is not None and error.exc_info[0] is TypeError
+    assert TRACEBACK in caplog.text
+
+
+def test_an_expected_fault_is_one_line_and_anything_else_carries_its_traceback(caplog):
+    from app.logs import log, log_caught
+
+    caplog.set_level(logging.INFO, logger="bedtime")
+    for error in (ConnectionResetError("the database went away"), KeyError("a defect")):
+        try:
+            raise error
+        except Exception as caught:
+            log_caught("sweep_failed", caught, expected=(OSError,))
+    outage, defect = caplog.records
+    assert (outage.levelno, outage.exc_info) == (logging.WARNING, None)
+    assert defect.levelno == logging.ERROR and defect.exc_info[0] is KeyError
+    log("plain", level=logging.WARNING, job_id=1)
+    assert caplog.records[-1].exc_info is None
