@@ -11,11 +11,24 @@ waited out, a provider's error answer) stays one line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 
 LOGGER_NAME = "bedtime"
 logger = logging.getLogger(LOGGER_NAME)
+# The server's own logger: after the app's 500 handler has answered, Starlette raises the
+# exception again so that servers can log it, and uvicorn does, with the same traceback.
+SERVER_LOGGER_NAME = "uvicorn.error"
+_LOGGED = "_bedtime_logged"  # set on an exception whose traceback is in the log already
+
+
+class _NotLoggedAlready(logging.Filter):
+    """Drops a record whose exception the app has logged with its traceback: once is enough."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not getattr(error, _LOGGED, False)
 
 
 def setup_logging() -> None:
@@ -26,6 +39,9 @@ def setup_logging() -> None:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
         logger.propagate = True
+    server = logging.getLogger(SERVER_LOGGER_NAME)
+    if not any(isinstance(f, _NotLoggedAlready) for f in server.filters):
+        server.addFilter(_NotLoggedAlready())
 
 
 def _value(value: object) -> str:
@@ -40,6 +56,10 @@ def log(event: str, *, level: int = logging.INFO, exc_info: BaseException | bool
     """`exc_info`: an exception (or True, inside an `except`) whose traceback follows the line."""
     parts = [f"event={event}"] + [f"{key}={_value(value)}" for key, value in fields.items()]
     logger.log(level, " ".join(parts), exc_info=exc_info or None)
+    error = sys.exc_info()[1] if exc_info is True else exc_info or None
+    if isinstance(error, BaseException) and logger.isEnabledFor(level):
+        with contextlib.suppress(AttributeError):  # a few built-in exceptions take no attributes
+            setattr(error, _LOGGED, True)
 
 
 def log_caught(event: str, error: BaseException, *,

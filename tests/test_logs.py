@@ -3,6 +3,7 @@ traceback, where it was caught; an expected refusal stays one line."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import httpx
@@ -73,3 +74,36 @@ def test_an_expected_fault_is_one_line_and_anything_else_carries_its_traceback(c
     assert defect.levelno == logging.ERROR and defect.exc_info[0] is KeyError
     log("plain", level=logging.WARNING, job_id=1)
     assert caplog.records[-1].exc_info is None
+
+
+async def test_under_uvicorn_an_unexpected_exception_is_logged_once_not_again_by_the_server(
+    make_app, caplog
+):
+    """Starlette raises the exception again after the 500 handler answered, so that servers
+    can log it; uvicorn would log the same traceback a second time."""
+    import uvicorn
+
+    from tests.helpers.fake_llm import free_port
+
+    caplog.set_level(logging.INFO)
+
+    async def defective(request: Request):
+        raise RuntimeError("a defect under a real server")
+
+    app = make_app()
+    app.router.routes.append(Route("/defective", defective))
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
+    task = asyncio.create_task(server.serve())
+    try:
+        while not server.started:
+            await asyncio.sleep(0.05)
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+            answer = await http.get("/defective", headers=ACCEPT_JSON)
+    finally:
+        server.should_exit = True
+        await task
+    assert answer.status_code == 500 and answer.json()["error"]["code"] == "internal_error"
+    with_traceback = [r for r in caplog.records if r.exc_info is not None]
+    assert [(r.name, r.exc_info[0]) for r in with_traceback] == [("bedtime", RuntimeError)]
+    assert caplog.text.count("Traceback (most recent call last)") == 1
