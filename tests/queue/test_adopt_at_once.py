@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import replace
 
 import pytest
 
 from app.queue.jobs import Status
 from app.queue.store import JobStore
-from app.runtime import make_storyteller
 from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
-from tests.helpers.jobs import add_job
+from tests.helpers.jobs import add_job, started_at_the_provider
 from tests.helpers.registry import register_dead_process
 from tests.helpers.sql import execute, fetch_val
 
@@ -35,15 +33,8 @@ async def started_by_a_dead_process(settings, store: JobStore) -> int:
     so only by its pid), its story started at the provider with the app's own storyteller
     and the id saved: its heartbeat is fresh, as a moment after a kill -9."""
     owner = await register_dead_process(store)
-    job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="an adopted owl"), "h")
-    assert (await store.claim_next(owner)).id == job.id
-    storyteller = make_storyteller(replace(settings, llm_api="responses"))
-    try:
-        response_id = await storyteller.start(job.request, job_id=job.id)
-    finally:
-        await storyteller.aclose()
-    assert await store.save_response_id(job.id, owner, response_id) is not None
-    return job.id
+    job_id, _ = await started_at_the_provider(settings, store, owner)
+    return job_id
 
 
 async def owned_by(db, job_id: int, boot_id: uuid.UUID, timeout_s: float) -> float:

@@ -111,22 +111,12 @@ async def _started_elsewhere(settings, db, fake_llm, *, dead_boot: uuid.UUID,
                              heartbeat: str = "now() - interval '1 hour'") -> tuple[int, str]:
     """A job claimed by a process that has since died, its story started at the provider
     with the app's own storyteller and the id saved with the app's own statement."""
-    from app.runtime import make_storyteller
-    from app.stories import StoryRequest
-    from tests.helpers.jobs import add_job
+    from tests.helpers.jobs import started_at_the_provider
 
-    store = JobStore(db)
-    job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="an adopted owl"), "h")
-    assert (await store.claim_next(dead_boot)).id == job.id
-    storyteller = make_storyteller(settings)
-    try:
-        response_id = await storyteller.start(job.request, job_id=job.id)
-    finally:
-        await storyteller.aclose()
-    assert await store.save_response_id(job.id, dead_boot, response_id) is not None
+    job_id, response_id = await started_at_the_provider(settings, JobStore(db), dead_boot)
     await execute(db, f"UPDATE story_jobs SET heartbeat_at = {heartbeat} WHERE id = :id",
-                  {"id": job.id})
-    return job.id, response_id
+                  {"id": job_id})
+    return job_id, response_id
 
 
 async def test_a_job_whose_process_died_is_adopted_and_completed_without_a_second_create(

@@ -14,12 +14,10 @@ from dataclasses import replace as dataclass_replace
 import pytest
 
 from app.queue.store import JobStore
-from app.runtime import make_storyteller
-from app.stories import StoryRequest
 from app.storytelling.provider import ProviderClient
 from app.storytelling.responses import BackgroundStoryteller
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
-from tests.helpers.jobs import add_job
+from tests.helpers.jobs import started_at_the_provider
 from tests.helpers.sql import execute, fetch_one
 
 pytestmark = pytest.mark.anyio
@@ -38,21 +36,13 @@ def make_background_app(make_app):
 
 
 async def started_by_a_dead_process(settings, db) -> tuple[int, str]:
-    """A job whose process died after starting its story at the provider (with the app's
-    own storyteller) and saving the response id (with the app's own statement)."""
-    store = JobStore(db)
-    dead_boot = uuid.uuid4()
-    job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="an old owl"), "h")
-    assert (await store.claim_next(dead_boot)).id == job.id
-    storyteller = make_storyteller(settings)
-    try:
-        response_id = await storyteller.start(job.request, job_id=job.id)
-    finally:
-        await storyteller.aclose()
-    assert await store.save_response_id(job.id, dead_boot, response_id) is not None
+    """A job whose process died after starting its story at the provider and saving the
+    response id; its heartbeat long stale."""
+    job_id, response_id = await started_at_the_provider(settings, JobStore(db), uuid.uuid4(),
+                                                         prompt="an old owl")
     await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
-                      " WHERE id = :id", {"id": job.id})
-    return job.id, response_id
+                      " WHERE id = :id", {"id": job_id})
+    return job_id, response_id
 
 
 def written(fake_llm, response_id: str) -> str:
