@@ -18,7 +18,7 @@ another writer moved the job first; it is logged once and the caller leaves the 
 
     statement                 transition                         guard (the WHERE)
     intake_job                (new) -> pending                   a new key (ON CONFLICT DO
-      (a function: migration 009)                                NOTHING), the intake lock,
+      (sql/functions/intake_job.sql)                             NOTHING), the intake lock,
                                                                  QUEUE_MAX, the day's limit
     claim_next_job            pending -> running                 status = 'pending',
                                                                  FOR UPDATE SKIP LOCKED
