@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test lint smoke bench bench-handover bench-queue bench-lighthouse profile chaos lock clean
+.PHONY: run test lint schema smoke bench bench-handover bench-queue bench-lighthouse profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -33,6 +33,11 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
+
+# sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump
+# of a new embedded database migrated by the app (tests/test_migrations.py checks it is current).
+schema: $(STAMP)
+	$(BIN)/python tools/schema.py
 
 # The smallest proof that a Python works end to end (CI runs it on the newest one found):
 # install, start-up, one story over HTTP, the queue's own tests and background mode.

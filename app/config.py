@@ -84,6 +84,11 @@ class Settings:
     backup_keep: int = 14
 
     @property
+    def model(self) -> str:
+        """The model this installation's stories are written by (the demo's is "demo")."""
+        return "demo" if self.storyteller == "demo" else self.story_model
+
+    @property
     def tz(self) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(self.timezone)
 

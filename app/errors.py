@@ -1,7 +1,8 @@
 """The domain's refusals, each with its HTTP status and the contract's error code.
 
-Raised anywhere below the handlers; turned into a response in one place (web.py), as
-`{"error": {"code": ..., "message": ...}}` for JSON clients or a friendly page.
+Raised anywhere below the handlers; turned into a response in one place
+(app/web/responses.py, `handle_app_error`), as `{"error": {"code": ..., "message": ...}}`
+for JSON clients or a friendly page.
 """
 
 from __future__ import annotations

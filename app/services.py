@@ -45,8 +45,8 @@ def estimates_for(settings: Settings, store: JobStore) -> Estimates:
     """History of this storyteller's model; before it, its usual pace."""
     if settings.storyteller == "demo":
         demo_s = settings.demo_delay_s + 1.0  # it streams its story over demo_delay_s
-        return Estimates(store, model="demo", defaults=dict.fromkeys(LENGTHS, demo_s))
-    return Estimates(store, model=settings.story_model, defaults=DEFAULT_EXPECTED_S)
+        return Estimates(store, model=settings.model, defaults=dict.fromkeys(LENGTHS, demo_s))
+    return Estimates(store, model=settings.model, defaults=DEFAULT_EXPECTED_S)
 
 
 @dataclass

@@ -4,6 +4,8 @@ when two processes start at once."""
 from __future__ import annotations
 
 import asyncio
+import difflib
+import itertools
 import re
 
 import asyncpg
@@ -18,6 +20,7 @@ from tests.helpers.database import run_admin, with_database
 from tests.helpers.jobs import add_job
 from tests.helpers.shelving import shelve
 from tests.helpers.sql import execute, fetch_all, fetch_one, fetch_val
+from tools.schema import SCHEMA_FILE, dump_schema
 
 pytestmark = pytest.mark.anyio
 
@@ -46,6 +49,18 @@ async def test_all_migrations_apply_to_an_empty_database(empty_db):
             " AND indexdef LIKE '%UNIQUE%(job_id)%'")
         assert unique == 1
         assert await migrate(db) == []  # a second run changes nothing
+
+
+async def test_the_schema_file_is_what_the_migrations_make(database_url):
+    """sql/schema.sql, the tables to read without reading every migration, is regenerated
+    from this test's database (migrated by the app's own `migrate`) and must match."""
+    made = await dump_schema(database_url)
+    committed = SCHEMA_FILE.read_text() if SCHEMA_FILE.exists() else ""
+    if made != committed:
+        diff = difflib.unified_diff(committed.splitlines(), made.splitlines(),
+                                    "sql/schema.sql", "migrated", lineterm="", n=1)
+        pytest.fail("sql/schema.sql is not what the migrations make: run make schema\n"
+                    + "\n".join(itertools.islice(diff, 40)), pytrace=False)
 
 
 async def test_two_processes_migrating_at_once_apply_each_file_once(empty_db):

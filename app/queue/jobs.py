@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.stories import StoryRequest
 
@@ -38,6 +38,15 @@ class Screening(enum.StrEnum):
 
     PENDING = "pending"  # not screened yet: hidden, screened again later
     FLAGGED = "flagged"  # the provider flagged it: hidden for good, but kept
+
+
+class CardStory(NamedTuple):
+    """What a status card shows of a job's story (ShelfStore.story_for_card's answer)."""
+
+    title: str
+    screening: Screening | None  # None: shown
+    body: str | None  # its text, unless flagged (and, from the shelf, only when asked for)
+    model: str  # the model that wrote it, which says the language its words are in
 
 
 @dataclass(frozen=True)

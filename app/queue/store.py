@@ -18,7 +18,7 @@ another writer moved the job first; it is logged once and the caller leaves the 
 
     statement                 transition                         guard (the WHERE)
     intake_job                (new) -> pending                   a new key (ON CONFLICT DO
-      (a function: migration 009)                                NOTHING), the intake lock,
+      (sql/functions/intake_job.sql)                             NOTHING), the intake lock,
                                                                  QUEUE_MAX, the day's limit
     claim_next_job            pending -> running                 status = 'pending',
                                                                  FOR UPDATE SKIP LOCKED
@@ -74,6 +74,7 @@ import asyncpg
 from app.logs import log
 from app.queries import Queryable, Statements
 from app.queue.jobs import (
+    CardStory,
     FailReason,
     Held,
     IntakeResult,
@@ -84,9 +85,6 @@ from app.queue.jobs import (
 )
 from app.stories import DELETED_KEEP_S, BackupStory, Story, StoryRequest
 
-# What a status card shows of a job's story: its title, where its screening stands (None:
-# shown) and its text unless flagged (ShelfStore.story_for_card's answer).
-CardStory = tuple[str, Screening | None, str | None]
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
 INTAKE_LOCK_KEY = 0x5707_10B
 
@@ -126,8 +124,9 @@ class JobStore(Statements):
         story = None
         if row["story_title"] is not None:
             screening = row["story_screening"]
-            story = (row["story_title"], Screening(screening) if screening is not None else None,
-                     row["story_body"])
+            story = CardStory(row["story_title"],
+                              Screening(screening) if screening is not None else None,
+                              row["story_body"], row["story_model"])
         return Job.from_row(row), story
 
     async def get_by_key(self, idempotency_key: str) -> Job | None:

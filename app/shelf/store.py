@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from app.queries import Statements
-from app.queue.jobs import Screening
+from app.queue.jobs import CardStory, Screening
 from app.stories import (
     DELETED_KEEP_S,
     BackupStory,
@@ -184,15 +184,15 @@ class ShelfStore(Statements):
 
     async def story_for_card(
         self, story_id: int, *, with_body: bool = False
-    ) -> tuple[str, Screening | None, str | None] | None:
-        """A stored story's title, screening and (`with_body`, once shown) its text; None
-        once it has been deleted."""
+    ) -> CardStory | None:
+        """A stored story's title, screening, (`with_body`, once shown) its text and its
+        model; None once it has been deleted."""
         row = await self._one("story_for_card", {"story_id": story_id, "with_body": with_body})
         if row is None:
             return None
         screening = row["screening"]
-        return (row["title"], Screening(screening) if screening is not None else None,
-                row["body"])
+        return CardStory(row["title"], Screening(screening) if screening is not None else None,
+                         row["body"], row["model"])
 
     async def delete_story(self, story_id: int) -> bool:
         """Take a story off the shelf; False when it was not there."""

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.queue.estimates import progress_percent, queue_eta_s
-from app.queue.jobs import Job, Screening, Status
-from app.queue.store import CardStory
+from app.queue.jobs import CardStory, Job, Screening, Status
 from app.stories import paragraphs, split_title, written_in
 from app.web.failures import FailureNote, failure_note
 
@@ -130,8 +129,11 @@ async def _card(services: Services, job: Job, story: CardStory | None) -> JobCar
         eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
                             expected_s=expected_s)
     title = screening = body = None
+    # Its words are in the language its model writes: the one asked for, unless that is the
+    # demo's English. A story not written yet is being written by this installation's.
+    model = services.settings.model
     if story is not None:
-        title, screening, body = story
+        title, screening, body, model = story
         if screening == Screening.FLAGGED:
             title = None  # a story that cannot be shown: its title neither
     retried_as = finished_as = None
@@ -153,6 +155,5 @@ async def _card(services: Services, job: Job, story: CardStory | None) -> JobCar
         retried_as=retried_as,
         finished_as=finished_as,
         body=body,
-        # Written by this installation's storyteller (the demo: in English, whatever asked).
-        language=written_in(job.request, services.settings.storyteller),
+        language=written_in(job.request, model),
     )

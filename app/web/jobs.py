@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from app.services import Services
 from app.shelf.sequels import as_sequel, earlier_story
 from app.web.cards import job_card, polled_card
-from app.web.pages import HOME_NEWEST_STORIES, home_context
+from app.web.pages import HOME_NEWEST_STORIES, form_context, home_context
 from app.web.responses import (
     VARY,
     is_htmx,
@@ -159,11 +159,12 @@ async def _generate_form(request: Request, body: bytes) -> Response:
         )
     job = submission.job
     if is_htmx(request):
-        # The new card, and (out of band) the form again with a fresh key, ready for the next.
-        remembered = {"child_name": values["child_name"], "age": values["age"],
-                      "length": values["length"] or "medium",
-                      "language": values["language"] or "en", "prompt": ""}
-        context = await home_context(request, values=remembered)
+        # The new card, and (out of band) the form again with a fresh key, ready for the next:
+        # what _submitted.html shows, not the home page's cards and shelf.
+        remembered = dict.fromkeys(FIELDS, "") | {
+            "child_name": values["child_name"], "age": values["age"],
+            "length": values["length"] or "medium", "language": values["language"] or "en"}
+        context = await form_context(services_of(request), remembered)
         context["card"] = await job_card(services_of(request), job)
         return render(request, "_submitted.html", context, status_code=202, headers=VARY)
     return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import secrets
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -43,6 +44,9 @@ from app.web.responses import (
     render,
     services_of,
 )
+
+if TYPE_CHECKING:  # built by the lifespan, handed in
+    from app.services import Services
 
 # One tap fills the prompt (app.js); without JavaScript each is a link that does the same.
 IDEAS = (
@@ -101,16 +105,10 @@ async def home_context(
     services = services_of(request)
     form_values = await remembered_values(request)
     form_values.update(values or {})
-    stories_left = services.intake.stories_left_today(await services.intake.used_today())
     children = await services.children.all()
     return {
+        **await form_context(services, form_values, errors=errors, notice=notice),
         "page_title": "A story for tonight",
-        "form_key": new_form_key(),
-        "values": form_values,
-        "errors": errors or {},
-        "notice": notice,
-        "ideas": IDEAS,
-        "languages": LANGUAGE_CHOICES,
         # One tap each: a plain form with the child's id and a key of its own (a double
         # tap is one story).
         "child_buttons": [(child, new_form_key()) for child in children],
@@ -120,14 +118,34 @@ async def home_context(
         "one_tap_prompt": ONE_TAP_PROMPT,
         "jobs": [await job_card(services, job) for job in await services.store.recent()],
         "stories": await services.shelf.list_stories(limit=HOME_NEWEST_STORIES),
-        "stories_left": stories_left,
-        # At zero the form says so, and when, before anyone types (its button is disabled).
-        "limit_note": services.intake.limit_reached()[0] if stories_left == 0 else None,
         # The provider no longer offers STORY_MODEL: said above everything else.
         "model_gone": (services.model_availability.notice_model
                        if services.model_availability is not None else None),
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
+    }
+
+
+async def form_context(
+    services: Services,
+    values: dict[str, str],
+    *,
+    errors: dict[str, str] | None = None,
+    notice: str | None = None,
+) -> dict[str, object]:
+    """What the story form alone shows (_story_form.html), with a fresh idempotency key:
+    all a fragment that returns the form needs, without the rest of the home page."""
+    stories_left = services.intake.stories_left_today(await services.intake.used_today())
+    return {
+        "form_key": new_form_key(),
+        "values": values,
+        "errors": errors or {},
+        "notice": notice,
+        "ideas": IDEAS,
+        "languages": LANGUAGE_CHOICES,
+        "stories_left": stories_left,
+        # At zero the form says so, and when, before anyone types (its button is disabled).
+        "limit_note": services.intake.limit_reached()[0] if stories_left == 0 else None,
     }
 
 

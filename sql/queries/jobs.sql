@@ -30,14 +30,14 @@ SELECT j.*,
 -- name: get_job_for_card
 -- One job by id as its status card shows it, in one round trip: get_job's row, and its
 -- story's title, where the story's screening stands (NULL: shown) and, unless flagged, its
--- text, as story_for_card reads them (story_title NULL: no story, or deleted).
+-- text and model, as story_for_card reads them (story_title NULL: no story, or deleted).
 SELECT j.*,
        CASE WHEN j.status = 'pending' THEN
            (SELECT count(*) FROM story_jobs ahead
              WHERE ahead.status = 'pending'
                AND (ahead.created_at, ahead.id) <= (j.created_at, j.id))
        END AS position,
-       s.title AS story_title, s.screening AS story_screening,
+       s.title AS story_title, s.screening AS story_screening, s.model AS story_model,
        CASE WHEN s.screening IS DISTINCT FROM 'flagged' THEN s.body END AS story_body
   FROM story_jobs j
   LEFT JOIN stories s ON s.id = j.story_id AND s.deleted_at IS NULL

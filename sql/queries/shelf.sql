@@ -68,7 +68,8 @@ SELECT title FROM shelf_stories WHERE id = :story_id
 -- story was deleted from the shelf. The body only when asked for (:with_body) and not
 -- flagged: the card's last answer puts the story where its draft was (while it is being
 -- checked too: the words the family watched being written stay until the check says no).
-SELECT title, screening,
+-- Its model too: the language its words are in (the demo writes English whatever asked).
+SELECT title, screening, model,
        CASE WHEN :with_body AND screening IS DISTINCT FROM 'flagged' THEN body END AS body
   FROM stories WHERE id = :story_id AND deleted_at IS NULL
 

@@ -5,7 +5,7 @@ reading, read aloud only with a voice and never the demo's note, the bar moving 
 and never backwards, and the day's limit said before anyone types.
 
 Debian's chromium through Playwright (tests/helpers/browser.py), at the tablet and phone
-sizes of tests/test_browser.py (narration at issue 21's three: the tablet on its side too),
+sizes of tests/browser/test_browser.py (narration at issue 21's three: the tablet on its side too),
 with JavaScript on and off, signed in and not. Each app runs the demo storyteller on a
 database of its own; screenshots go to test-artifacts/.
 """

@@ -251,14 +251,14 @@ async def test_a_screening_ends_only_a_story_still_waiting_for_it(db):
     story_id = await store.insert_story(job.id, boot, story, screening=Screening.PENDING)
     assert story_id is not None and await store.complete(job.id, boot, story_id)
     card = await ShelfStore(store.db).story_for_card(story_id)
-    assert card == ("The Moon", Screening.PENDING, None)
+    assert card == ("The Moon", Screening.PENDING, None, "m")
     assert [s.id for s in await store.stories_awaiting_screening()] == [story_id]
     assert await ShelfStore(store.db).get_story(story_id) is None  # hidden while it waits
 
     assert await store.finish_screening(story_id, flagged=True)
     assert not await store.finish_screening(story_id, flagged=False)  # flagged stays flagged
     card = await ShelfStore(store.db).story_for_card(story_id)
-    assert card == ("The Moon", Screening.FLAGGED, None)
+    assert card == ("The Moon", Screening.FLAGGED, None, "m")
     assert await store.stories_awaiting_screening() == []
     assert await ShelfStore(store.db).get_story(story_id) is None
     assert (await store.get(job.id)).status == Status.COMPLETED

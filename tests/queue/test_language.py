@@ -140,6 +140,22 @@ async def test_the_demo_app_notes_it_on_the_story_page(make_app):
         assert story["language"] == "it"
 
 
+async def test_a_card_says_the_language_its_story_was_written_in_after_the_storyteller_changes(
+    make_app,
+):
+    """An installation that moves from the demo to a model (or back) keeps its old cards'
+    `lang`: the demo's story is English, the model's is in the language asked for."""
+    async with serve(make_app(storyteller="demo", demo_delay_s=0)) as client:
+        by_demo = await written(client, {"prompt": "a dragon", "language": "it"})
+    async with serve(make_app()) as client:
+        by_model = await written(client, {"prompt": "a dragon", "language": "it"})
+        card = (await client.get(f"/stories/jobs/{by_demo['job_id']}")).text
+        assert 'job-story" lang="en"' in card
+    async with serve(make_app(storyteller="demo", demo_delay_s=0)) as client:
+        card = (await client.get(f"/stories/jobs/{by_model['job_id']}")).text
+        assert 'job-story" lang="it"' in card
+
+
 async def test_a_retry_keeps_the_language_of_the_story_that_failed(browser, db, fake_llm):
     fake_llm.mode = "500"
     failed = (await post_story(browser, {"prompt": "a dragon", "language": "pl"})).json()

@@ -1,6 +1,6 @@
 """On the home screen and offline, over HTTP: the web app manifest and its icons, linked from
 every page; the service worker at /sw.js, versioned by the static files; the CSP allows
-both. (In a real browser: tests/test_browser_offline.py.)"""
+both. (In a real browser: tests/browser/test_browser_offline.py.)"""
 
 from __future__ import annotations
 

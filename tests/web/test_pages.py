@@ -8,10 +8,13 @@ from datetime import UTC, datetime
 import anyio
 import pytest
 
+from app.queue.store import JobStore
 from app.web.responses import DEFAULT_NIGHT_FROM_HOUR, is_bedtime, shown_theme
 from tests.helpers.app import ACCEPT_JSON, serve, wait_for_job
 from tests.helpers.forms import HX, finished_story, form_key, job_id_of, submit
+from tests.helpers.shelving import shelve
 from tests.helpers.sql import fetch_one, fetch_val
+from tests.helpers.statements import statements_run
 
 pytestmark = pytest.mark.anyio
 
@@ -71,6 +74,22 @@ async def test_htmx_post_answers_the_card_and_a_fresh_form_out_of_band(client):
     assert form_key(response.text) != key
     assert 'value="Mia"' in response.text  # remembered for the next story
     assert "HX-Request" in response.headers["vary"]
+
+
+async def test_an_htmx_submit_reads_no_more_when_more_recent_stories_are_listed(make_app, db):
+    """Its answer is the new card and the form again: the home page's cards of recent jobs,
+    one or more statements each, are not read for it."""
+    counts = []
+    async with serve(make_app(worker_concurrency=0), from_own_pages=True) as client:
+        for recent in (1, 6):  # finished just now, so the home page shows their cards
+            for n in range(recent):
+                await shelve(JobStore(db), f"recent-{recent}-{n}", title=f"Night {n}")
+            key = form_key((await client.get("/")).text)
+            with statements_run() as statements:
+                response = await submit(client, key=key, htmx=True)
+            assert response.status_code == 202 and 'hx-swap-oob="true"' in response.text
+            counts.append(len(statements))
+    assert counts[0] == counts[1], counts
 
 
 async def test_double_submit_makes_one_job(client, db):

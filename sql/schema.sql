@@ -1,0 +1,594 @@
+-- The schema the migrations make (sql/migrations, then sql/functions), for reading:
+-- written by `make schema` (tools/schema.py), checked by tests/test_migrations.py.
+-- Change the schema with a new migration, never here.
+
+--
+-- PostgreSQL database dump
+--
+
+--
+-- Name: story_jobs; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.story_jobs (
+    id bigint NOT NULL,
+    idempotency_key text NOT NULL,
+    request_hash text NOT NULL,
+    prompt text NOT NULL,
+    child_name text,
+    age integer,
+    length text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    story_id bigint,
+    error_text text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    heartbeat_at timestamp with time zone,
+    claimed_by uuid,
+    completed_at timestamp with time zone,
+    text_so_far text DEFAULT ''::text NOT NULL,
+    sequel_of bigint,
+    previously text,
+    response_id text,
+    response_sequence bigint,
+    cancel_requested_at timestamp with time zone,
+    finish_of bigint,
+    carried_text text,
+    imported boolean DEFAULT false NOT NULL,
+    language text DEFAULT 'en'::text NOT NULL,
+    likes text,
+    sibling_name text,
+    sibling_age integer,
+    CONSTRAINT completed_has_story CHECK (((status = 'completed'::text) = (story_id IS NOT NULL))),
+    CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
+    CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
+    CONSTRAINT handed_over_had_response CHECK (((claimed_by IS NOT NULL) OR (started_at IS NULL) OR (status <> 'running'::text) OR (response_id IS NOT NULL))),
+    CONSTRAINT pending_not_claimed CHECK (((status <> 'pending'::text) OR (started_at IS NULL))),
+    CONSTRAINT running_was_claimed CHECK (((status <> 'running'::text) OR (started_at IS NOT NULL))),
+    CONSTRAINT started_was_claimed CHECK ((((started_at IS NULL) = (heartbeat_at IS NULL)) AND ((started_at IS NOT NULL) OR (claimed_by IS NULL)))),
+    CONSTRAINT story_jobs_age_check CHECK (((age >= 1) AND (age <= 12))),
+    CONSTRAINT story_jobs_carried_text_short CHECK ((length(carried_text) <= 20000)),
+    CONSTRAINT story_jobs_child_name_check CHECK (((length(child_name) >= 1) AND (length(child_name) <= 40))),
+    CONSTRAINT story_jobs_dates_readable CHECK ((((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((started_at IS NULL) OR ((started_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (started_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((heartbeat_at IS NULL) OR ((heartbeat_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (heartbeat_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((completed_at IS NULL) OR ((completed_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (completed_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))))),
+    CONSTRAINT story_jobs_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text]))),
+    CONSTRAINT story_jobs_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
+    CONSTRAINT story_jobs_likes_short CHECK (((length(likes) >= 1) AND (length(likes) <= 402))),
+    CONSTRAINT story_jobs_previously_short CHECK ((length(previously) <= 1000)),
+    CONSTRAINT story_jobs_prompt_check CHECK (((length(prompt) >= 1) AND (length(prompt) <= 500))),
+    CONSTRAINT story_jobs_response_id_short CHECK (((length(response_id) >= 1) AND (length(response_id) <= 200))),
+    CONSTRAINT story_jobs_sibling_age_has_name CHECK (((sibling_age IS NULL) OR (sibling_name IS NOT NULL))),
+    CONSTRAINT story_jobs_sibling_age_range CHECK (((sibling_age >= 1) AND (sibling_age <= 12))),
+    CONSTRAINT story_jobs_sibling_name_short CHECK (((length(sibling_name) >= 1) AND (length(sibling_name) <= 40))),
+    CONSTRAINT story_jobs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'completed'::text, 'failed'::text])))
+);
+
+--
+-- Name: intake_job(text, text, text, text, integer, text, bigint, text, bigint, text, text, text, timestamp with time zone, integer, integer, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.intake_job(p_idempotency_key text, p_request_hash text, p_prompt text, p_child_name text, p_age integer, p_length text, p_sequel_of bigint, p_previously text, p_finish_of bigint, p_carried_text text, p_language text, p_likes text, p_since timestamp with time zone, p_queue_max integer, p_daily_limit integer, p_lock_key bigint, OUT job public.story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(p_lock_key);
+    SELECT * INTO job FROM story_jobs WHERE idempotency_key = p_idempotency_key;
+    replayed := FOUND;
+    IF replayed THEN
+        RETURN;
+    END IF;
+    SELECT count(*) INTO pending
+      FROM (SELECT FROM story_jobs WHERE status = 'pending' LIMIT p_queue_max) AS bounded;
+    SELECT count(*) INTO used_today
+      FROM (SELECT FROM story_jobs
+             WHERE created_at >= p_since AND NOT (status = 'failed' AND started_at IS NULL)
+               AND NOT imported
+             LIMIT p_daily_limit) AS bounded;
+    IF pending >= p_queue_max OR used_today >= p_daily_limit THEN
+        job := NULL;
+        RETURN;
+    END IF;
+    INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
+                            sequel_of, previously, finish_of, carried_text, language, likes)
+    VALUES (p_idempotency_key, p_request_hash, p_prompt, p_child_name, p_age, p_length,
+            p_sequel_of, p_previously, p_finish_of, p_carried_text, p_language, p_likes)
+    -- Only a writer that skips the lock (a backup's import) could take the key meanwhile:
+    -- then no job, and the caller asks for a retry, which replays.
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING * INTO job;
+    IF job.id IS NOT NULL THEN
+        PERFORM pg_notify('story_jobs', job.id::text);
+    END IF;
+END
+$$;
+
+--
+-- Name: intake_job(text, text, text, text, integer, text, bigint, text, bigint, text, text, text, text, integer, timestamp with time zone, integer, integer, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.intake_job(p_idempotency_key text, p_request_hash text, p_prompt text, p_child_name text, p_age integer, p_length text, p_sequel_of bigint, p_previously text, p_finish_of bigint, p_carried_text text, p_language text, p_likes text, p_sibling_name text, p_sibling_age integer, p_since timestamp with time zone, p_queue_max integer, p_daily_limit integer, p_lock_key bigint, OUT job public.story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(p_lock_key);
+    SELECT * INTO job FROM story_jobs WHERE idempotency_key = p_idempotency_key;
+    replayed := FOUND;
+    IF replayed THEN
+        RETURN;
+    END IF;
+    IF p_finish_of IS NOT NULL THEN
+        SELECT * INTO job FROM story_jobs WHERE finish_of = p_finish_of;
+        replayed := FOUND;
+        IF replayed THEN
+            RETURN;
+        END IF;
+    END IF;
+    SELECT count(*) INTO pending
+      FROM (SELECT FROM story_jobs WHERE status = 'pending' LIMIT p_queue_max) AS bounded;
+    SELECT count(*) INTO used_today
+      FROM (SELECT FROM story_jobs
+             WHERE created_at >= p_since AND NOT (status = 'failed' AND started_at IS NULL)
+               AND NOT imported
+             LIMIT p_daily_limit) AS bounded;
+    IF pending >= p_queue_max OR used_today >= p_daily_limit THEN
+        job := NULL;
+        RETURN;
+    END IF;
+    INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
+                            sequel_of, previously, finish_of, carried_text, language, likes,
+                            sibling_name, sibling_age)
+    VALUES (p_idempotency_key, p_request_hash, p_prompt, p_child_name, p_age, p_length,
+            p_sequel_of, p_previously, p_finish_of, p_carried_text, p_language, p_likes,
+            p_sibling_name, p_sibling_age)
+    -- Only a writer that skips the lock (a backup's import) could take the key meanwhile:
+    -- then no job, and the caller asks for a retry, which replays.
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING * INTO job;
+    IF job.id IS NOT NULL THEN
+        PERFORM pg_notify('story_jobs', job.id::text);
+    END IF;
+END
+$$;
+
+--
+-- Name: stories; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.stories (
+    id bigint NOT NULL,
+    job_id bigint NOT NULL,
+    title text NOT NULL,
+    body text NOT NULL,
+    model text NOT NULL,
+    prompt_tokens integer,
+    completion_tokens integer,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    favourite boolean DEFAULT false NOT NULL,
+    deleted_at timestamp with time zone,
+    screening text,
+    search_prompt text,
+    search_name text,
+    series_id bigint NOT NULL,
+    search tsvector GENERATED ALWAYS AS (((setweight(to_tsvector('simple'::regconfig, COALESCE(title, ''::text)), 'A'::"char") || setweight(to_tsvector('simple'::regconfig, COALESCE(search_name, ''::text)), 'A'::"char")) || setweight(to_tsvector('simple'::regconfig, COALESCE(search_prompt, ''::text)), 'B'::"char"))) STORED,
+    uid uuid DEFAULT gen_random_uuid() NOT NULL,
+    CONSTRAINT stories_created_at_readable CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))),
+    CONSTRAINT stories_deleted_at_readable CHECK (((deleted_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))),
+    CONSTRAINT stories_screening_known CHECK ((screening = ANY (ARRAY['pending'::text, 'flagged'::text])))
+);
+
+--
+-- Name: shelf_stories; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.shelf_stories AS
+ SELECT id,
+    job_id,
+    title,
+    body,
+    model,
+    prompt_tokens,
+    completion_tokens,
+    created_at,
+    favourite,
+    deleted_at,
+    screening,
+    search_prompt,
+    search_name,
+    series_id,
+    search,
+    uid
+   FROM public.stories
+  WHERE ((deleted_at IS NULL) AND (screening IS NULL));
+
+--
+-- Name: library_rows; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.library_rows AS
+ SELECT s.id,
+    s.title,
+    s.created_at,
+    s.job_id,
+    s.favourite,
+    s.series_id,
+    j.child_name,
+    j.prompt,
+    j.age,
+    j.length,
+    j.sequel_of,
+    earlier.title AS sequel_of_title,
+    COALESCE(array_length(regexp_split_to_array(btrim(s.body), '\s+'::text), 1), 0) AS words,
+    j.sibling_name
+   FROM ((public.stories s
+     JOIN public.story_jobs j ON ((j.id = s.job_id)))
+     LEFT JOIN public.shelf_stories earlier ON ((earlier.id = j.sequel_of)));
+
+--
+-- Name: library_page(bigint[], integer, integer); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.library_page(p_ids bigint[], p_limit integer, p_offset integer) RETURNS SETOF public.library_rows
+    LANGUAGE sql STABLE
+    AS $$
+    WITH found AS (
+        SELECT s.id, s.series_id, s.created_at,
+               bool_or(s.favourite) OVER series AS series_favourite,
+               max(s.created_at) OVER series AS series_newest
+          FROM stories s
+         WHERE s.id = ANY (p_ids)
+        WINDOW series AS (PARTITION BY s.series_id)
+    ), page AS (
+        SELECT * FROM found
+         ORDER BY series_favourite DESC, series_newest DESC, series_id DESC, created_at, id
+         LIMIT p_limit OFFSET p_offset
+    )
+    SELECT r.* FROM page JOIN library_rows r ON r.id = page.id
+     ORDER BY page.series_favourite DESC, page.series_newest DESC, page.series_id DESC,
+              page.created_at, page.id
+$$;
+
+--
+-- Name: stories_copy_request(); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.stories_copy_request() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    -- The job's request, and the series of the story it continues (else a series of its own).
+    SELECT j.prompt, nullif(concat_ws(' ', j.child_name, j.sibling_name), ''),
+           coalesce(earlier.series_id, NEW.id)
+      INTO NEW.search_prompt, NEW.search_name, NEW.series_id
+      FROM story_jobs j
+      LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+     WHERE j.id = NEW.job_id;
+    NEW.series_id := coalesce(NEW.series_id, NEW.id);
+    RETURN NEW;
+END
+$$;
+
+--
+-- Name: children; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.children (
+    id bigint NOT NULL,
+    name text NOT NULL,
+    age integer,
+    length text,
+    language text,
+    likes text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT children_age_check CHECK (((age >= 1) AND (age <= 12))),
+    CONSTRAINT children_language_check CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text]))),
+    CONSTRAINT children_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
+    CONSTRAINT children_likes_check CHECK (((length(likes) >= 1) AND (length(likes) <= 200))),
+    CONSTRAINT children_name_check CHECK (((length(name) >= 1) AND (length(name) <= 40)))
+);
+
+--
+-- Name: children_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+ALTER TABLE public.children ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.children_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
+--
+-- Name: login_failures; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.login_failures (
+    scope text NOT NULL,
+    client text NOT NULL,
+    failures integer NOT NULL,
+    window_ends_at timestamp with time zone NOT NULL,
+    CONSTRAINT login_failures_client_check CHECK ((length(client) <= 100)),
+    CONSTRAINT login_failures_failures_check CHECK ((failures >= 0)),
+    CONSTRAINT login_failures_scope_check CHECK ((scope = ANY (ARRAY['address'::text, 'app'::text, 'device'::text])))
+);
+
+--
+-- Name: schedules; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.schedules (
+    name text NOT NULL,
+    every_s double precision NOT NULL,
+    next_at timestamp with time zone NOT NULL,
+    claimed_at timestamp with time zone,
+    last_ok_at timestamp with time zone,
+    last_file text,
+    last_error text,
+    last_error_at timestamp with time zone,
+    CONSTRAINT schedules_every_s_check CHECK ((every_s > (0)::double precision)),
+    CONSTRAINT schedules_name_check CHECK ((length(name) <= 100))
+);
+
+--
+-- Name: schema_migrations; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.schema_migrations (
+    version text NOT NULL,
+    applied_at timestamp with time zone DEFAULT now() NOT NULL
+);
+
+--
+-- Name: sessions; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.sessions (
+    sid text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    ended_at timestamp with time zone,
+    last_seen_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT sessions_sid_check CHECK (((length(sid) >= 16) AND (length(sid) <= 64)))
+);
+
+--
+-- Name: stories_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.stories_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: stories_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.stories_id_seq OWNED BY public.stories.id;
+
+--
+-- Name: story_jobs_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.story_jobs_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: story_jobs_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.story_jobs_id_seq OWNED BY public.story_jobs.id;
+
+--
+-- Name: workers; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.workers (
+    boot_id uuid NOT NULL,
+    host text NOT NULL,
+    pid integer NOT NULL,
+    concurrency integer NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    heartbeat_at timestamp with time zone DEFAULT now() NOT NULL,
+    stopped_at timestamp with time zone,
+    gone_at timestamp with time zone,
+    CONSTRAINT workers_concurrency_check CHECK ((concurrency >= 0))
+);
+
+--
+-- Name: stories id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.stories ALTER COLUMN id SET DEFAULT nextval('public.stories_id_seq'::regclass);
+
+--
+-- Name: story_jobs id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs ALTER COLUMN id SET DEFAULT nextval('public.story_jobs_id_seq'::regclass);
+
+--
+-- Name: children children_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.children
+    ADD CONSTRAINT children_pkey PRIMARY KEY (id);
+
+--
+-- Name: login_failures login_failures_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.login_failures
+    ADD CONSTRAINT login_failures_pkey PRIMARY KEY (scope, client);
+
+--
+-- Name: schedules schedules_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.schedules
+    ADD CONSTRAINT schedules_pkey PRIMARY KEY (name);
+
+--
+-- Name: schema_migrations schema_migrations_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+--
+-- Name: sessions sessions_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.sessions
+    ADD CONSTRAINT sessions_pkey PRIMARY KEY (sid);
+
+--
+-- Name: stories stories_job_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.stories
+    ADD CONSTRAINT stories_job_id_key UNIQUE (job_id);
+
+--
+-- Name: stories stories_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.stories
+    ADD CONSTRAINT stories_pkey PRIMARY KEY (id);
+
+--
+-- Name: story_jobs story_jobs_idempotency_key_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs
+    ADD CONSTRAINT story_jobs_idempotency_key_key UNIQUE (idempotency_key);
+
+--
+-- Name: story_jobs story_jobs_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs
+    ADD CONSTRAINT story_jobs_pkey PRIMARY KEY (id);
+
+--
+-- Name: workers workers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.workers
+    ADD CONSTRAINT workers_pkey PRIMARY KEY (boot_id);
+
+--
+-- Name: stories_awaiting_screening; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stories_awaiting_screening ON public.stories USING btree (created_at, id) WHERE (screening = 'pending'::text);
+
+--
+-- Name: stories_created_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stories_created_at ON public.stories USING btree (created_at DESC);
+
+--
+-- Name: stories_deleted; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stories_deleted ON public.stories USING btree (deleted_at) WHERE (deleted_at IS NOT NULL);
+
+--
+-- Name: stories_search; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stories_search ON public.stories USING gin (search);
+
+--
+-- Name: stories_series; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stories_series ON public.stories USING btree (series_id);
+
+--
+-- Name: stories_shelf; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stories_shelf ON public.stories USING btree (favourite DESC, created_at DESC) WHERE (deleted_at IS NULL);
+
+--
+-- Name: stories_uid; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX stories_uid ON public.stories USING btree (uid);
+
+--
+-- Name: story_jobs_adoptable; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_jobs_adoptable ON public.story_jobs USING btree (heartbeat_at) WHERE ((status = 'running'::text) AND (response_id IS NOT NULL));
+
+--
+-- Name: story_jobs_created_at; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_jobs_created_at ON public.story_jobs USING btree (created_at);
+
+--
+-- Name: story_jobs_finish_of_once; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX story_jobs_finish_of_once ON public.story_jobs USING btree (finish_of) WHERE (finish_of IS NOT NULL);
+
+--
+-- Name: story_jobs_pending; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_jobs_pending ON public.story_jobs USING btree (created_at, id) WHERE (status = 'pending'::text);
+
+--
+-- Name: story_jobs_unfinished; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_jobs_unfinished ON public.story_jobs USING btree (status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
+
+--
+-- Name: stories stories_copy_request; Type: TRIGGER; Schema: public; Owner: -
+--
+
+CREATE TRIGGER stories_copy_request BEFORE INSERT ON public.stories FOR EACH ROW EXECUTE FUNCTION public.stories_copy_request();
+
+--
+-- Name: stories stories_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.stories
+    ADD CONSTRAINT stories_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.story_jobs(id);
+
+--
+-- Name: story_jobs story_jobs_finish_of_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs
+    ADD CONSTRAINT story_jobs_finish_of_fkey FOREIGN KEY (finish_of) REFERENCES public.story_jobs(id) ON DELETE SET NULL;
+
+--
+-- Name: story_jobs story_jobs_sequel_of_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs
+    ADD CONSTRAINT story_jobs_sequel_of_fkey FOREIGN KEY (sequel_of) REFERENCES public.stories(id) ON DELETE SET NULL;
+
+--
+-- Name: story_jobs story_jobs_story_fk; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs
+    ADD CONSTRAINT story_jobs_story_fk FOREIGN KEY (story_id) REFERENCES public.stories(id);
+
+--
+-- PostgreSQL database dump complete
+--
