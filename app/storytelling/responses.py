@@ -37,7 +37,7 @@ from app.storytelling.availability import (
     model_gone_message,
 )
 from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
-from app.storytelling.openai import build_messages, provider_error, story_from_text
+from app.storytelling.openai import build_prompt, provider_error, story_from_text
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -96,13 +96,13 @@ class BackgroundStoryteller:
     async def start(self, request: StoryRequest, *, job_id: int) -> str:
         import openai
 
-        system, user = build_messages(request)
+        instructions, user_input = build_prompt(request)
 
         async def create(options: dict[str, Any]) -> Any:
             return await self.client().responses.create(
                 model=self.model,
-                instructions=system["content"],
-                input=user["content"],
+                instructions=instructions,
+                input=user_input,
                 background=True,
                 store=True,  # background mode keeps the response at the provider a while
                 metadata={"job_id": str(job_id)},
