@@ -125,7 +125,8 @@ class BackgroundStoryteller:
         self.availability.mark_offered()
         if not getattr(response, "id", None):
             raise StorytellerError("the storyteller sent an unreadable answer")
-        return response.id
+        response_id: str = response.id
+        return response_id
 
     async def follow(
         self, response_id: str, request: StoryRequest, *, job_id: int, text: str,
@@ -317,7 +318,8 @@ class BackgroundStoryteller:
 def _readable_text(response: Any) -> str | None:
     """A response's text so far, or None where it cannot be read."""
     try:
-        return response.output_text
+        text: str | None = response.output_text
+        return text
     except Exception:  # a partial object the library cannot read yet: no words to show
         return None
 
