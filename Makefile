@@ -29,10 +29,13 @@ run: $(STAMP)
 test: $(STAMP)
 	@tools/system-packages
 	$(BIN)/ruff check $(wildcard app tests bench tools)
+	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# ruff, then mypy: strict over app/ (pyproject.toml's tool.mypy).
 lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
+	$(BIN)/mypy
 
 # sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump
 # of a new embedded database migrated by the app (tests/test_migrations.py checks it is current).

@@ -93,9 +93,13 @@ async def run_worker(settings: Settings) -> int:
 
     setup_logging()
     received: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    def on_signal(name: str) -> None:  # the first signal's name; a second changes nothing
+        if not received.done():
+            received.set_result(name)
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        asyncio.get_running_loop().add_signal_handler(
-            signum, lambda name=signum.name: received.done() or received.set_result(name))
+        asyncio.get_running_loop().add_signal_handler(signum, on_signal, signum.name)
     try:
         async with running_services(settings):
             log("shutdown_requested", signal=await received)

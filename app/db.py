@@ -42,7 +42,7 @@ POOL_MAX_SIZE = 10  # tests and tools; a process sizes its pool with DATABASE_PO
 
 # What "the database cannot serve this right now" looks like from asyncpg: answered with
 # 503 by the web layer, retried by the worker, never shown to a user as a traceback.
-DATABASE_UNAVAILABLE: tuple[type[BaseException], ...] = (
+DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
     OSError,
     TimeoutError,
     asyncpg.PostgresConnectionError,  # includes ConnectionDoesNotExist
@@ -101,7 +101,8 @@ def _own_runtime_dir() -> None:
 
 
 def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
-    return embedded_server(pgdata, stop_at_exit=stop_at_exit).get_uri()
+    url: str = embedded_server(pgdata, stop_at_exit=stop_at_exit).get_uri()
+    return url
 
 
 def stop_embedded_postgres(pgdata: Path) -> None:
@@ -128,7 +129,7 @@ class Pool:
         await self._database.connect()
         # The asyncpg pool `databases` made (its backend's, the one every connection of
         # `acquire()` and `transaction()` comes from too): one pool, one size limit.
-        self._pool = self._database._backend._pool  # type: ignore[attr-defined]
+        self._pool = self._database._backend._pool
 
     async def close(self) -> None:
         self._pool = None
@@ -165,13 +166,15 @@ class Pool:
         return await self._connected.fetchrow(sql, *args)
 
     async def fetch(self, sql: str, *args: object) -> list[Any]:
-        return await self._connected.fetch(sql, *args)
+        rows: list[Any] = await self._connected.fetch(sql, *args)
+        return rows
 
     async def fetchval(self, sql: str, *args: object) -> Any:
         return await self._connected.fetchval(sql, *args)
 
     async def execute(self, sql: str, *args: object) -> str:
-        return await self._connected.execute(sql, *args)
+        status: str = await self._connected.execute(sql, *args)
+        return status
 
 
 def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Pool:

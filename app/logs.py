@@ -67,6 +67,6 @@ def log_caught(event: str, error: BaseException, *,
     """A caught exception: one WARNING line when it is one of `expected` (a database outage
     a loop waits out), else an ERROR with its traceback (a defect, to be found and fixed)."""
     if isinstance(error, expected):
-        log(event, level=logging.WARNING, **fields, error=repr(error))
+        log(event, level=logging.WARNING, exc_info=False, **fields, error=repr(error))
     else:
         log(event, level=logging.ERROR, **fields, error=repr(error), exc_info=error)

@@ -17,11 +17,13 @@ import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
+from types import FrameType
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
+from starlette.types import ExceptionHandler
 
 from app.config import ConfigError, Settings, load_settings
 from app.db import DATABASE_UNAVAILABLE
@@ -76,7 +78,7 @@ def create_app(
     def page_context(request: Request) -> dict[str, object]:
         return {"demo_mode": settings.storyteller == "demo", **guard.page_context(request)}
 
-    exception_handlers: dict[type[Exception] | int, Callable] = {
+    exception_handlers: dict[type[BaseException] | int, ExceptionHandler] = {
         AppError: handle_app_error,
         HTTPException: handle_http_error,
         Exception: handle_unexpected,
@@ -107,7 +109,7 @@ def _close_intake_on_sigterm(services: Services) -> Callable[[], None]:
         return lambda: None
     previous = signal.getsignal(signal.SIGTERM)
 
-    def on_sigterm(signum: int, frame: object) -> None:
+    def on_sigterm(signum: int, frame: FrameType | None) -> None:
         if not services.intake.closed:
             services.intake.closed = True
             services.worker.stop_claiming()
@@ -116,7 +118,11 @@ def _close_intake_on_sigterm(services: Services) -> Callable[[], None]:
             previous(signum, frame)
 
     signal.signal(signal.SIGTERM, on_sigterm)
-    return lambda: signal.signal(signal.SIGTERM, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore
 
 
 def _exit_zero_after_graceful_sigterm() -> None:

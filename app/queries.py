@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import asyncpg
 
@@ -94,8 +94,19 @@ def load_statements() -> dict[str, Statement]:
     return {name: positional(named(name, sql)) for name, sql in load_queries().items()}
 
 
-# Where a statement runs: the pool, or one connection (a transaction's).
-Queryable = Pool | asyncpg.Connection
+class Queryable(Protocol):
+    """Where a statement runs: the pool, or one connection (a transaction's), in asyncpg's
+    terms (asyncpg ships no types: its rows are Any here)."""
+
+    async def fetchrow(self, sql: str, /, *args: object) -> Any: ...
+
+    async def fetch(self, sql: str, /, *args: object) -> list[Any]: ...
+
+    async def fetchval(self, sql: str, /, *args: object) -> Any: ...
+
+    async def execute(self, sql: str, /, *args: object) -> str: ...
+
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[Any]: ...
 
 
 @contextlib.asynccontextmanager

@@ -31,7 +31,7 @@ from app.shelf.children import Children
 from app.shelf.schedule import Schedules
 from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
-from app.stories import LENGTHS, Storyteller
+from app.stories import LENGTHS, BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
 from app.storytelling.moderation import Moderator
 
@@ -61,7 +61,7 @@ class Services:
     worker: Worker
     sweeper: Sweeper
     liveness: ProcessLiveness
-    storyteller: Storyteller
+    storyteller: Storyteller | BackgroundStoryteller
     boot_id: uuid.UUID
     estimates: Estimates
     schedules: Schedules  # read by every process's home page, whoever writes the backups
@@ -76,19 +76,19 @@ class Services:
         cls,
         settings: Settings,
         db: Pool,
-        storyteller: Storyteller,
+        storyteller: Storyteller | BackgroundStoryteller,
         moderator: Moderator | None = None,
         *,
         database_url: str | None = None,
-        follower: object = None,
+        follower: BackgroundStoryteller | None = None,
     ) -> Services:
         """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone).
         `follower`: follows stories by response id when the storyteller does not."""
         boot_id = uuid.uuid4()
         store = JobStore(db)
         # PgBouncer in transaction mode delivers no notifications: the re-check timer alone.
-        listen = database_url is not None and not settings.pgbouncer
-        connect = (lambda: connect_one(database_url)) if listen else None
+        listen_url = None if settings.pgbouncer else database_url
+        connect = (lambda: connect_one(listen_url)) if listen_url is not None else None
         wakeup = Wakeup(connect, recheck_s=IDLE_RECHECK_S)
         screener = None
         if moderator is not None:

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 LENGTHS = ("short", "medium", "long")
 # Roughly how many words each length asks for; read aloud slowly, about 120 words a
@@ -149,6 +149,7 @@ class Storyteller(Protocol):
 ProgressSink = Callable[[str, int | None], None]
 
 
+@runtime_checkable  # the worker picks its mode with isinstance(storyteller, this)
 class BackgroundStoryteller(Protocol):
     """Has the story written at the provider (`LLM_API=responses`): `start` is the one
     billed request and answers with the response's id at once; `follow` reads the story

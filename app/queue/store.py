@@ -135,14 +135,17 @@ class JobStore(Statements):
 
     async def finishing_job_id(self, job_id: int) -> int | None:
         """The job that finishes this one's story cut short, once one was asked for."""
-        return await self._val("finishing_job_id", {"job_id": job_id})
+        finishing: int | None = await self._val("finishing_job_id", {"job_id": job_id})
+        return finishing
 
     async def count_since(self, since: datetime) -> int:
-        return await self._val("count_jobs_since", {"since": since})
+        count: int = await self._val("count_jobs_since", {"since": since})
+        return count
 
     async def count_pending(self) -> int:
         """Jobs waiting to be claimed, in every process sharing the database."""
-        return await self._val("count_pending")
+        count: int = await self._val("count_pending")
+        return count
 
     async def recent(self, *, recent_s: float = 600, limit: int = 20) -> list[Job]:
         rows = await self._all("recent_jobs", {"recent_s": float(recent_s), "limit": limit})
@@ -343,7 +346,7 @@ class JobStore(Statements):
         """Store the story of our job (idempotent: a retry gets the first insert's id);
         hidden until screened when `screening` is PENDING. None when the job is not ours
         to store a story for (adopted by another worker, stopped, or completed)."""
-        return await self._val(
+        story_id: int | None = await self._val(
             "insert_story",
             {
                 "job_id": job_id,
@@ -356,6 +359,7 @@ class JobStore(Statements):
                 "screening": screening.value if screening is not None else None,
             },
         )
+        return story_id
 
     async def finish_screening(self, story_id: int, *, flagged: bool) -> bool:
         """A pending story passed (shown from now on) or was flagged (hidden for good);
@@ -406,7 +410,9 @@ class JobStore(Statements):
 
     async def seconds_until_next_stale(self, stale_s: float, boot_id: uuid.UUID) -> float | None:
         """When another process's running job will look dead, if there is one."""
-        return await self._val("seconds_until_next_stale", {"stale_s": stale_s, "boot_id": boot_id})
+        seconds: float | None = await self._val("seconds_until_next_stale",
+                                                {"stale_s": stale_s, "boot_id": boot_id})
+        return seconds
 
     # -- the processes sharing the database --------------------------------------------
 

@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from typing import Any
 
 import asyncpg
 
@@ -53,7 +52,15 @@ from app.queue.writing import (
     beat_interval_s,
     unless_interrupted,
 )
-from app.stories import ResponseGone, Story, StorytellerError, clean_story, clean_text
+from app.stories import (
+    BackgroundStoryteller,
+    ResponseGone,
+    Story,
+    Storyteller,
+    StorytellerError,
+    clean_story,
+    clean_text,
+)
 
 # Storing a story that was paid for is retried through a database outage this long.
 STORE_RETRY_S = 300.0
@@ -79,7 +86,7 @@ class Worker:
         self,
         store: JobStore,
         wakeup: Wakeup,
-        storyteller: Any,
+        storyteller: Storyteller | BackgroundStoryteller,
         *,
         boot_id: uuid.UUID,
         llm_timeout_s: float,
@@ -87,17 +94,17 @@ class Worker:
         heartbeat_interval_s: float = 5.0,
         heartbeat_stale_s: float = 60.0,
         screener: StoryScreener | None = None,
-        follower: Any = None,
+        follower: BackgroundStoryteller | None = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
         self.storyteller = storyteller
         # A background storyteller (LLM_API=responses) starts, follows, hands over, adopts.
-        self.background = bool(getattr(storyteller, "background", False))
+        self.background = isinstance(storyteller, BackgroundStoryteller)
         # What follows a story by its response id: the background storyteller, or (with
         # LLM_API=chat) one on the same provider, for stories started before a switch to
         # chat, so no job with a response id is left without a worker to adopt it.
-        self.follower = storyteller if self.background else follower
+        self.follower = storyteller if isinstance(storyteller, BackgroundStoryteller) else follower
         self.screener = screener
         self.boot_id = boot_id
         self.llm_timeout_s = llm_timeout_s
@@ -204,10 +211,11 @@ class Worker:
         try:
             if job.response_id is None:
                 log("job_started", job_id=job.id)
-            if self.background or job.response_id is not None:
+            storyteller = self.storyteller
+            if isinstance(storyteller, BackgroundStoryteller) or job.response_id is not None:
                 story = await self._write_in_background(writing)
             else:
-                story = await self._write(writing)
+                story = await self._write(writing, storyteller)
             if story is not None:
                 stored = await self._store(job.id, story)
         except asyncio.CancelledError:
@@ -233,11 +241,11 @@ class Worker:
 
     # -- writing ---------------------------------------------------------------------
 
-    async def _write(self, writing: Writing) -> Story | None:
+    async def _write(self, writing: Writing, storyteller: Storyteller) -> Story | None:
         """Call the storyteller once, on this connection; None (and the job failed, or
         stopped) when it does not deliver."""
         job = writing.job
-        call = self.storyteller.write(job.request, job_id=job.id, on_text=writing.update)
+        call = storyteller.write(job.request, job_id=job.id, on_text=writing.update)
         try:
             return await unless_interrupted(writing, call, {Interruption.STOP},
                                           timeout_s=self.llm_timeout_s)
@@ -260,9 +268,12 @@ class Worker:
         its id, follow it to the end; None when the job failed, stopped, or left us."""
         job = writing.job
         if writing.response_id is None:
+            # With no response id yet, process() came here for a background storyteller.
+            starter = self.storyteller
+            assert isinstance(starter, BackgroundStoryteller)
             try:
                 response_id = await asyncio.wait_for(
-                    self.storyteller.start(job.request, job_id=job.id), self.llm_timeout_s
+                    starter.start(job.request, job_id=job.id), self.llm_timeout_s
                 )
             except TimeoutError:
                 await self._fail(writing, "the storyteller took too long", "timeout")
@@ -290,6 +301,8 @@ class Worker:
         if not writing.owns_response:
             await self._save_response_id(writing)
         assert writing.response_id is not None
+        # Only a worker with a follower adopts (see _claim), or starts in background mode.
+        assert self.follower is not None
         follow = self.follower.follow(
             writing.response_id, job.request, job_id=job.id, text=writing.raw,
             after=writing.sequence, on_progress=writing.update,
@@ -353,6 +366,7 @@ class Worker:
     async def _cancel_at_provider(self, writing: Writing) -> None:
         assert writing.response_id is not None
         try:
+            assert self.follower is not None  # as in _follow, which came first
             await asyncio.wait_for(
                 self.follower.cancel(writing.response_id, job_id=writing.job.id), 10
             )
@@ -391,7 +405,8 @@ class Worker:
                 story_id = await self.store.insert_story(job_id, self.boot_id, story,
                                                          screening=screening)
                 if story_id is None:
-                    return await self._not_ours(job_id)
+                    await self._not_ours(job_id)
+                    return None
                 if await self.store.complete(job_id, self.boot_id, story_id):
                     log("job_completed", job_id=job_id, story_id=story_id)
                 else:
@@ -415,7 +430,6 @@ class Worker:
         job = await self.store.get(job_id)
         log("job_lost", level=logging.WARNING, job_id=job_id,
             status=job.status if job else "gone", detail="storing nothing")
-        return None
 
     async def _completed_by_recovery(self, job_id: int, story_id: int) -> None:
         job = await self.store.get(job_id)

@@ -73,7 +73,8 @@ class Guard:
     @staticmethod
     def session(request: Request) -> tuple[str, float] | None:
         """The session the middleware resolved for this request."""
-        return request.scope.get("state", {}).get("session")
+        session: tuple[str, float] | None = request.scope.get("state", {}).get("session")
+        return session
 
     def set_session_cookie(self, response: Response, request: Request, sid: str) -> None:
         assert self.sessions is not None

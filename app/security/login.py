@@ -19,7 +19,8 @@ from app.web.responses import (
 
 
 def _guard(request: Request) -> Guard:
-    return request.app.state.guard
+    guard: Guard = request.app.state.guard
+    return guard
 
 
 def _context(next_path: str, *, known_device: bool) -> dict[str, object]:

@@ -105,9 +105,9 @@ class SecurityMiddleware:
             return
         if not public and self.guard.refused_host(request):
             log("host_refused", level=logging.WARNING, host=request.headers.get("host", "-"))
-            error = Forbidden("This storyteller does not answer to that name: add it to "
-                              "ALLOWED_HOSTS, or set HOUSEHOLD_PASSWORD.")
-            await error_response(request, error)(scope, receive, send)
+            refusal = Forbidden("This storyteller does not answer to that name: add it to "
+                                "ALLOWED_HOSTS, or set HOUSEHOLD_PASSWORD.")
+            await error_response(request, refusal)(scope, receive, send)
             return
         try:
             session = None if public else await self.guard.resolve_session(request)
@@ -119,10 +119,10 @@ class SecurityMiddleware:
         if request.method not in SAFE_METHODS:
             allowed, body = await self._same_site(request)
             if not allowed:
-                error = Forbidden("This request did not come from the storyteller's own pages.")
+                refusal = Forbidden("This request did not come from the storyteller's own pages.")
                 log("cross_site_refused", level=logging.WARNING, path=path,
                     origin=request.headers.get("origin", "-"))
-                await error_response(request, error)(scope, receive, send)
+                await error_response(request, refusal)(scope, receive, send)
                 return
         if (
             self.guard.mode == "password"

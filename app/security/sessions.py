@@ -155,7 +155,8 @@ class Sessions:
 
     async def open(self, db: Pool) -> str:
         await fetch_all(db, "prune_sessions", {"max_idle_s": float(SESSION_MAX_AGE_S)})
-        return await fetch_val(db, "create_session", {"sid": secrets.token_urlsafe(24)})
+        sid: str = await fetch_val(db, "create_session", {"sid": secrets.token_urlsafe(24)})
+        return sid
 
     async def alive(self, db: Pool, sid: str) -> bool:
         # On every request in password mode: one indexed read, compiled no more than once,

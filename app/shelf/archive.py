@@ -130,7 +130,8 @@ def _zip_directory_size(file: BinaryIO) -> int | None:
         file.seek(start + at - _ZIP64_LOCATOR_BYTES)
         if file.read(len(_ZIP64_LOCATOR)) == _ZIP64_LOCATOR:
             raise BackupError("this zip is in the zip64 form, which no story backup needs")
-    return _ZIP_END.unpack_from(tail, at)[5]
+    entries: int = _ZIP_END.unpack_from(tail, at)[5]
+    return entries
 
 
 class _Capped:
@@ -250,7 +251,9 @@ class _JsonReader:
     def _peek(self) -> str:
         """The next character that is not white space, left unread ("" at the end)."""
         while True:
-            self._at = _WHITESPACE.match(self._text, self._at).end()  # (it always matches)
+            blank = _WHITESPACE.match(self._text, self._at)
+            assert blank is not None  # it always matches, if only ""
+            self._at = blank.end()
             if self._at < len(self._text) or self._ended:
                 return self._text[self._at:self._at + 1]
             self._fill(1)

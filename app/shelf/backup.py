@@ -32,7 +32,7 @@ import re
 import unicodedata
 import uuid
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
@@ -46,11 +46,11 @@ from app.shelf.archive import (
     FORMAT,
     FORMAT_VERSION,
     STORIES_JSON,
-    BackupError,
     Source,
     one_line,
     stories_json,
 )
+from app.shelf.archive import BackupError as BackupError  # re-exported: the refusal
 from app.shelf.children import CHILD_FIELDS, CHILDREN_MAX, Children, child_json, parse_child
 from app.shelf.store import ShelfStore, StoredStory
 from app.stories import (
@@ -191,7 +191,9 @@ def check_backup(source: Source) -> int:
     return sum(1 for _ in read_stories(source, []))
 
 
-def read_stories(source: Source, children: list[Child] | None = None) -> Iterator[BackupStory]:
+def read_stories(
+    source: Source, children: list[Child] | None = None
+) -> Generator[BackupStory, None, None]:
     """The backup's stories, checked, in the file's order, one in memory at a time.
     `children`: a list to which its child profiles, checked, are added once all is read."""
     numbers: dict[uuid.UUID, int] = {}  # each uid's story, so that a second can say whose
@@ -254,7 +256,7 @@ def _story_from_json(entry: object) -> BackupStory:
     if sibling_age is not None and (isinstance(sibling_age, bool) or sibling_age not in AGE_RANGE):
         raise Invalid("sibling_age must be a whole number from 1 to 12", field="sibling_age")
     return BackupStory(
-        uid=_uid(entry, "uid", required=True),
+        uid=_uid(entry, "uid"),
         title=_required_text(entry, "title", TITLE_MAX_CHARS),
         body=_required_text(entry, "body"),
         created_at=_moment(entry, "created_at"),
@@ -264,7 +266,7 @@ def _story_from_json(entry: object) -> BackupStory:
         prompt_tokens=_token_count(entry, "prompt_tokens"),
         completion_tokens=_token_count(entry, "completion_tokens"),
         favourite=_flag(entry, "favourite"),
-        sequel_of_uid=_uid(entry, "sequel_of", required=False),
+        sequel_of_uid=_optional_uid(entry, "sequel_of"),
     )
 
 
@@ -311,10 +313,12 @@ def _moment(entry: dict[str, object], name: str) -> datetime:
     return moment
 
 
-def _uid(entry: dict[str, object], name: str, *, required: bool) -> uuid.UUID | None:
+def _optional_uid(entry: dict[str, object], name: str) -> uuid.UUID | None:
+    return None if entry.get(name) is None else _uid(entry, name)
+
+
+def _uid(entry: dict[str, object], name: str) -> uuid.UUID:
     value = entry.get(name)
-    if value is None and not required:
-        return None
     if isinstance(value, str):
         with contextlib.suppress(ValueError):
             return uuid.UUID(value)

@@ -47,7 +47,8 @@ class Schedules(Statements):
 
     async def due_in_s(self, name: str) -> float | None:
         """Seconds until the next turn (negative: due); None when there is no row."""
-        return await self._val("schedule_due_in", {"name": name})
+        due_in_s: float | None = await self._val("schedule_due_in", {"name": name})
+        return due_in_s
 
     async def succeeded(self, name: str, turn: Turn, *, file: str) -> None:
         await self._val("schedule_succeeded",

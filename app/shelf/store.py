@@ -180,7 +180,8 @@ class ShelfStore(Statements):
     async def story_title(self, story_id: int) -> str | None:
         """The title of a story on the shelf; None once it has been deleted (or while it
         is hidden by its screening)."""
-        return await self._val("story_title", {"story_id": story_id})
+        title: str | None = await self._val("story_title", {"story_id": story_id})
+        return title
 
     async def story_for_card(
         self, story_id: int, *, with_body: bool = False
@@ -224,8 +225,9 @@ class ShelfStore(Statements):
         self, story_id: int, *, keep_s: float = DELETED_KEEP_S
     ) -> str | None:
         """The title of a story that was deleted and can still be restored."""
-        return await self._val("deleted_story_title",
+        title: str | None = await self._val("deleted_story_title",
                                {"story_id": story_id, "keep_s": float(keep_s)})
+        return title
 
     async def deleted_story(
         self, story_id: int, *, keep_s: float = DELETED_KEEP_S
@@ -242,7 +244,8 @@ class ShelfStore(Statements):
         return None
 
     async def count_recently_deleted(self, *, keep_s: float = DELETED_KEEP_S) -> int:
-        return await self._val("count_recently_deleted", {"keep_s": float(keep_s)})
+        count: int = await self._val("count_recently_deleted", {"keep_s": float(keep_s)})
+        return count
 
     async def story_sequels(self, story_id: int) -> list[tuple[int, str]]:
         """(id, title) of the stories on the shelf that continue this one, oldest first."""

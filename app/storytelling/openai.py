@@ -40,6 +40,8 @@ from app.storytelling.availability import (
 from app.storytelling.limits import CHAT_TOKEN_CAPS, RequestLimits
 
 if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+
     from app.storytelling.provider import ProviderClient
 
 SYSTEM_PROMPT = """\
@@ -54,7 +56,15 @@ Write plain text. The first line is the story's title alone, with no quotes or m
 Then a blank line, then the story in short paragraphs."""
 
 
-def build_messages(request: StoryRequest) -> list[dict[str, str]]:
+def build_messages(request: StoryRequest) -> list[ChatCompletionMessageParam]:
+    """The chat request's messages: the system prompt, then the family's request."""
+    system, user = build_prompt(request)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def build_prompt(request: StoryRequest) -> tuple[str, str]:
+    """The system prompt and the user's message (the Responses API's instructions and
+    input)."""
     audience = f"a {request.age}-year-old" if request.age else "a young child"
     if request.sibling_name:
         younger = min(filter(None, (request.age, request.sibling_age)), default=None)
@@ -96,10 +106,7 @@ def build_messages(request: StoryRequest) -> list[dict[str, str]]:
             "Go on from exactly where it stops and bring it to its gentle ending. Write only "
             "the rest: no title, and do not repeat any of what was written."
         )
-    return [
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": "\n".join(lines)},
-    ]
+    return SYSTEM_PROMPT, "\n".join(lines)
 
 
 def _as_data(text: str) -> str:
@@ -135,7 +142,7 @@ class OpenAIStoryteller:
         async def create(options: dict[str, Any]) -> Any:
             return await self.client().chat.completions.create(
                 model=self.model,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 stream=True,
                 stream_options={"include_usage": True},
                 extra_headers={"X-Story-Job-Id": str(job_id)},

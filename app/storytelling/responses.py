@@ -37,7 +37,7 @@ from app.storytelling.availability import (
     model_gone_message,
 )
 from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
-from app.storytelling.openai import build_messages, provider_error, story_from_text
+from app.storytelling.openai import build_prompt, provider_error, story_from_text
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -96,13 +96,13 @@ class BackgroundStoryteller:
     async def start(self, request: StoryRequest, *, job_id: int) -> str:
         import openai
 
-        system, user = build_messages(request)
+        instructions, user_input = build_prompt(request)
 
         async def create(options: dict[str, Any]) -> Any:
             return await self.client().responses.create(
                 model=self.model,
-                instructions=system["content"],
-                input=user["content"],
+                instructions=instructions,
+                input=user_input,
                 background=True,
                 store=True,  # background mode keeps the response at the provider a while
                 metadata={"job_id": str(job_id)},
@@ -125,7 +125,8 @@ class BackgroundStoryteller:
         self.availability.mark_offered()
         if not getattr(response, "id", None):
             raise StorytellerError("the storyteller sent an unreadable answer")
-        return response.id
+        response_id: str = response.id
+        return response_id
 
     async def follow(
         self, response_id: str, request: StoryRequest, *, job_id: int, text: str,
@@ -317,7 +318,8 @@ class BackgroundStoryteller:
 def _readable_text(response: Any) -> str | None:
     """A response's text so far, or None where it cannot be read."""
     try:
-        return response.output_text
+        text: str | None = response.output_text
+        return text
     except Exception:  # a partial object the library cannot read yet: no words to show
         return None
 

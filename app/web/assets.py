@@ -139,7 +139,8 @@ def available_encodings() -> tuple[str, ...]:
 
 def compress(body: bytes, encoding: str) -> bytes:
     if encoding == "br":
-        return brotli.compress(body, quality=BROTLI_QUALITY)
+        compressed: bytes = brotli.compress(body, quality=BROTLI_QUALITY)
+        return compressed
     # mtime=0: the same bytes on every process and every deploy of the same file.
     return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
 

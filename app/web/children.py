@@ -14,6 +14,7 @@ before there was a page.
 
 from __future__ import annotations
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
@@ -96,7 +97,7 @@ async def remove_child(request: Request) -> Response:
 
 
 async def _page(
-    request: Request, *, failed: str | None = None, values: object = None,
+    request: Request, *, failed: str | None = None, values: FormData | None = None,
     error: Invalid | None = None,
 ) -> Response:
     """The page; after a refused form, that form again with what was typed and the message

@@ -100,7 +100,8 @@ def merge_vary(headers: list[tuple[bytes, bytes]], field: bytes) -> list[tuple[b
 def request_header(scope: Scope, name: bytes) -> str:
     for key, value in scope["headers"]:
         if key == name:
-            return value.decode("latin-1")
+            header: str = value.decode("latin-1")
+            return header
     return ""
 
 

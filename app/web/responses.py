@@ -98,7 +98,8 @@ def make_templates(
 
 
 def services_of(request: Request) -> Services:
-    return request.app.state.services
+    services: Services = request.app.state.services
+    return services
 
 
 
@@ -159,7 +160,7 @@ def is_htmx(request: Request) -> bool:
 def render(
     request: Request,
     template: str,
-    context: dict[str, object] | None = None,
+    context: Mapping[str, object] | None = None,
     *,
     status_code: int = 200,
     headers: dict[str, str] | None = None,
@@ -171,9 +172,10 @@ def render(
         **request.app.state.page_context(request),
         **(context or {}),
     }
-    return templates.TemplateResponse(
+    response: Response = templates.TemplateResponse(
         request, template, full_context, status_code=status_code, headers=headers
     )
+    return response
 
 
 def path_id(raw: str) -> int:
