@@ -2,7 +2,7 @@
 
 `routes.py` serves the library and its actions, `sequels.py` builds "another like this"
 and "what happens next", `backup.py` exports and imports the whole shelf,
-`import_page.py` restores a backup from the library page, and `scheduled.py` writes one
+and `scheduled.py` writes one
 into BACKUP_DIR every BACKUP_EVERY_H (its turns claimed in `schedule.py`, its files kept by
 `backup_files.py`).
 

@@ -2,7 +2,7 @@
 
     known = chat_models()          # read from openai/types/shared/chat_model.py
     "gpt-6-luna" in known.names    # listed
-    known.deprecated["gpt-4o-mini"]  # datetime.date(2027, 1, 14); None: deprecated, no date
+    known.deprecated.get(model)    # its announced shutdown date; None: listed, no date
 
 The library's generated type files carry the provider's model list (a `Literal[...]`) and,
 in the docstring under it, a "Deprecated values" block with each model's announced

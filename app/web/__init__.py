@@ -1,7 +1,8 @@
 """HTTP: the URL table, the handlers, the templates' helpers, static files, compression.
 
 `routes.py` is the one URL table; `jobs.py` generate, a job's status and healthz;
-`cards.py` the status card's view; `pages.py` the household's own pages; `responses.py`
+`cards.py` the status card's view; `pages.py` the household's own pages; `backups.py`
+restoring a backup from the library page; `responses.py`
 how the app answers (JSON or HTML, errors in the contract's shape, bodies read safely);
 `assets.py` the static files from memory; `compression.py` compressed pages and JSON.
 

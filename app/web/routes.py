@@ -10,9 +10,8 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from app.security import login
-from app.shelf import import_page
 from app.shelf import routes as shelf
-from app.web import children, jobs, pages
+from app.web import backups, children, jobs, pages
 from app.web.assets import Assets
 
 
@@ -39,7 +38,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/children/{child_id}/delete", children.remove_child, methods=["POST"]),
         Route("/stories/deleted", shelf.recently_deleted, methods=["GET"]),
         Route("/stories/backup.zip", shelf.backup_zip, methods=["GET"]),
-        Route("/stories/import", import_page.import_backup_page, methods=["POST"]),
+        Route("/stories/import", backups.import_backup_page, methods=["POST"]),
         Route("/stories", shelf.library, methods=["GET"]),
         Route("/stories/{story_id}", shelf.story_page, methods=["GET"]),
         Route("/stories/{story_id}/favourite", pages.favourite, methods=["POST"]),

@@ -9,10 +9,10 @@ from datetime import UTC
 import pytest
 
 from app.queue.store import JobStore
-from app.shelf import import_page
 from app.shelf.backup import export_zip
 from app.shelf.children import Children, parse_child
 from app.shelf.store import ShelfStore
+from app.web import backups
 from tests.helpers.app import serve
 from tests.helpers.backups import a_shelf, backup_zip, entry, rows, run_cli
 
@@ -87,7 +87,7 @@ async def test_an_import_posted_from_another_site_is_refused_and_writes_nothing(
 
 async def test_an_upload_past_the_bound_is_refused_and_writes_nothing(make_app, db, monkeypatch):
     data = backup_zip([entry(n) for n in range(1, 40)])
-    monkeypatch.setattr(import_page, "IMPORT_MAX_BYTES", len(data) // 2)
+    monkeypatch.setattr(backups, "IMPORT_MAX_BYTES", len(data) // 2)
     async with serve(make_app(), from_own_pages=True) as client:
         response = await client.post("/stories/import", files=upload(data))
         assert response.status_code == 413
