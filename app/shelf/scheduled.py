@@ -22,7 +22,7 @@ from pathlib import Path
 
 from app.dates import when
 from app.db import DATABASE_UNAVAILABLE
-from app.logs import log
+from app.logs import log, log_caught
 from app.shelf.backup import export_zip
 from app.shelf.backup_files import failure_reason, folder_problem, prune_backups, write_backup
 from app.shelf.schedule import Schedules, Turn
@@ -69,8 +69,9 @@ class ScheduledBackups:
                     ensured = True
                 wait_s = await self.tick()
             except Exception as error:
-                log("backup_schedule_unavailable", level=logging.WARNING, error=repr(error),
-                    retry_in_s=BACKUP_RETRY_S)
+                # An outage is waited out in one line; anything else is a defect: its traceback.
+                log_caught("backup_schedule_unavailable", error, expected=DATABASE_UNAVAILABLE,
+                           retry_in_s=BACKUP_RETRY_S)
                 wait_s = BACKUP_RETRY_S
             await asyncio.sleep(min(max(wait_s, BACKUP_MIN_WAIT_S), self.recheck_s))
 
