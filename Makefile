@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test lint schema smoke bench bench-handover bench-queue bench-lighthouse profile chaos lock clean
+.PHONY: run test test-all lint schema smoke bench bench-handover bench-queue bench-lighthouse profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -26,11 +26,26 @@ run: $(STAMP)
 # tools/system-packages installs what some tests need from the system (Debian's Chromium
 # and PgBouncer) when it can, as root with apt; otherwise it says what to install and
 # those tests are skipped, with the reason in the summary.
+# pytest runs on $(WORKERS) workers (pytest-xdist), each with a PostgreSQL of its own: most
+# of a test's time is spent waiting (on a poll, a process, a browser), so more workers
+# than cores pays. WORKERS=0 runs it in one process; `--dist worksteal` keeps the long
+# tests (the crash moments, the deploy rehearsal) from piling up on one worker.
+WORKERS ?= 4
+XDIST = $(if $(filter 0,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist worksteal)
+
 test: $(STAMP)
 	@tools/system-packages
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/mypy
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# Everything `make test` runs, then the long campaigns at their full size: the properties
+# (pytest -m campaign) at every test's full count of examples, the deploy rehearsal with
+# its build from requirements.txt alone (a fresh virtualenv and pip), and the 39-run crash
+# campaign (make chaos). CI runs this; about 15 minutes more than `make test`.
+test-all: test
+	FULL_CAMPAIGNS=1 $(BIN)/python -m pytest -m campaign $(XDIST) $(PYTEST_ARGS)
+	$(MAKE) chaos
 
 # ruff, then mypy: strict over app/ (pyproject.toml's tool.mypy).
 lint: $(STAMP)

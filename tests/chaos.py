@@ -27,7 +27,8 @@ and followed by its id, which any live worker adopts):
 - bg_after_provider_finished  the fake finished the response; the story's insert is held
                               behind our row lock
 - bg_sigterm                  SIGTERM mid-stream with SHUTDOWN_GRACE_S=240: the process
-                              must hand the job over and exit within 5 s
+                              must hand the job over and exit at once, not after the grace
+                              (within 10 s on a loaded machine; honcho's 5 s is an idle one's)
 - bg_two_processes            two processes, a story streaming in a seeded one, kill -9 it:
                               the survivor adopts it
 
@@ -65,7 +66,8 @@ import httpx
 from app.stories import clean_text, split_title
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.locks import lock_row, wait_until_blocked, wait_until_waiting
-from tests.helpers.processes import HEARTBEAT_STALE_S, AppProcess, submit
+from tests.helpers.processes import AppProcess, submit
+from tests.helpers.waits import HTTP_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_MOMENTS = ("before_claim", "during_call", "after_story_insert", "while_waiting", "random",
@@ -75,8 +77,11 @@ BG_MOMENTS = ("bg_before_create_returns", "bg_after_id_saved", "bg_mid_stream",
 MOMENTS = CHAT_MOMENTS + BG_MOMENTS
 TWO_PROCESS_MOMENTS = ("two_during_call", "two_random", "bg_two_processes")
 TERMINAL_WITHIN_S = 120
-MOMENT_WITHIN_S = 20  # a moment not reached by then is a failed run (the harness's fault)
-SIGTERM_EXIT_WITHIN_S = 5.0
+MOMENT_WITHIN_S = 30  # a moment not reached by then is a failed run (the harness's fault)
+MOMENT_ATTEMPTS = 3  # a run whose race the app won (MomentMissed) is made again, this often
+# Far below the 240 s grace it would wait if it did not hand the story over. An idle machine
+# exits in 1-2 s (honcho allows 5 s); 5.3 s was seen with four test workers on two cores.
+SIGTERM_EXIT_WITHIN_S = 10.0
 SIGTERM_GRACE_S = "240"
 # The fake's pace while a background moment is set up, and after the kill.
 BG_CHUNK_DELAY_S = 0.04
@@ -103,11 +108,12 @@ class RunResult:
     target_done_s: float | None = None  # restart -> the moment's own job terminal
     exit_s: float | None = None  # SIGTERM -> the process gone (bg_sigterm)
     note: str = ""
+    missed: str = ""  # the moment could not be reached: the run is made again
     problems: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.missed
 
 
 def story_sentences(seed: int) -> list[str]:
@@ -124,6 +130,11 @@ def background_story(seed: int) -> str:
 def response_text(response: dict) -> str:
     return "".join(part.get("text", "") for item in response.get("output") or []
                    for part in item.get("content") or [] if part.get("type") == "output_text")
+
+
+class MomentMissed(Exception):
+    """A race the harness sets up was won by the app's own next statement: nothing was
+    tested, so the run is made again."""
 
 
 async def row_is(conn: asyncpg.Connection, job_id: int, condition: str, *args: object) -> bool:
@@ -175,7 +186,7 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
             await app.start()
         job_ids: list[int] = []
         for app in apps:
-            async with httpx.AsyncClient(base_url=app.url, timeout=10) as client:
+            async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
                 job_ids += await submit(client, rng.randint(2, 4), seed, start=len(job_ids))
         first, second = job_ids[0], job_ids[1]
         target = first  # the job whose moment this is
@@ -219,6 +230,11 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
                 await first_conn.close()
                 await locking
                 held.append((second_conn, second_tx))
+                # The completion can take the row between the insert's commit and the
+                # moment the second holder, woken by it, takes its lock: a missed moment,
+                # run again, never counted as a pass.
+                if await row_is(second_conn, first, "status = 'completed'"):
+                    raise MomentMissed("the completion took the row before the second holder")
                 await wait_until_blocked(conn, "complete_job")
             elif moment == "during_call":
                 await asyncio.sleep(rng.uniform(0.0, 0.5))
@@ -267,13 +283,9 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
         if keep_held:
             # The provider writes no more until the job's new owner follows it, so the rest
             # of the story reaches the adopter live. The new process must adopt it before
-            # any pending job: restart only once its heartbeat is stale (a handed-over job
-            # is adoptable at once).
+            # any pending job, at once: it finds the dead owner's pid gone as it starts (a
+            # handed-over job is adoptable at once too).
             fake.hold()
-            if moment != "bg_sigterm":
-                await until(lambda: row_is(
-                    conn, target, "heartbeat_at < now() - make_interval(secs => $2)",
-                    float(HEARTBEAT_STALE_S)), f"job {target}'s heartbeat stale")
             result.note = ", ".join(filter(None, (result.note, "held until adopted")))
         else:
             fake.release()
@@ -359,6 +371,10 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
                 result.problems.append(f"job {job_id} of a live process ended {ended}")
         if moment == "after_story_insert" and by_id[first]["status"] != "completed":
             result.problems.append(f"job {first}, its story stored, did not complete")
+        elif moment == "after_story_insert" and not any(
+                "event=job_recovered" in app.log_path.read_text(errors="replace")
+                for app in apps):
+            result.problems.append(f"job {first} completed, but not by recovery")
         if background:
             progress |= {(j, row["text_so_far"]) for j, row in at_kill.items()
                          if row["text_so_far"]}
@@ -378,6 +394,8 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
             capture_output=True, text=True, timeout=60)
         if check.returncode != 0:
             result.problems.append("invariant check failed:\n" + check.stdout + check.stderr)
+    except MomentMissed as missed:
+        result.missed = str(missed)
     except Exception as error:  # a harness failure is a failed run, with its reason
         result.problems.append(f"harness error: {error!r}")
     finally:
@@ -583,21 +601,34 @@ async def campaign(runs: int, seed: int, server_url: str, log_dir: Path,
     results = []
     with FakeLLM() as fake:
         for run_seed, moment in plan(runs, seed, moments):
-            name = f"chaos_{run_seed}_{uuid.uuid4().hex[:6]}"
-            conn = await asyncpg.connect(admin)
-            await conn.execute(f'CREATE DATABASE "{name}"')
-            await conn.close()
-            url = with_database(server_url, name)
-            started = time.monotonic()
-            result = await run_once(run_seed, moment, url, fake, log_dir)
+            for _attempt in range(MOMENT_ATTEMPTS):
+                started = time.monotonic()
+                result = await run_in_new_database(run_seed, moment, admin, fake, log_dir)
+                if not result.missed:
+                    break
+                print(f"run {len(results) + 1}/{runs} seed={run_seed} {moment}: missed"
+                      f" ({result.missed}), running it again", flush=True)
+            else:
+                result.problems.append(f"the moment was missed {MOMENT_ATTEMPTS} times")
             results.append(result)
             print(f"run {len(results)}/{runs} seed={run_seed} {moment}: "
                   + ("ok" if result.passed else "FAIL: " + "; ".join(result.problems))
                   + f" ({time.monotonic() - started:.1f} s)", flush=True)
-            conn = await asyncpg.connect(admin)
-            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await conn.close()
     return results
+
+
+async def run_in_new_database(seed: int, moment: str, server_url: str, fake: FakeLLM,
+                              log_dir: Path) -> RunResult:
+    name = f"chaos_{seed}_{uuid.uuid4().hex[:6]}"
+    conn = await asyncpg.connect(server_url)
+    await conn.execute(f'CREATE DATABASE "{name}"')
+    await conn.close()
+    try:
+        return await run_once(seed, moment, with_database(server_url, name), fake, log_dir)
+    finally:
+        conn = await asyncpg.connect(server_url)
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.close()
 
 
 def with_database(url: str, name: str) -> str:

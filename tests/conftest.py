@@ -27,8 +27,10 @@ from tests.helpers.app import serve
 from tests.helpers.database import (
     TEMPLATE_DB,
     _migrate_template,
+    admin,
     postgres_dir,
     run_admin,
+    skip_durability,
     with_database,
 )
 from tests.helpers.fake_llm import FakeLLM
@@ -44,6 +46,7 @@ def pg_url() -> Iterator[str]:
     if not url:
         data_dir = postgres_dir()
         url = embedded_postgres_url(data_dir, stop_at_exit=True)
+        asyncio.run(skip_durability(url))
     asyncio.run(_migrate_template(url))
     yield url
     if data_dir is not None:
@@ -55,9 +58,10 @@ def pg_url() -> Iterator[str]:
 def database_url(pg_url: str) -> Iterator[str]:
     """A fresh, migrated database for this test only."""
     name = f"test_{os.getpid()}_{next(_counter)}"
-    asyncio.run(run_admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"'))
+    # From a thread: a module's Chromium (Playwright's loop in this thread) may be running.
+    admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
     yield with_database(pg_url, name)
-    asyncio.run(run_admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture(scope="session")
@@ -115,8 +119,18 @@ def make_app(settings: Settings):
 
 
 @pytest.fixture
-async def client(make_app) -> AsyncIterator[httpx.AsyncClient]:
-    async with serve(make_app()) as http:
+async def client(make_app, request: pytest.FixtureRequest) -> AsyncIterator[httpx.AsyncClient]:
+    """The app, served in-process: as curl reaches it (no Origin), or, in a module marked
+    `own_pages`, as a browser on the app's own pages (its posts carry the app's Origin)."""
+    own_pages = request.node.get_closest_marker("own_pages") is not None
+    async with serve(make_app(), from_own_pages=own_pages) as http:
+        yield http
+
+
+@pytest.fixture
+async def own_pages(make_app) -> AsyncIterator[httpx.AsyncClient]:
+    """A browser on the app's own pages (its posts carry the app's Origin), beside `client`."""
+    async with serve(make_app(), from_own_pages=True) as http:
         yield http
 
 

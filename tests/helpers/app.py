@@ -14,6 +14,7 @@ import httpx
 from starlette.applications import Starlette
 
 from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.waits import WAIT_S
 
 OWN_ORIGIN = "http://testserver"
 
@@ -71,7 +72,7 @@ async def one_running_then_waiting(
 
 async def wait_for_job(
     client: httpx.AsyncClient, job_id: int, statuses: tuple[str, ...] = ("completed", "failed"),
-    timeout_s: float = 15.0,
+    timeout_s: float = WAIT_S,
 ) -> dict:
     """Poll the job (as a client would) until it reaches one of `statuses`."""
     deadline = time.monotonic() + timeout_s

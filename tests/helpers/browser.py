@@ -11,7 +11,6 @@ the reason, except in CI (CI=true), where a missing browser fails.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -27,8 +26,9 @@ import uvicorn
 
 from app.config import Settings
 from app.main import create_app
-from tests.helpers.database import TEMPLATE_DB, run_admin, with_database
+from tests.helpers.database import TEMPLATE_DB, admin, with_database
 from tests.helpers.fake_llm import free_port
+from tests.helpers.waits import WAIT_S
 
 CHROMIUM = Path(shutil.which("chromium") or "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -94,15 +94,10 @@ SIZES = {"tablet": VIEWPORTS["tablet"], "tablet-landscape": {"width": 1180, "hei
          "phone": VIEWPORTS["phone"]}
 
 
-STORY_WAIT_MS = 15_000
-
-
-def admin(pg_url: str, statement: str) -> None:
-    """Run one statement on the server, from a thread of its own (Playwright's sync API
-    keeps an event loop running in the test's thread)."""
-    worker = threading.Thread(target=asyncio.run, args=(run_admin(pg_url, statement),))
-    worker.start()
-    worker.join()
+STORY_WAIT_MS = int(WAIT_S * 1000)
+# The browser tests' cards poll every second, not every 3 s: a test waiting on a card
+# waits a third as long. The tests of the pace itself (tests/web/) keep the 3 s default.
+CARD_POLL_S = 1.0
 
 
 # Script errors and CSP violations reach the console, where Watched collects them.
@@ -150,8 +145,10 @@ SPEECH_STUB = """
   synth.pause = () => {};
   synth.resume = () => {};
 """
-# Each paragraph "spoken" for 2 s: long enough to scroll the story (or measure it) meanwhile.
-SLOW_SPEECH = SPEECH_STUB.replace("}, 120);", "}, 2000);")
+# The first paragraph (the title) "spoken" until the test ends: the voice never moves on,
+# so a story scrolled or measured meanwhile is not scrolled back to the next paragraph,
+# however slow a busy machine is.
+SLOW_SPEECH = SPEECH_STUB.replace("}, 120);", "}, 3_600_000);")
 
 
 class Watched:
@@ -171,6 +168,22 @@ class Watched:
     def shot(self, name: str) -> None:
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
         assert not overflows(self.page), f"{name} is wider than the screen"
+
+
+# A card being written is replaced at every poll: an element found in one step and read in
+# the next may be the one just swapped out (detached: no style, a rectangle of zeros). These
+# find and read it in one turn of the page's script, so they read the card on the page.
+def font_of(page, selector: str) -> str:
+    return page.evaluate("s => getComputedStyle(document.querySelector(s)).fontFamily",
+                         selector)
+
+
+def top_of_paragraph(page, selector: str, text: str) -> float:
+    """The screen top of the paragraph under `selector` holding `text`."""
+    return page.evaluate(
+        """([s, text]) => [...document.querySelectorAll(s + " p")]
+            .find(p => p.textContent.includes(text)).getBoundingClientRect().top""",
+        [selector, text])
 
 
 def overflows(page) -> bool:
@@ -199,10 +212,29 @@ def app_of_its_own(pg_url: str, data_dir: Path, **overrides: object) -> Iterator
         database_url=with_database(pg_url, name),
         data_dir=data_dir,
         shutdown_grace_s=2,
-        **{"storyteller": "demo", "demo_delay_s": 1.5, **overrides},
+        **{"storyteller": "demo", "demo_delay_s": 1.5, "card_poll_s": CARD_POLL_S, **overrides},
     )
     try:
         with served_over_http(settings) as url:
             yield url
     finally:
         admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def settled_scroll(page) -> float:
+    """window.scrollY once a smooth scroll has come to rest."""
+    last, since = page.evaluate("window.scrollY"), time.monotonic()
+    deadline = since + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = page.evaluate("window.scrollY")
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since > 0.4:
+            return now
+    return last
+
+
+def story_bar(card):
+    """The card's story-progress bar; a finished card also holds the read-aloud one."""
+    return card.get_by_role("progressbar", name="Story progress", exact=True)

@@ -94,6 +94,8 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from tests.helpers.waits import WAIT_S
+
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
 MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices", "nul", "surrogate",
          "length", "failed")
@@ -233,8 +235,9 @@ class FakeLLM:
             Route("/v1/responses/{response_id}/cancel", self._cancel_response,
                   methods=["POST"]),
         ])
+        # At exit, a client's kept-alive stream is not waited for: the tests are over.
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off")
+                                lifespan="off", timeout_graceful_shutdown=0.5)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
 
@@ -336,11 +339,11 @@ class FakeLLM:
         with self._lock:
             return sum(self.calls.values())
 
-    def wait_for_call(self, job_id: int, timeout_s: float = 10.0) -> None:
+    def wait_for_call(self, job_id: int, timeout_s: float = WAIT_S) -> None:
         """Block until a request for this job has arrived (it may still be held)."""
         self._wait(lambda: self.calls[str(job_id)] > 0, timeout_s, f"no LLM call for job {job_id}")
 
-    def wait_for_chat_closed(self, job_id: int, timeout_s: float = 10.0) -> None:
+    def wait_for_chat_closed(self, job_id: int, timeout_s: float = WAIT_S) -> None:
         """Block until the client has left this job's chat stream before its end."""
         self._wait(lambda: str(job_id) in self.chat_closed_early, timeout_s,
                    f"job {job_id}'s chat stream was not closed early")
@@ -356,7 +359,7 @@ class FakeLLM:
         with self._lock:
             return copy.deepcopy(self._responses[response_id].object)
 
-    def wait_for_status(self, response_id: str, status: str, timeout_s: float = 10.0) -> dict:
+    def wait_for_status(self, response_id: str, status: str, timeout_s: float = WAIT_S) -> dict:
         """Block until the response has this status; its object then."""
         def reached() -> bool:
             return self._responses[response_id].object["status"] == status

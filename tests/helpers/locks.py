@@ -14,9 +14,10 @@ import asyncpg
 from app.db import connect_pool
 from app.queries import Queryable
 from app.queue.store import JobStore
+from tests.helpers.waits import WAIT_S
 
 
-async def wait_until_blocked(on: Queryable, statement: str, timeout_s: float = 10) -> None:
+async def wait_until_blocked(on: Queryable, statement: str, timeout_s: float = WAIT_S) -> None:
     """Until the app's named statement (`sweep_dead_running`: app/queries.py sends each as
     `/* name */ ...`) is seen waiting on a lock in pg_stat_activity."""
     pattern = "/* " + statement.replace("_", "\\_") + " */%"
@@ -37,7 +38,7 @@ async def holding(database_url: str) -> AsyncIterator[JobStore]:
         yield JobStore(connection)  # rolled back if the block raises
 
 
-async def wait_until_waiting(conn: asyncpg.Connection, pid: int, timeout_s: float = 10) -> None:
+async def wait_until_waiting(conn: asyncpg.Connection, pid: int, timeout_s: float = WAIT_S) -> None:
     """Until the backend `pid` waits on a lock."""
     deadline = time.monotonic() + timeout_s
     while await conn.fetchval(

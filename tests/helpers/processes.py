@@ -110,4 +110,8 @@ async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0) ->
     return ids
 
 
-HEARTBEAT_STALE_S = 2
+# Past the longest a loaded machine stalls a process's event loop: its first story imports
+# the openai library (8 s seen with four workers on two cores, then 10.7 s, when a web
+# process's sweeper expired the jobs waiting for a live worker that had not beaten), and
+# with a 2 s threshold its own sweeper took its job for a dead process's.
+HEARTBEAT_STALE_S = 20

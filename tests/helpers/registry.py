@@ -11,6 +11,7 @@ import subprocess
 import sys
 import uuid
 
+from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
 
 
@@ -26,7 +27,7 @@ async def register_process(store: JobStore, pid: int, *, host: str | None = None
                            boot_id: uuid.UUID | None = None) -> uuid.UUID:
     """A registered, not stopped process with this pid, on this host unless `host`."""
     boot_id = boot_id or uuid.uuid4()
-    await store.register_process(boot_id, host=host or socket.gethostname(), pid=pid,
+    await ProcessRegistry(store.db).register(boot_id, host=host or socket.gethostname(), pid=pid,
                                  concurrency=1)
     return boot_id
 

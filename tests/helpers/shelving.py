@@ -28,10 +28,12 @@ async def shelve(
     length: str = "medium",
     body: str = "Once upon a time. The end.",
     sequel_of: int | None = None,
+    language: str = "en",
 ) -> int:
     """A completed job and its story; the story's id."""
     request = StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
-                           sequel_of=sequel_of, previously="before" if sequel_of else None)
+                           sequel_of=sequel_of, previously="before" if sequel_of else None,
+                           language=language)
     # One transaction: a running app's worker never sees the job pending, so never runs it.
     async with store.db.transaction() as connection:
         job = await add_job(JobStore(connection), key, request, key)
