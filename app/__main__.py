@@ -20,15 +20,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from app.config import ConfigError, Settings, load_settings
+from app.config import Settings, load_settings
+from app.config_values import ConfigError
 from app.dates import file_day
 from app.db import DATABASE_UNAVAILABLE, Pool, database_url, migrate, pool_for
 from app.queue.check import check_invariants
-from app.queue.store import JobStore
 from app.shelf.store import ShelfStore
 
 if TYPE_CHECKING:
-    from app.shelf.backup import ImportResult
+    from app.shelf.imports import ImportResult
 
 T = TypeVar("T")
 
@@ -134,7 +134,7 @@ async def run_migrations(settings: Settings) -> int:
 
 async def run_check(settings: Settings) -> int:
     report = await with_database(
-        settings, "check", lambda db: check_invariants(JobStore(db), settings)
+        settings, "check", lambda db: check_invariants(db, settings)
     )
     if report is None:
         return 2
@@ -167,7 +167,8 @@ async def run_import(settings: Settings, file: str) -> int:
     """Restore a backup, whole or not at all: stories already here (by their stable id)
     are skipped; a file with any story that is not valid writes nothing, and one line
     says which story, and why."""
-    from app.shelf.backup import BackupError, check_backup, import_backup
+    from app.shelf.backup import BackupError, check_backup
+    from app.shelf.imports import import_backup
 
     try:
         with open(file, "rb") as backup:
@@ -175,7 +176,7 @@ async def run_import(settings: Settings, file: str) -> int:
 
             async def restore(db: Pool) -> ImportResult:
                 await migrate(db)
-                return await import_backup(JobStore(db), backup)
+                return await import_backup(db, backup)
 
             result = await with_database(settings, "import", restore)
     except OSError as error:

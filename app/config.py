@@ -2,8 +2,8 @@
 
     settings = load_settings()          # raises ConfigError naming the variable
 
-Every value the contract lists is here, typed and range-checked, so the rest of the
-app never parses an environment variable.
+Every value the contract lists is here, typed and range-checked (by the parsers in
+app/config_values.py), so the rest of the app never parses an environment variable.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from starlette.config import Config
+
+from app import config_values as values
+from app.config_values import ConfigError
 
 T = TypeVar("T")
 
@@ -38,10 +40,6 @@ BACKUP_EVERY_H_MAX = 24 * 365
 # Each process's pool; with its LISTEN connection, 2 processes and a release command fit a
 # hobby plan's 20 connections: 2 x (8 + 1) + 1.
 DEFAULT_POOL_MAX = 8
-
-
-class ConfigError(Exception):
-    """A configuration value is missing or wrong; the message names the variable."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +63,9 @@ class Settings:
     sweeper_threshold_min: float = 8.0
     heartbeat_interval_s: float = 5.0
     heartbeat_stale_s: float = 60.0
+    # How often an unfinished card polls its job (the contract's 3 s). Not read from the
+    # environment: tests shorten it, so that waiting on a card costs less than a poll.
+    card_poll_s: float = 3.0
     household_password: str | None = None
     api_token: str | None = None
     port: int = 8000
@@ -108,19 +109,19 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
             return default
         return parse(name, raw.strip())
 
-    api_key = read("OPENAI_API_KEY", _text, None)
-    storyteller = read("STORYTELLER", _choice(STORYTELLERS), "openai" if api_key else "demo")
+    api_key = read("OPENAI_API_KEY", values.text, None)
+    storyteller = read("STORYTELLER", values.choice(STORYTELLERS), "openai" if api_key else "demo")
     if storyteller == "openai" and not api_key:
         raise ConfigError("STORYTELLER=openai needs OPENAI_API_KEY to be set")
 
-    base_url = read("OPENAI_BASE_URL", _http_url, None)
-    llm_api = read("LLM_API", _choice(LLM_APIS), "auto")
+    base_url = read("OPENAI_BASE_URL", values.http_url, None)
+    llm_api = read("LLM_API", values.choice(LLM_APIS), "auto")
     if llm_api == "auto":  # OpenAI itself has background mode; other servers may not
         llm_api = "responses" if base_url is None else "chat"
 
-    heartbeat_interval_s = read("HEARTBEAT_INTERVAL_S", _number(minimum=0.1, maximum=600),
+    heartbeat_interval_s = read("HEARTBEAT_INTERVAL_S", values.number(minimum=0.1, maximum=600),
                                 DEFAULT.heartbeat_interval_s)
-    heartbeat_stale_s = read("HEARTBEAT_STALE_S", _number(minimum=1, maximum=3600),
+    heartbeat_stale_s = read("HEARTBEAT_STALE_S", values.number(minimum=1, maximum=3600),
                              DEFAULT.heartbeat_stale_s)
     if heartbeat_stale_s < HEARTBEAT_STALE_MIN_BEATS * heartbeat_interval_s:
         # Fewer missed beats than this and a live but busy process would be judged dead.
@@ -130,8 +131,8 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
             f"got {heartbeat_stale_s:g}"
         )
 
-    database_url = read("DATABASE_URL", _database_url, None)
-    secret_key = read("SECRET_KEY", _text, None)
+    database_url = read("DATABASE_URL", values.database_url, None)
+    secret_key = read("SECRET_KEY", values.text, None)
     platform = next((name for name in PLATFORM_MARKERS if config(name, default=None)), None)
     if platform and database_url is None:
         raise ConfigError(f"DATABASE_URL must be set on a hosting platform ({platform} is set): "
@@ -144,165 +145,50 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
                           "set DATABASE_URL, or install it (make run does)")
 
     return Settings(
-        database_url=_without_pgbouncer_flag(database_url),
-        database_pool_max=read("DATABASE_POOL_MAX", _whole(minimum=1, maximum=1000),
+        database_url=values.without_pgbouncer_flag(database_url),
+        database_pool_max=read("DATABASE_POOL_MAX", values.whole(minimum=1, maximum=1000),
                                DEFAULT.database_pool_max),
-        pgbouncer=(read("DATABASE_PGBOUNCER", _flag, DEFAULT.pgbouncer)
-                   or _pgbouncer_flag(database_url)),
+        pgbouncer=(read("DATABASE_PGBOUNCER", values.flag, DEFAULT.pgbouncer)
+                   or values.pgbouncer_flag(database_url)),
         openai_api_key=api_key,
         openai_base_url=base_url,
         llm_api=llm_api,
-        story_model=read("STORY_MODEL", _text, DEFAULT.story_model),
-        story_temperature=read("STORY_TEMPERATURE", _number(minimum=0, maximum=2),
+        story_model=read("STORY_MODEL", values.text, DEFAULT.story_model),
+        story_temperature=read("STORY_TEMPERATURE", values.number(minimum=0, maximum=2),
                                DEFAULT.story_temperature),
         storyteller=storyteller,
-        llm_timeout_s=read("LLM_TIMEOUT_S", _number(minimum=1, maximum=3600),
+        llm_timeout_s=read("LLM_TIMEOUT_S", values.number(minimum=1, maximum=3600),
                            DEFAULT.llm_timeout_s),
-        queue_max=read("QUEUE_MAX", _whole(minimum=1, maximum=10_000), DEFAULT.queue_max),
-        worker_concurrency=read("WORKER_CONCURRENCY", _whole(minimum=0, maximum=64),
+        queue_max=read("QUEUE_MAX", values.whole(minimum=1, maximum=10_000), DEFAULT.queue_max),
+        worker_concurrency=read("WORKER_CONCURRENCY", values.whole(minimum=0, maximum=64),
                                 DEFAULT.worker_concurrency),
-        sweeper_interval_s=read("SWEEPER_INTERVAL_S", _number(minimum=1, maximum=86_400),
+        sweeper_interval_s=read("SWEEPER_INTERVAL_S", values.number(minimum=1, maximum=86_400),
                                 DEFAULT.sweeper_interval_s),
         sweeper_threshold_min=read(
-            "SWEEPER_THRESHOLD_MIN", _number(minimum=0.1, maximum=10_080),
+            "SWEEPER_THRESHOLD_MIN", values.number(minimum=0.1, maximum=10_080),
             DEFAULT.sweeper_threshold_min
         ),
         heartbeat_interval_s=heartbeat_interval_s,
         heartbeat_stale_s=heartbeat_stale_s,
-        household_password=read("HOUSEHOLD_PASSWORD", _text, None),
-        api_token=read("API_TOKEN", _text, None),
-        port=read("PORT", _whole(minimum=1, maximum=65_535), DEFAULT.port),
-        shutdown_grace_s=read("SHUTDOWN_GRACE_S", _number(minimum=0, maximum=3600),
+        household_password=read("HOUSEHOLD_PASSWORD", values.text, None),
+        api_token=read("API_TOKEN", values.text, None),
+        port=read("PORT", values.whole(minimum=1, maximum=65_535), DEFAULT.port),
+        shutdown_grace_s=read("SHUTDOWN_GRACE_S", values.number(minimum=0, maximum=3600),
                               DEFAULT.shutdown_grace_s),
         secret_key=secret_key,
-        allow_open=read("ALLOW_OPEN", _flag, DEFAULT.allow_open),
-        allowed_hosts=read("ALLOWED_HOSTS", _host_names, DEFAULT.allowed_hosts),
-        forwarded_allow_ips=read("FORWARDED_ALLOW_IPS", _text, DEFAULT.forwarded_allow_ips),
-        daily_story_limit=read("DAILY_STORY_LIMIT", _whole(minimum=1, maximum=100_000),
+        allow_open=read("ALLOW_OPEN", values.flag, DEFAULT.allow_open),
+        allowed_hosts=read("ALLOWED_HOSTS", values.host_names, DEFAULT.allowed_hosts),
+        forwarded_allow_ips=read("FORWARDED_ALLOW_IPS", values.text, DEFAULT.forwarded_allow_ips),
+        daily_story_limit=read("DAILY_STORY_LIMIT", values.whole(minimum=1, maximum=100_000),
                                DEFAULT.daily_story_limit),
-        timezone=read("TZ", _timezone, DEFAULT.timezone),
-        moderation=read("MODERATION", _on_off, DEFAULT.moderation),
-        demo_delay_s=read("DEMO_DELAY_S", _number(minimum=0, maximum=600), DEFAULT.demo_delay_s),
-        backup_dir=read("BACKUP_DIR", _path, DEFAULT.backup_dir),
+        timezone=read("TZ", values.timezone, DEFAULT.timezone),
+        moderation=read("MODERATION", values.on_off, DEFAULT.moderation),
+        demo_delay_s=read("DEMO_DELAY_S", values.number(minimum=0, maximum=600),
+                          DEFAULT.demo_delay_s),
+        backup_dir=read("BACKUP_DIR", values.path, DEFAULT.backup_dir),
         backup_every_h=read("BACKUP_EVERY_H",
-                            _number(minimum=BACKUP_EVERY_H_MIN, maximum=BACKUP_EVERY_H_MAX),
+                            values.number(minimum=BACKUP_EVERY_H_MIN, maximum=BACKUP_EVERY_H_MAX),
                             DEFAULT.backup_every_h),
-        backup_keep=read("BACKUP_KEEP", _whole(minimum=1, maximum=10_000), DEFAULT.backup_keep),
+        backup_keep=read("BACKUP_KEEP", values.whole(minimum=1, maximum=10_000),
+                         DEFAULT.backup_keep),
     )
-
-
-def _text(name: str, raw: str) -> str:
-    return raw
-
-
-def _path(name: str, raw: str) -> Path:
-    return Path(raw).expanduser()
-
-
-def _host_names(name: str, raw: str) -> tuple[str, ...]:
-    names = tuple(item.strip().lower().rstrip(".") for item in raw.split(",") if item.strip())
-    for host in names:
-        if not all(c.isalnum() or c in "-." for c in host) or host.startswith((".", "-")):
-            raise ConfigError(f"{name} must be host names separated by commas, got {host!r}")
-    return names
-
-
-def _choice(options: tuple[str, ...]) -> Callable[[str, str], str]:
-    def parse(name: str, raw: str) -> str:
-        if raw.lower() not in options:
-            raise ConfigError(f"{name} must be one of {', '.join(options)}, got {raw!r}")
-        return raw.lower()
-
-    return parse
-
-
-def _number(*, minimum: float, maximum: float) -> Callable[[str, str], float]:
-    def parse(name: str, raw: str) -> float:
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-        if not minimum <= value <= maximum:  # also rejects nan
-            raise ConfigError(f"{name} must be between {minimum:g} and {maximum:g}, got {raw!r}")
-        return value
-
-    return parse
-
-
-def _whole(*, minimum: int, maximum: int) -> Callable[[str, str], int]:
-    def parse(name: str, raw: str) -> int:
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ConfigError(f"{name} must be a whole number, got {raw!r}") from None
-        if not minimum <= value <= maximum:
-            raise ConfigError(f"{name} must be between {minimum} and {maximum}, got {raw!r}")
-        return value
-
-    return parse
-
-
-def _flag(name: str, raw: str) -> bool:
-    if raw.lower() in ("1", "true", "yes", "on"):
-        return True
-    if raw.lower() in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"{name} must be 1 or 0, got {raw!r}")
-
-
-def _on_off(name: str, raw: str) -> bool:
-    if raw.lower() not in ("on", "off"):
-        raise ConfigError(f"{name} must be on or off, got {raw!r}")
-    return raw.lower() == "on"
-
-
-def _timezone(name: str, raw: str) -> str:
-    try:
-        zoneinfo.ZoneInfo(raw.lstrip(":"))
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ConfigError(
-            f"{name} must be a time zone name such as Europe/Paris, got {raw!r}"
-        ) from None
-    return raw.lstrip(":")
-
-
-def _http_url(name: str, raw: str) -> str:
-    parts = urlsplit(raw)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ConfigError(f"{name} must be an http:// or https:// URL, got {raw!r}")
-    return raw
-
-
-def _database_url(name: str, raw: str) -> str:
-    """Accept PaaS-style URLs as given: postgres:// and ?sslmode= become what asyncpg takes."""
-    parts = urlsplit(raw)
-    if parts.scheme not in ("postgres", "postgresql") or not (parts.netloc or parts.query):
-        raise ConfigError(f"{name} must be a postgres:// or postgresql:// URL")
-    try:
-        parts.port  # noqa: B018 -- raises ValueError on a bad port
-    except ValueError:
-        raise ConfigError(f"{name} has an invalid port") from None
-    query = []
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key == "sslmode":
-            key = "ssl"  # asyncpg's spelling; it takes the same modes (require, verify-full, ...)
-        query.append((key, value))
-    return urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(query), ""))
-
-
-def _pgbouncer_flag(url: str | None) -> bool:
-    """`?pgbouncer=true` on DATABASE_URL, as some platforms and ORMs spell it."""
-    if url is None:
-        return False
-    return any(key == "pgbouncer" and value.lower() in ("1", "true", "yes", "on")
-               for key, value in parse_qsl(urlsplit(url).query))
-
-
-def _without_pgbouncer_flag(url: str | None) -> str | None:
-    """The URL minus `pgbouncer=`, which the driver would send on as a server setting."""
-    if url is None:
-        return None
-    parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if k != "pgbouncer"]
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(query), ""))

@@ -64,9 +64,8 @@ def file_stamp(moment: datetime, timezone: tzinfo) -> str:
 
 
 def file_day(moment: datetime, timezone: tzinfo) -> str:
-    """A date for a file name: `2026-11-29`."""
-    local, _ = _local(moment, timezone)
-    return f"{local.year:04}-{local:%m-%d}"
+    """A date for a file name: `2026-11-29`, the day of its file_stamp."""
+    return file_stamp(moment, timezone)[: len("2026-11-29")]
 
 
 def iso_time(moment: datetime | None, *, exact: bool = False) -> str | None:

@@ -1,7 +1,7 @@
 """The domain's refusals, each with its HTTP status and the contract's error code.
 
 Raised anywhere below the handlers; turned into a response in one place
-(app/web/responses.py, `handle_app_error`), as `{"error": {"code": ..., "message": ...}}`
+(app/web/errors.py, `handle_app_error`), as `{"error": {"code": ..., "message": ...}}`
 for JSON clients or a friendly page.
 """
 
@@ -66,10 +66,19 @@ class TooLarge(AppError):
 
 
 class Invalid(AppError):
-    """A field is wrong; `field` names it so a form can show the message beside it."""
+    """A field is wrong; `field` names it so a form can show the message beside it.
+    `message` names the field for the JSON API; `said` is the same in a family's words,
+    for the form (the message itself when none is given)."""
 
     status_code = 422
     code = "invalid_request"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, field: str | None = None,
+        said: str | None = None,
+    ) -> None:
+        super().__init__(message, code=code, field=field)
+        self.said = said or message
 
 
 class Busy(AppError):

@@ -25,28 +25,27 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.types import ExceptionHandler
 
-from app.config import ConfigError, Settings, load_settings
+from app.config import Settings, load_settings
+from app.config_values import ConfigError
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError
 from app.logs import log, setup_logging
 from app.runtime import running_services
 from app.security.guard import Guard
-from app.security.middleware import SecurityMiddleware
-from app.security.sessions import load_secret_key
+from app.security.secret_key import load_secret_key
 from app.services import Services
 from app.stories import Storyteller
+from app.web.access import SecurityMiddleware, page_context
 from app.web.assets import Assets
 from app.web.compression import CompressionMiddleware
-from app.web.responses import (
-    STATIC_DIR,
-    Templates,
+from app.web.errors import (
     handle_app_error,
     handle_database_down,
     handle_http_error,
     handle_unexpected,
-    make_templates,
 )
 from app.web.routes import routes
+from app.web.templates import STATIC_DIR, Templates, make_templates
 
 
 def create_app(
@@ -75,8 +74,8 @@ def create_app(
         settings, secret_key=load_secret_key(settings) if settings.household_password else None
     )
 
-    def page_context(request: Request) -> dict[str, object]:
-        return {"demo_mode": settings.storyteller == "demo", **guard.page_context(request)}
+    def every_page(request: Request) -> dict[str, object]:
+        return {"demo_mode": settings.storyteller == "demo", **page_context(guard, request)}
 
     exception_handlers: dict[type[BaseException] | int, ExceptionHandler] = {
         AppError: handle_app_error,
@@ -97,8 +96,9 @@ def create_app(
     app.state.settings = settings
     app.state.guard = guard
     app.state.templates = Templates(
-        lambda: make_templates(settings.tz, static=assets.urls, inline=assets.inline))
-    app.state.page_context = page_context
+        lambda: make_templates(settings.tz, static=assets.urls, inline=assets.inline,
+                               card_poll_s=settings.card_poll_s))
+    app.state.page_context = every_page
     return app
 
 

@@ -16,18 +16,21 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
+from app.backoff import Backoff
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
 from app.logs import log
 from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
 from app.queue.intake import Intake
 from app.queue.liveness import ProcessLiveness
-from app.queue.screener import RESCREEN_INTERVAL_S, StoryScreener
+from app.queue.processes import ProcessRegistry
+from app.queue.screener import RESCREEN_INTERVAL_S, ScreeningStore, StoryScreener
 from app.queue.store import JobStore
 from app.queue.sweeper import Sweeper, SweepResult
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
 from app.shelf.children import Children
+from app.shelf.household import Household
 from app.shelf.schedule import Schedules
 from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
@@ -41,12 +44,12 @@ STARTUP_DATABASE_WAIT_S = 30.0
 IDLE_RECHECK_S = 2.0
 
 
-def estimates_for(settings: Settings, store: JobStore) -> Estimates:
+def estimates_for(settings: Settings, db: Pool) -> Estimates:
     """History of this storyteller's model; before it, its usual pace."""
     if settings.storyteller == "demo":
         demo_s = settings.demo_delay_s + 1.0  # it streams its story over demo_delay_s
-        return Estimates(store, model=settings.model, defaults=dict.fromkeys(LENGTHS, demo_s))
-    return Estimates(store, model=settings.model, defaults=DEFAULT_EXPECTED_S)
+        return Estimates(db, model=settings.model, defaults=dict.fromkeys(LENGTHS, demo_s))
+    return Estimates(db, model=settings.model, defaults=DEFAULT_EXPECTED_S)
 
 
 @dataclass
@@ -56,6 +59,7 @@ class Services:
     store: JobStore
     shelf: ShelfStore
     children: Children
+    household: Household  # its bedtime, on every page
     wakeup: Wakeup
     intake: Intake
     worker: Worker
@@ -93,7 +97,8 @@ class Services:
         screener = None
         if moderator is not None:
             screener = StoryScreener(
-                store, moderator, interval_s=min(RESCREEN_INTERVAL_S, settings.sweeper_interval_s)
+                ScreeningStore(db), moderator,
+                interval_s=min(RESCREEN_INTERVAL_S, settings.sweeper_interval_s),
             )
         shelf = ShelfStore(db)
         schedules = Schedules(db)
@@ -110,6 +115,7 @@ class Services:
             store=store,
             shelf=shelf,
             children=Children(db),
+            household=Household(db),
             wakeup=wakeup,
             intake=Intake(
                 store,
@@ -139,14 +145,14 @@ class Services:
                 heartbeat_stale_s=settings.heartbeat_stale_s,
             ),
             liveness=ProcessLiveness(
-                store,
+                ProcessRegistry(db),
                 boot_id,
                 concurrency=settings.worker_concurrency,
                 interval_s=settings.heartbeat_interval_s,
             ),
             storyteller=storyteller,
             boot_id=boot_id,
-            estimates=estimates_for(settings, store),
+            estimates=estimates_for(settings, db),
             schedules=schedules,
             screener=screener,
             backups=backups,
@@ -166,6 +172,7 @@ class Services:
         # The first sweep judges the past before this process counts as a live worker: a
         # job that waited past the threshold while nothing could run it is not run now.
         first_sweep = await self._reconcile()
+        await self.household.load()
         await self.liveness.register()
         try:
             waiting_jobs = await self.store.count_pending()
@@ -173,7 +180,7 @@ class Services:
             await self.liveness.stop()  # registered, but it will never beat
             raise
         self.tasks = [
-            asyncio.create_task(self.liveness.run(), name="liveness"),
+            asyncio.create_task(self.liveness.run(self._process_found_gone), name="liveness"),
             asyncio.create_task(self.sweeper.run(first_sweep), name="sweeper"),
         ]
         if self.screener is not None:  # stories stored while they could not be screened
@@ -200,12 +207,15 @@ class Services:
             moderation="on" if self.intake.moderator else "off",
         )
 
+    def _process_found_gone(self) -> None:
+        """A process of this host died: its jobs are swept, or adopted, now."""
+        self.sweeper.wake()
+        self.wakeup.poke()
+
     async def _reconcile(self) -> SweepResult:
         """Migrate and sweep once, waiting a while for a database that is still starting
         (a PaaS may start the app and its database together)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + STARTUP_DATABASE_WAIT_S
-        delay_s = 0.5
+        backoff = Backoff(0.5, max_s=5.0, patience_s=STARTUP_DATABASE_WAIT_S)
         while True:
             try:
                 await migrate(self.db)
@@ -214,14 +224,13 @@ class Services:
                 await self.liveness.find_gone_on_this_host()
                 return await self.sweeper.sweep()
             except DATABASE_UNAVAILABLE as error:
-                if loop.time() + delay_s > deadline:
+                if backoff.next_s > backoff.time_left_s:  # the wait would pass the deadline
                     log("startup_failed", level=logging.ERROR, reason="database unreachable",
                         error=repr(error))
                     raise
-                log("database_waiting", level=logging.WARNING, retry_in_s=delay_s,
+                log("database_waiting", level=logging.WARNING, retry_in_s=backoff.next_s,
                     error=repr(error))
-                await asyncio.sleep(delay_s)
-                delay_s = min(delay_s * 2, 5.0)
+                await backoff.wait()
 
     async def stop(self) -> None:
         """Stop claiming at once; hand the stories being written at the provider over

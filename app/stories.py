@@ -1,6 +1,6 @@
 """The core types every part shares, and what is true of any story, whoever wrote it:
-lengths, reading time, cleaning, paragraphs and the title line, ids, a backup's story.
-No I/O.
+lengths, reading time, cleaning, paragraphs and the title line, ids. No I/O. A request's
+parsing and its columns sit beside it, in app/requests.py.
 
     request = StoryRequest(prompt="a dragon who is afraid of the dark", length="short")
     story = clean_story(await storyteller.write(request, job_id=17))
@@ -10,7 +10,6 @@ No I/O.
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -34,10 +33,6 @@ LANGUAGES = {
     "pl": ("Polski", "Polish"),
 }
 DEFAULT_LANGUAGE = "en"
-LIKES_MAX_CHARS = 200
-# A sibling story weaves in both children's favourite things: each profile's, joined.
-LIKES_JOINED = "; "
-STORY_LIKES_MAX_CHARS = 2 * LIKES_MAX_CHARS + len(LIKES_JOINED)
 
 
 @dataclass(frozen=True)
@@ -60,6 +55,9 @@ class StoryRequest:
     # A sibling story: the second child it is for (their profile's name and age).
     sibling_name: str | None = None
     sibling_age: int | None = None
+    # A child profile's companions ("Pip, a little green dinosaur"), the characters who come
+    # back in every story for that child, copied into the request as likes are.
+    companions: str | None = None
     # The profiles the request named (`child_id`, `sibling_id`), as the client sent them:
     # they count in its hash in place of the values they filled in, so an edited or deleted
     # profile changes no replay. The job keeps the values, not the ids.
@@ -98,6 +96,7 @@ class Child:
     length: str | None = None
     language: str | None = None
     likes: str | None = None
+    companions: str | None = None  # the characters who come back in every story
 
 
 @dataclass(frozen=True)
@@ -176,13 +175,10 @@ class BackgroundStoryteller(Protocol):
     async def aclose(self) -> None: ...
 
 
-
-
 _UNSTORABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 INT4_MAX = 2**31 - 1  # an integer column
 ID_MAX = 2**63 - 1  # a bigint id
 _ID_MAX_DIGITS = len(str(ID_MAX))
-PREVIOUSLY_MAX_CHARS = 1000  # story_jobs.previously's CHECK
 
 
 def clean_text(text: str) -> str:
@@ -218,48 +214,6 @@ def parse_id(raw: str) -> int | None:
         return None
     number = int(raw)
     return number if 1 <= number <= ID_MAX else None
-
-
-# The end of a sentence: its mark(s), any closing quotes or brackets, then space or the end.
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
-
-
-def cut_to_last_sentence(text: str) -> str:
-    """A text cut off mid-sentence, ended at its last full sentence (or marked as cut off
-    with an ellipsis when it has no full sentence at all)."""
-    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
-    if not ends:
-        return text.rstrip() + "…"
-    return text[: ends[-1]].rstrip()
-
-
-def carried_words(text_so_far: str) -> str | None:
-    """What finishing a story cut short carries on from: its title line, a blank line, and
-    the story so far up to its last whole sentence; None when no words were kept."""
-    text = clean_text(text_so_far).strip()
-    if not text:
-        return None
-    title, body = split_title(text) if "\n" in text else (text[:200], "")
-    ends = [match.end() for match in _SENTENCE_END.finditer(body)]
-    begun = body[: ends[-1]].rstrip() if ends else ""
-    return f"{title}\n\n{begun}"
-
-
-def finished_text(carried: str, rest: str) -> str:
-    """A finished story's whole text: the carried words, then the model's `rest` (a new
-    paragraph when the model began one, else the same one)."""
-    title, _, begun = carried.partition("\n\n")
-    if not begun.strip():
-        return f"{title}\n\n{rest.lstrip()}"
-    joint = "\n\n" if rest[:1] == "\n" else " "
-    return f"{title}\n\n{begun.rstrip()}{joint}{rest.lstrip()}"
-
-
-def rest_of(carried: str, text: str) -> str:
-    """The model's part of a finished story's text so far (finished_text's inverse)."""
-    title, _, begun = carried.partition("\n\n")
-    head = f"{title}\n\n{begun.rstrip()}" if begun.strip() else f"{title}\n\n"
-    return text[len(head):] if text.startswith(head) else ""
 
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -305,21 +259,3 @@ def split_title(text: str) -> tuple[str, str]:
 
 # A deleted story can be restored this long, then the sweeper purges it.
 DELETED_KEEP_S = 30 * 24 * 3600
-
-
-@dataclass(frozen=True)
-class BackupStory:
-    """A story as a backup keeps it: all it takes to put it on another shelf. Its request's
-    `sequel_of` is unused (ids differ between installations): `sequel_of_uid` says it."""
-
-    uid: uuid.UUID
-    title: str
-    body: str
-    created_at: datetime
-    request: StoryRequest
-    model: str
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    favourite: bool = False
-    sequel_of_uid: uuid.UUID | None = None
-    sequel_of_title: str | None = None

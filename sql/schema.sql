@@ -39,6 +39,7 @@ CREATE TABLE public.story_jobs (
     likes text,
     sibling_name text,
     sibling_age integer,
+    companions text,
     CONSTRAINT completed_has_story CHECK (((status = 'completed'::text) = (story_id IS NOT NULL))),
     CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
     CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
@@ -49,6 +50,7 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT story_jobs_age_check CHECK (((age >= 1) AND (age <= 12))),
     CONSTRAINT story_jobs_carried_text_short CHECK ((length(carried_text) <= 20000)),
     CONSTRAINT story_jobs_child_name_check CHECK (((length(child_name) >= 1) AND (length(child_name) <= 40))),
+    CONSTRAINT story_jobs_companions_short CHECK (((length(companions) >= 1) AND (length(companions) <= 402))),
     CONSTRAINT story_jobs_dates_readable CHECK ((((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((started_at IS NULL) OR ((started_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (started_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((heartbeat_at IS NULL) OR ((heartbeat_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (heartbeat_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((completed_at IS NULL) OR ((completed_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (completed_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))))),
     CONSTRAINT story_jobs_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
     CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text]))),
@@ -62,6 +64,70 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT story_jobs_sibling_name_short CHECK (((length(sibling_name) >= 1) AND (length(sibling_name) <= 40))),
     CONSTRAINT story_jobs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'running'::text, 'completed'::text, 'failed'::text])))
 );
+
+--
+-- Name: insert_job(jsonb); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.insert_job(p_columns jsonb) RETURNS public.story_jobs
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    job story_jobs;
+BEGIN
+    INSERT INTO story_jobs
+    SELECT * FROM jsonb_populate_record(NULL::story_jobs, jsonb_build_object(
+        'id', nextval('story_jobs_id_seq'), 'status', 'pending', 'created_at', now(),
+        'text_so_far', '', 'imported', false, 'language', 'en') || p_columns)
+    ON CONFLICT (idempotency_key) DO NOTHING
+    RETURNING * INTO job;
+    RETURN job;
+END
+$$;
+
+--
+-- Name: intake_job(jsonb, text, text, timestamp with time zone, integer, integer, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.intake_job(p_request jsonb, p_idempotency_key text, p_request_hash text, p_since timestamp with time zone, p_queue_max integer, p_daily_limit integer, p_lock_key bigint, OUT job public.story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_finish_of bigint := (p_request ->> 'finish_of')::bigint;
+BEGIN
+    PERFORM pg_advisory_xact_lock(p_lock_key);
+    SELECT * INTO job FROM story_jobs WHERE idempotency_key = p_idempotency_key;
+    replayed := FOUND;
+    IF replayed THEN
+        RETURN;
+    END IF;
+    IF v_finish_of IS NOT NULL THEN
+        SELECT * INTO job FROM story_jobs WHERE finish_of = v_finish_of;
+        replayed := FOUND;
+        IF replayed THEN
+            RETURN;
+        END IF;
+    END IF;
+    SELECT count(*) INTO pending
+      FROM (SELECT FROM story_jobs WHERE status = 'pending' LIMIT p_queue_max) AS bounded;
+    SELECT count(*) INTO used_today
+      FROM (SELECT FROM story_jobs
+             WHERE created_at >= p_since AND NOT (status = 'failed' AND started_at IS NULL)
+               AND NOT imported
+             LIMIT p_daily_limit) AS bounded;
+    IF pending >= p_queue_max OR used_today >= p_daily_limit THEN
+        job := NULL;
+        RETURN;
+    END IF;
+    -- Only a writer that skips the lock (a backup's import) could take the key meanwhile:
+    -- then no job (insert_job's NULL), and the caller asks for a retry, which replays.
+    job := insert_job(p_request || jsonb_build_object('idempotency_key', p_idempotency_key,
+                                                      'request_hash', p_request_hash));
+    IF job.id IS NOT NULL THEN
+        PERFORM pg_notify('story_jobs', job.id::text);
+    END IF;
+END
+$$;
 
 --
 -- Name: intake_job(text, text, text, text, integer, text, bigint, text, bigint, text, text, text, timestamp with time zone, integer, integer, bigint); Type: FUNCTION; Schema: public; Owner: -
@@ -107,47 +173,17 @@ $$;
 --
 
 CREATE FUNCTION public.intake_job(p_idempotency_key text, p_request_hash text, p_prompt text, p_child_name text, p_age integer, p_length text, p_sequel_of bigint, p_previously text, p_finish_of bigint, p_carried_text text, p_language text, p_likes text, p_sibling_name text, p_sibling_age integer, p_since timestamp with time zone, p_queue_max integer, p_daily_limit integer, p_lock_key bigint, OUT job public.story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint) RETURNS record
-    LANGUAGE plpgsql
+    LANGUAGE sql
     AS $$
-BEGIN
-    PERFORM pg_advisory_xact_lock(p_lock_key);
-    SELECT * INTO job FROM story_jobs WHERE idempotency_key = p_idempotency_key;
-    replayed := FOUND;
-    IF replayed THEN
-        RETURN;
-    END IF;
-    IF p_finish_of IS NOT NULL THEN
-        SELECT * INTO job FROM story_jobs WHERE finish_of = p_finish_of;
-        replayed := FOUND;
-        IF replayed THEN
-            RETURN;
-        END IF;
-    END IF;
-    SELECT count(*) INTO pending
-      FROM (SELECT FROM story_jobs WHERE status = 'pending' LIMIT p_queue_max) AS bounded;
-    SELECT count(*) INTO used_today
-      FROM (SELECT FROM story_jobs
-             WHERE created_at >= p_since AND NOT (status = 'failed' AND started_at IS NULL)
-               AND NOT imported
-             LIMIT p_daily_limit) AS bounded;
-    IF pending >= p_queue_max OR used_today >= p_daily_limit THEN
-        job := NULL;
-        RETURN;
-    END IF;
-    INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
-                            sequel_of, previously, finish_of, carried_text, language, likes,
-                            sibling_name, sibling_age)
-    VALUES (p_idempotency_key, p_request_hash, p_prompt, p_child_name, p_age, p_length,
-            p_sequel_of, p_previously, p_finish_of, p_carried_text, p_language, p_likes,
-            p_sibling_name, p_sibling_age)
-    -- Only a writer that skips the lock (a backup's import) could take the key meanwhile:
-    -- then no job, and the caller asks for a retry, which replays.
-    ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING * INTO job;
-    IF job.id IS NOT NULL THEN
-        PERFORM pg_notify('story_jobs', job.id::text);
-    END IF;
-END
+    SELECT i.job, i.replayed, i.pending, i.used_today
+      FROM intake_job(jsonb_build_object(
+               'prompt', p_prompt, 'child_name', p_child_name, 'age', p_age,
+               'length', p_length, 'sequel_of', p_sequel_of, 'previously', p_previously,
+               'finish_of', p_finish_of, 'carried_text', p_carried_text,
+               'language', p_language, 'likes', p_likes, 'sibling_name', p_sibling_name,
+               'sibling_age', p_sibling_age),
+           p_idempotency_key, p_request_hash, p_since, p_queue_max, p_daily_limit,
+           p_lock_key) AS i
 $$;
 
 --
@@ -171,6 +207,8 @@ CREATE TABLE public.stories (
     series_id bigint NOT NULL,
     search tsvector GENERATED ALWAYS AS (((setweight(to_tsvector('simple'::regconfig, COALESCE(title, ''::text)), 'A'::"char") || setweight(to_tsvector('simple'::regconfig, COALESCE(search_name, ''::text)), 'A'::"char")) || setweight(to_tsvector('simple'::regconfig, COALESCE(search_prompt, ''::text)), 'B'::"char"))) STORED,
     uid uuid DEFAULT gen_random_uuid() NOT NULL,
+    search_config regconfig DEFAULT 'simple'::regconfig NOT NULL,
+    search_stems tsvector GENERATED ALWAYS AS (((setweight(to_tsvector(search_config, COALESCE(title, ''::text)), 'A'::"char") || setweight(to_tsvector(search_config, COALESCE(search_name, ''::text)), 'A'::"char")) || setweight(to_tsvector(search_config, COALESCE(search_prompt, ''::text)), 'B'::"char"))) STORED,
     CONSTRAINT stories_created_at_readable CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))),
     CONSTRAINT stories_deleted_at_readable CHECK (((deleted_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))),
     CONSTRAINT stories_screening_known CHECK ((screening = ANY (ARRAY['pending'::text, 'flagged'::text])))
@@ -196,7 +234,9 @@ CREATE VIEW public.shelf_stories AS
     search_name,
     series_id,
     search,
-    uid
+    uid,
+    search_config,
+    search_stems
    FROM public.stories
   WHERE ((deleted_at IS NULL) AND (screening IS NULL));
 
@@ -248,6 +288,21 @@ CREATE FUNCTION public.library_page(p_ids bigint[], p_limit integer, p_offset in
 $$;
 
 --
+-- Name: library_stems_query(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.library_stems_query(p_query text) RETURNS tsquery
+    LANGUAGE sql STABLE
+    SET client_min_messages TO 'warning'
+    AS $$
+    SELECT string_agg(DISTINCT '(' || stemmed::text || ')', ' | ')::tsquery
+      FROM (SELECT to_tsquery(story_search_config(language), p_query) AS stemmed
+              FROM unnest(ARRAY['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl']) AS language
+           ) AS each_language
+     WHERE numnode(stemmed) > 0
+$$;
+
+--
 -- Name: stories_copy_request(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -257,14 +312,32 @@ CREATE FUNCTION public.stories_copy_request() RETURNS trigger
 BEGIN
     -- The job's request, and the series of the story it continues (else a series of its own).
     SELECT j.prompt, nullif(concat_ws(' ', j.child_name, j.sibling_name), ''),
-           coalesce(earlier.series_id, NEW.id)
-      INTO NEW.search_prompt, NEW.search_name, NEW.series_id
+           coalesce(earlier.series_id, NEW.id), story_search_config(j.language)
+      INTO NEW.search_prompt, NEW.search_name, NEW.series_id, NEW.search_config
       FROM story_jobs j
       LEFT JOIN stories earlier ON earlier.id = j.sequel_of
      WHERE j.id = NEW.job_id;
     NEW.series_id := coalesce(NEW.series_id, NEW.id);
+    NEW.search_config := coalesce(NEW.search_config, 'simple'::regconfig);
     RETURN NEW;
 END
+$$;
+
+--
+-- Name: story_search_config(text); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.story_search_config(p_language text) RETURNS regconfig
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT coalesce(
+        (SELECT c.oid::regconfig FROM pg_ts_config c
+          WHERE c.cfgnamespace = 'pg_catalog'::regnamespace
+            AND c.cfgname = CASE p_language
+                WHEN 'en' THEN 'english' WHEN 'es' THEN 'spanish' WHEN 'fr' THEN 'french'
+                WHEN 'de' THEN 'german' WHEN 'it' THEN 'italian' WHEN 'pt' THEN 'portuguese'
+                WHEN 'nl' THEN 'dutch' WHEN 'pl' THEN 'polish' END),
+        'simple'::regconfig)
 $$;
 
 --
@@ -279,7 +352,9 @@ CREATE TABLE public.children (
     language text,
     likes text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    companions text,
     CONSTRAINT children_age_check CHECK (((age >= 1) AND (age <= 12))),
+    CONSTRAINT children_companions_short CHECK (((length(companions) >= 1) AND (length(companions) <= 200))),
     CONSTRAINT children_language_check CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text]))),
     CONSTRAINT children_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
     CONSTRAINT children_likes_check CHECK (((length(likes) >= 1) AND (length(likes) <= 200))),
@@ -297,6 +372,17 @@ ALTER TABLE public.children ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
     NO MINVALUE
     NO MAXVALUE
     CACHE 1
+);
+
+--
+-- Name: household; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.household (
+    one boolean DEFAULT true NOT NULL,
+    bedtime time(0) without time zone DEFAULT '18:30:00'::time without time zone NOT NULL,
+    CONSTRAINT household_bedtime_in_the_evening CHECK (((bedtime >= '16:00:00'::time without time zone) AND (bedtime <= '23:59:00'::time without time zone))),
+    CONSTRAINT household_one_check CHECK (one)
 );
 
 --
@@ -421,6 +507,13 @@ ALTER TABLE ONLY public.children
     ADD CONSTRAINT children_pkey PRIMARY KEY (id);
 
 --
+-- Name: household household_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.household
+    ADD CONSTRAINT household_pkey PRIMARY KEY (one);
+
+--
 -- Name: login_failures login_failures_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -506,6 +599,12 @@ CREATE INDEX stories_deleted ON public.stories USING btree (deleted_at) WHERE (d
 --
 
 CREATE INDEX stories_search ON public.stories USING gin (search);
+
+--
+-- Name: stories_search_stems; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX stories_search_stems ON public.stories USING gin (search_stems);
 
 --
 -- Name: stories_series; Type: INDEX; Schema: public; Owner: -

@@ -1,6 +1,6 @@
 """The invariant check: what `python -m app check` reports about the jobs and stories.
 
-    report = await check_invariants(store, settings)
+    report = await check_invariants(db, settings)
     print(report.format()); sys.exit(1 if report.broken else 0)
 
 Every finding is a defect: a story its job cannot reach was paid for and is not where
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.config import Settings
-from app.queue.store import JobStore
+from app.queries import Queryable, Statements
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,18 @@ class Report:
         return "\n".join(lines)
 
 
-async def check_invariants(store: JobStore, settings: Settings) -> Report:
+class Invariants(Statements):
+    """The only code that knows the invariant queries' names (sql/queries/checks.sql)."""
+
+    async def ids(self, query: str, **params: object) -> list[int]:
+        """The ids a check query finds (`check_completed_without_story`, ...)."""
+        assert query.startswith("check_"), query
+        rows = await self._all(query, params)
+        return [row["id"] for row in rows]
+
+
+async def check_invariants(db: Queryable, settings: Settings) -> Report:
+    store = Invariants(db)
     stale_s = settings.heartbeat_stale_s
     threshold_s = settings.sweeper_threshold_min * 60
     return Report([

@@ -1,13 +1,13 @@
 """How long a story takes, how far along one is, and when a waiting one will be ready.
 
-    estimates = Estimates(store, model="gpt-6-luna", defaults=DEFAULT_EXPECTED_S)
+    estimates = Estimates(db, model="gpt-6-luna", defaults=DEFAULT_EXPECTED_S)
     expected_s = await estimates.expected_s("medium")   # recent history, else a default
     progress_percent(job, expected_s=..., now=time.time())
     queue_eta_s(position=3, running=1, slots=1, expected_s=90.0)
 
 Recent history is per length and per model (a story's model name starts with the
 configured one), the median of the last 20, cached for a little while so that polls do
-not each ask the database.
+not each ask the database (sql/queries/estimates.sql).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import time
 
+from app.queries import Queryable, Statements
 from app.queue.jobs import Job, Status
-from app.queue.store import JobStore
 from app.stories import LENGTH_WORDS
 
 # Before a model has written anything here: a small model writes a short story in well
@@ -30,9 +30,9 @@ THINKING_PERCENT = 5
 TITLE_WORDS = 5
 
 
-class Estimates:
-    def __init__(self, store: JobStore, *, model: str, defaults: dict[str, float]) -> None:
-        self.store = store
+class Estimates(Statements):
+    def __init__(self, db: Queryable, *, model: str, defaults: dict[str, float]) -> None:
+        super().__init__(db)
         self.model = model
         self.defaults = defaults
         self._medians: dict[str, tuple[float, int]] = {}
@@ -42,7 +42,9 @@ class Estimates:
         """Seconds a story of this length takes to write, claim to finish."""
         now = time.monotonic()
         if now - self._fetched_at > CACHE_TTL_S:
-            self._medians = await self.store.median_durations(self.model)
+            rows = await self._all("median_durations", {"model": self.model})
+            # {length: (median seconds, samples)} over the model's recent stories
+            self._medians = {row["length"]: (row["seconds"], row["samples"]) for row in rows}
             self._fetched_at = now
         seconds, samples = self._medians.get(length, (0.0, 0))
         if samples < MIN_SAMPLES or seconds <= 0:

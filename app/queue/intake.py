@@ -1,6 +1,6 @@
 """Intake: turning a request for a story into a job, exactly once per idempotency key.
 
-    request = parse_story_request(body)           # Invalid names the field
+    request = parse_story_request(body)           # app/requests.py: Invalid names the field
     key = parse_idempotency_key(header)            # BadRequest when missing or malformed
     submission = await intake.submit(key, request)  # resolve=: fills in a profile named
     submission.job, submission.replayed
@@ -16,12 +16,9 @@ replay check, the counts, the insert and the notification are one statement
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import json
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
@@ -29,23 +26,11 @@ from app.errors import BadRequest, Busy, Invalid, Unavailable
 from app.queue.jobs import IntakeResult, Job
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
-from app.stories import (
-    DEFAULT_LANGUAGE,
-    ID_MAX,
-    LANGUAGES,
-    LENGTHS,
-    LIKES_JOINED,
-    Child,
-    StoryRequest,
-    parse_id,
-)
+from app.requests import request_hash
+from app.stories import StoryRequest
 from app.storytelling.moderation import Moderator
 
-PROMPT_MAX_CHARS = 500
-CHILD_NAME_MAX_CHARS = 40
-AGE_RANGE = range(1, 13)
 KEY_MAX_CHARS = 255
-FIELDS = ("prompt", "child_name", "age", "length", "language", "child_id", "sibling_id")
 QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
 
@@ -73,135 +58,6 @@ def parse_idempotency_key(raw: str | None) -> str:
             code="idempotency_key_invalid",
         )
     return key
-
-
-def parse_child_id(
-    data: object, *, from_form: bool = False, field: str = "child_id"
-) -> int | None:
-    """The profile a request names (`child_id`, or the sibling's `sibling_id`), if it names
-    one; Invalid when it is no id at all. Whether the profile exists is the caller's to ask."""
-    if not isinstance(data, Mapping):
-        return None
-    raw = data.get(field)
-    if raw is None or (from_form and isinstance(raw, str) and not raw.strip()):
-        return None
-    child_id = parse_id(raw.strip()) if from_form and isinstance(raw, str) else raw
-    if isinstance(child_id, bool) or not isinstance(child_id, int) or not 1 <= child_id <= ID_MAX:
-        raise Invalid(f"{field} must be the number of one of the household's children.",
-                      field=field)
-    return child_id
-
-
-def parse_language(value: object) -> str:
-    """A language tag the storyteller writes in; Invalid names `language` otherwise."""
-    if not isinstance(value, str) or value not in LANGUAGES:
-        raise Invalid(f"language must be one of {', '.join(LANGUAGES)}.", field="language")
-    return value
-
-
-def parse_story_request(
-    data: object, *, from_form: bool = False, child: Child | None = None,
-    sibling: Child | None = None,
-) -> StoryRequest:
-    """Validate the fields of a JSON body (or a form, whose values are all text). `child`:
-    the profile the request names (`child_id`, looked up by the caller), whose name, age,
-    usual length, language and likes fill in whatever the request leaves out. `sibling`:
-    a second profile (`sibling_id`), for a story about both children: their name and age
-    join the story, and their likes join the first child's."""
-    if not isinstance(data, Mapping):
-        raise Invalid("The body must be a JSON object.")
-    unknown = sorted(str(name) for name in data if name not in FIELDS)
-    if unknown:
-        raise Invalid(f"Unknown field: {unknown[0]}.", field=unknown[0])
-    fields = {
-        name: value
-        for name, value in data.items()
-        # An omitted field, a null, or (in a form) an empty box all mean "not given".
-        if value is not None and not (from_form and isinstance(value, str) and not value.strip())
-    }
-
-    prompt = fields.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise Invalid("prompt is required: what should the story be about?", field="prompt")
-    prompt = prompt.strip()
-    if len(prompt) > PROMPT_MAX_CHARS:
-        raise Invalid(f"prompt must be at most {PROMPT_MAX_CHARS} characters.", field="prompt")
-
-    child_name = fields.get("child_name")
-    if child_name is not None:
-        if not isinstance(child_name, str):
-            raise Invalid("child_name must be text.", field="child_name")
-        child_name = child_name.strip() or None
-        if child_name and len(child_name) > CHILD_NAME_MAX_CHARS:
-            raise Invalid(
-                f"child_name must be at most {CHILD_NAME_MAX_CHARS} characters.", field="child_name"
-            )
-
-    age = fields.get("age")
-    if age is not None:
-        if from_form and isinstance(age, str) and age.strip().isdecimal():
-            with contextlib.suppress(ValueError):  # over 4300 digits: stays text, so invalid
-                age = int(age.strip())
-        if isinstance(age, bool) or not isinstance(age, int) or age not in AGE_RANGE:
-            raise Invalid("age must be a whole number from 1 to 12.", field="age")
-
-    length = fields.get("length", (child.length if child else None) or "medium")
-    if length not in LENGTHS:
-        raise Invalid("length must be one of short, medium or long.", field="length")
-
-    language = parse_language(
-        fields.get("language", (child.language if child else None) or DEFAULT_LANGUAGE))
-    if child is not None:
-        child_name = child_name or child.name
-        age = age if age is not None else child.age
-    child_id = parse_child_id(data, from_form=from_form)
-    sibling_id = parse_child_id(data, from_form=from_form, field="sibling_id")
-    if sibling_id is not None and (child_id is None or sibling_id == child_id):
-        raise Invalid("sibling_id must name another child than child_id, with child_id given.",
-                      field="sibling_id")
-    likes = LIKES_JOINED.join(
-        dict.fromkeys(profile.likes for profile in (child, sibling) if profile and profile.likes)
-    ) or None
-
-    for name, value in (("prompt", prompt), ("child_name", child_name or "")):
-        if "\x00" in value:
-            raise Invalid(f"{name} must not contain NUL characters.", field=name)
-    return StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
-                        language=language, likes=likes,
-                        sibling_name=sibling.name if sibling else None,
-                        sibling_age=sibling.age if sibling else None,
-                        child_id=child_id, sibling_id=sibling_id)
-
-
-def request_hash(request: StoryRequest) -> str:
-    """Equal for requests that mean the same story: normalised fields, order ignored.
-    A sequel's fields, the job a finish carries on from, a language other than English,
-    a profile's likes, a sibling and the profiles named count only when set, so every other
-    request hashes as before. Hashed as the client sent it (`child_id`, not what the
-    profile filled in: see Intake.submit), a request stays the same request when its
-    profile changes."""
-    fields: dict[str, object] = {"prompt": request.prompt, "child_name": request.child_name,
-                                 "age": request.age, "length": request.length}
-    if request.sequel_of is not None:
-        fields |= {"sequel_of": request.sequel_of, "previously": request.previously}
-    if request.finish_of is not None:
-        fields |= {"finish_of": request.finish_of}
-    if request.language != DEFAULT_LANGUAGE:
-        fields |= {"language": request.language}
-    if request.likes is not None:
-        fields |= {"likes": request.likes}
-    if request.sibling_name is not None:
-        fields |= {"sibling_name": request.sibling_name, "sibling_age": request.sibling_age}
-    if request.child_id is not None:
-        fields |= {"child_id": request.child_id}
-    if request.sibling_id is not None:
-        fields |= {"sibling_id": request.sibling_id}
-    canonical = json.dumps(
-        fields,
-        sort_keys=True,
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class Intake:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from app.requests import request_from_row
 from app.stories import StoryRequest
 
 
@@ -75,24 +76,13 @@ class Job:
 
     @classmethod
     def from_row(cls, row: Any) -> Job:
+        """A whole `story_jobs` row (every job query returns one), with its `position`
+        when the query counts it."""
         return cls(
             id=row["id"],
             idempotency_key=row["idempotency_key"],
             request_hash=row["request_hash"],
-            request=StoryRequest(
-                prompt=row["prompt"],
-                child_name=row["child_name"],
-                age=row["age"],
-                length=row["length"],
-                sequel_of=row["sequel_of"] if "sequel_of" in row else None,
-                previously=row["previously"] if "previously" in row else None,
-                finish_of=row["finish_of"] if "finish_of" in row else None,
-                carried_text=row["carried_text"] if "carried_text" in row else None,
-                language=row["language"] if "language" in row else "en",
-                likes=row["likes"] if "likes" in row else None,
-                sibling_name=row["sibling_name"] if "sibling_name" in row else None,
-                sibling_age=row["sibling_age"] if "sibling_age" in row else None,
-            ),
+            request=request_from_row(row),
             status=Status(row["status"]),
             story_id=row["story_id"],
             error_text=row["error_text"],
@@ -100,11 +90,10 @@ class Job:
             started_at=row["started_at"],
             completed_at=row["completed_at"],
             position=row["position"] if "position" in row else None,
-            text_so_far=row["text_so_far"] if "text_so_far" in row else "",
-            response_id=row["response_id"] if "response_id" in row else None,
-            response_sequence=row["response_sequence"] if "response_sequence" in row else None,
-            cancel_requested=("cancel_requested_at" in row
-                              and row["cancel_requested_at"] is not None),
+            text_so_far=row["text_so_far"],
+            response_id=row["response_id"],
+            response_sequence=row["response_sequence"],
+            cancel_requested=row["cancel_requested_at"] is not None,
         )
 
 

@@ -1,6 +1,6 @@
 """The stored story's screening (MODERATION=on): the job side of app/storytelling/moderation.py.
 
-    screener = StoryScreener(store, moderator)
+    screener = StoryScreener(ScreeningStore(db), moderator)
     await screener.screen(story_id, text, job_id=17)   # right after the story is stored
     task = asyncio.create_task(screener.run())         # again later, for those it could not
 
@@ -15,7 +15,8 @@ import logging
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
-from app.queue.store import JobStore
+from app.queries import Statements
+from app.queue.jobs import Screening, StoryToScreen
 from app.storytelling.moderation import ModerationUnavailable, Moderator
 
 MODERATION_ATTEMPTS = 3  # for a finished story, right after it is stored
@@ -25,13 +26,33 @@ RESCREEN_INTERVAL_S = 60.0
 RESCREEN_BATCH = 20
 
 
+class ScreeningStore(Statements):
+    """The only code that knows the screening queries' names (sql/queries/screening.sql)."""
+
+    async def stories_awaiting_screening(self, *, limit: int = 20) -> list[StoryToScreen]:
+        """Stories stored while they could not be screened, oldest first."""
+        rows = await self._all("stories_awaiting_screening", {"limit": limit})
+        return [StoryToScreen(id=row["id"], job_id=row["job_id"], title=row["title"],
+                              body=row["body"]) for row in rows]
+
+    async def finish_screening(self, story_id: int, *, flagged: bool) -> bool:
+        """A pending story passed (shown from now on) or was flagged (hidden for good);
+        False when it was not waiting for a screening any more."""
+        row = await self._one(
+            "finish_screening",
+            {"story_id": story_id, "screening": Screening.FLAGGED.value if flagged else None},
+        )
+        return row is not None
+
+
 class StoryScreener:
     """Screens stored stories: each once right after it is stored, and, every `interval_s`,
     those the endpoint could not answer about. A screening only ever moves a story from
     'pending' to shown or flagged (a guarded UPDATE), so processes may screen side by side."""
 
     def __init__(
-        self, store: JobStore, moderator: Moderator, *, interval_s: float = RESCREEN_INTERVAL_S
+        self, store: ScreeningStore, moderator: Moderator, *,
+        interval_s: float = RESCREEN_INTERVAL_S,
     ) -> None:
         self.store = store
         self.moderator = moderator

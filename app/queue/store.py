@@ -1,5 +1,5 @@
-"""The job state machine: every job transition and job read, and the process registry;
-the only code that knows the names of the job queries (sql/queries/jobs.sql).
+"""The job state machine: every job transition and job read; the only code that knows the
+names of the job queries (sql/queries/jobs.sql).
 
     store = JobStore(db)
     result = await store.intake(key, request_hash, request, since=..., queue_max=8,
@@ -43,6 +43,7 @@ another writer moved the job first; it is logged once and the caller leaves the 
                                                                  worker alive
     import_job                (new) -> running                   a new key (ON CONFLICT)
     complete_imported_job     running -> completed               status = 'running'
+      (both app/shelf/imports.py's, sql/queries/imports.sql)
     purge_deleted_stories     completed -> (gone)                status = 'completed', its
                                                                  story deleted 30 days ago
 
@@ -50,9 +51,8 @@ The worker writes claim, adopt, release, complete and fail; the sweeper both swe
 purge; intake the first; the stop handler the pending cancel; a backup's import its two,
 for the whole backup in one transaction.
 
-A process is found gone (`mark_process_gone`, the `workers` table) when a process starting
-on its host sees that its pid is no longer alive; that is what "its owner found gone"
-means above.
+"Its owner found gone": a process starting on its host saw that its pid is no longer
+alive (app/queue/processes.py, the `workers` table).
 
 `beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
 status, and all but the last only while the job is `running` and claimed by the caller
@@ -63,16 +63,14 @@ carries its guard.
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
-from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-import asyncpg
-
 from app.logs import log
-from app.queries import Queryable, Statements
+from app.queries import Statements
 from app.queue.jobs import (
     CardStory,
     FailReason,
@@ -81,27 +79,23 @@ from app.queue.jobs import (
     Job,
     Screening,
     Status,
-    StoryToScreen,
 )
-from app.stories import DELETED_KEEP_S, BackupStory, Story, StoryRequest
+from app.requests import request_from_row, to_params
+from app.stories import DELETED_KEEP_S, Story, StoryRequest
 
 # pg_advisory_xact_lock key for job intake; any constant unique to this app.
 INTAKE_LOCK_KEY = 0x5707_10B
+ForCard = tuple[Job, CardStory | None, bool]  # get_for_card's: the job, its story, owner lost
 
 
 def intake_params(
     idempotency_key: str, request_hash: str, request: StoryRequest, *,
     since: datetime, queue_max: int, daily_limit: int,
 ) -> dict[str, object]:
-    """The `intake_job` statement's parameters for one request."""
+    """The `intake_job` statement's parameters for one request (its columns as JSON)."""
     return {
-        "idempotency_key": idempotency_key, "request_hash": request_hash,
-        "prompt": request.prompt, "child_name": request.child_name, "age": request.age,
-        "length": request.length, "sequel_of": request.sequel_of,
-        "previously": request.previously, "finish_of": request.finish_of,
-        "carried_text": request.carried_text, "language": request.language,
-        "likes": request.likes, "sibling_name": request.sibling_name,
-        "sibling_age": request.sibling_age, "since": since, "queue_max": queue_max,
+        "request": json.dumps(to_params(request)), "idempotency_key": idempotency_key,
+        "request_hash": request_hash, "since": since, "queue_max": queue_max,
         "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
     }
 
@@ -115,10 +109,10 @@ class JobStore(Statements):
         row = await self._one("get_job", {"job_id": job_id})
         return Job.from_row(row) if row else None
 
-    async def get_for_card(self, job_id: int) -> tuple[Job, CardStory | None] | None:
-        """The job and what its card shows of its story (title, screening, and the text
-        once shown; None: no story, or deleted), read together: a poll is one round trip."""
-        row = await self._one("get_job_for_card", {"job_id": job_id})
+    async def get_for_card(self, job_id: int, *, quiet_s: float) -> ForCard | None:
+        """The job, what its card shows of its story (None: none, or deleted) and whether it
+        runs with its owner lost (stopped, gone, silent for `quiet_s`): one round trip."""
+        row = await self._one("get_job_for_card", {"job_id": job_id, "quiet_s": quiet_s})
         if row is None:
             return None
         story = None
@@ -127,7 +121,7 @@ class JobStore(Statements):
             story = CardStory(row["story_title"],
                               Screening(screening) if screening is not None else None,
                               row["story_body"], row["story_model"])
-        return Job.from_row(row), story
+        return Job.from_row(row), story, bool(row["owner_lost"])
 
     async def get_by_key(self, idempotency_key: str) -> Job | None:
         row = await self._one("get_job_by_key", {"idempotency_key": idempotency_key})
@@ -139,132 +133,35 @@ class JobStore(Statements):
         return finishing
 
     async def count_since(self, since: datetime) -> int:
-        count: int = await self._val("count_jobs_since", {"since": since})
-        return count
+        return int(await self._val("count_jobs_since", {"since": since}))
 
     async def count_pending(self) -> int:
         """Jobs waiting to be claimed, in every process sharing the database."""
-        count: int = await self._val("count_pending")
-        return count
+        return int(await self._val("count_pending"))
 
     async def recent(self, *, recent_s: float = 600, limit: int = 20) -> list[Job]:
         rows = await self._all("recent_jobs", {"recent_s": float(recent_s), "limit": limit})
         return [Job.from_row(row) for row in rows]
 
-    async def queue_capacity(self, stale_s: float) -> tuple[int, int]:
-        """(jobs running, job slots of the live workers), in the whole database."""
-        row = await self._one("queue_capacity", {"stale_s": stale_s})
+    async def queue_capacity(
+        self, stale_s: float, *, besides: int | None = None
+    ) -> tuple[int, int]:
+        """(jobs running but `besides`, job slots of the live workers), in the database."""
+        row = await self._one("queue_capacity", {"stale_s": stale_s, "besides": besides})
         return row["running"], row["slots"]
-
-    async def median_durations(self, model: str) -> dict[str, tuple[float, int]]:
-        """{length: (median seconds, samples)} over the model's recent stories."""
-        rows = await self._all("median_durations", {"model": model})
-        return {row["length"]: (row["seconds"], row["samples"]) for row in rows}
-
-
-    async def stories_awaiting_screening(self, *, limit: int = 20) -> list[StoryToScreen]:
-        """Stories stored while they could not be screened, oldest first."""
-        rows = await self._all("stories_awaiting_screening", {"limit": limit})
-        return [StoryToScreen(id=row["id"], job_id=row["job_id"], title=row["title"],
-                              body=row["body"]) for row in rows]
 
     async def last_request(self) -> StoryRequest | None:
         """What the newest job asked for: the story form's defaults."""
         row = await self._one("last_request")
-        if row is None:
-            return None
-        return StoryRequest(
-            prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
-            length=row["length"], language=row["language"],
-        )
-
-    # -- the shelf (stories, not jobs: no status changes) ------------------------------
-
-
-    async def purge_deleted_stories(self, *, keep_s: float = DELETED_KEEP_S) -> list[int]:
-        """Stories deleted more than `keep_s` ago, gone for good with their jobs; their ids."""
-        rows = await self._all("purge_deleted_stories", {"keep_s": float(keep_s)})
-        return sorted(row["id"] for row in rows)
-
-
-    async def import_stories(
-        self, stories: Iterable[tuple[BackupStory, str]], *, importer: uuid.UUID,
-        on: asyncpg.Connection | None = None,
-    ) -> int:
-        """Put a backup's stories on the shelf, each (with its request hash) given a
-        completed job of its own, made and finished at the story's own time and marked
-        imported; a story whose uid is here already is skipped. One transaction for them
-        all (`on`'s, which the backup's child profiles share, else one of their own): a
-        backup is restored whole or not at all (an error from `stories`, such as a story
-        found not valid, rolls every one back). The number restored."""
-        if on is not None:
-            return await self._import_all(on, stories, importer)
-        async with self.db.transaction() as connection:
-            return await self._import_all(connection, stories, importer)
-
-    async def _import_all(
-        self, connection: asyncpg.Connection, stories: Iterable[tuple[BackupStory, str]],
-        importer: uuid.UUID,
-    ) -> int:
-        restored = 0
-        for story, request_hash in stories:
-            restored += await self._import_story(connection, story, request_hash, importer)
-        return restored
-
-    async def _import_story(
-        self, connection: Queryable, story: BackupStory, request_hash: str,
-        importer: uuid.UUID,
-    ) -> bool:
-        if await self._val("story_by_uid", {"uid": story.uid}, on=connection):
-            return False
-        request = story.request
-        job_id = await self._val(
-            "import_job",
-            {
-                "uid": story.uid,
-                "request_hash": request_hash,
-                "prompt": request.prompt,
-                "child_name": request.child_name,
-                "age": request.age,
-                "length": request.length,
-                "language": request.language,
-                "likes": request.likes,
-                "sibling_name": request.sibling_name,
-                "sibling_age": request.sibling_age,
-                "sequel_of_uid": story.sequel_of_uid,
-                "previously": request.previously,
-                "created_at": story.created_at,
-                "importer": importer,
-            },
-            on=connection,
-        )
-        if job_id is None:  # imported already (by a concurrent import of the same file)
-            return False
-        story_id = await self._val(
-            "import_story",
-            {
-                "uid": story.uid, "job_id": job_id, "title": story.title,
-                "body": story.body, "model": story.model,
-                "prompt_tokens": story.prompt_tokens,
-                "completion_tokens": story.completion_tokens,
-                "created_at": story.created_at, "favourite": story.favourite,
-            },
-            on=connection,
-        )
-        completed = await self._guarded(
-            "complete_imported_job", "complete_imported", on=connection,
-            job_id=job_id, story_id=story_id, created_at=story.created_at,
-        )
-        assert completed is not None, "an imported job is ours until it commits"
-        return True
-
-    async def ids(self, query: str, **params: object) -> list[int]:
-        """The ids a read-only check query finds (the `check_*` queries)."""
-        assert query.startswith("check_"), query
-        rows = await self._all(query, params)
-        return [row["id"] for row in rows]
+        return request_from_row(row) if row is not None else None
 
     # -- transitions -----------------------------------------------------------------
+
+    async def purge_deleted_stories(self, *, keep_s: float = DELETED_KEEP_S) -> list[int]:
+        """completed -> (gone): stories deleted more than `keep_s` ago, gone for good with
+        their jobs; their ids."""
+        rows = await self._all("purge_deleted_stories", {"keep_s": float(keep_s)})
+        return sorted(row["id"] for row in rows)
 
     async def intake(
         self, idempotency_key: str, request_hash: str, request: StoryRequest, *,
@@ -281,9 +178,7 @@ class JobStore(Statements):
         return IntakeResult(job=job, replayed=bool(row["replayed"]), pending=row["pending"],
                             used_today=row["used_today"])
 
-    async def claim_next(
-        self, boot_id: uuid.UUID, *, defer_s: float | None = None
-    ) -> Job | None:
+    async def claim_next(self, boot_id: uuid.UUID, *, defer_s: float | None = None) -> Job | None:
         """pending -> running for the oldest waiting job; None when there is none to take
         (or, with `defer_s`, while a story paid for already is about to be adopted)."""
         row = await self._one("claim_next_job", {
@@ -306,24 +201,19 @@ class JobStore(Statements):
         """The streamed text so far (with the provider's sequence number of its last event,
         in background mode) on our running job, and its heartbeat; None once the job is no
         longer ours to write."""
-        return _held(await self._one(
-            "save_text_so_far",
-            {"job_id": job_id, "boot_id": boot_id, "text_so_far": text, "sequence": sequence},
-        ))
+        return _held(await self._one("save_text_so_far", {
+            "job_id": job_id, "boot_id": boot_id, "text_so_far": text, "sequence": sequence}))
 
     async def save_response_id(
         self, job_id: int, boot_id: uuid.UUID, response_id: str
     ) -> Held | None:
         """The provider's id for our job's story, saved once; None when the job is not ours
         (or has an id already)."""
-        return _held(await self._one(
-            "save_response_id",
-            {"job_id": job_id, "boot_id": boot_id, "response_id": response_id},
-        ))
+        return _held(await self._one("save_response_id", {
+            "job_id": job_id, "boot_id": boot_id, "response_id": response_id}))
 
-    async def release(
-        self, job_id: int, boot_id: uuid.UUID, text: str, *, sequence: int | None
-    ) -> bool:
+    async def release(self, job_id: int, boot_id: uuid.UUID, text: str, *,
+                      sequence: int | None) -> bool:
         """Hand our running job over (shutting down): its story goes on at the provider and
         any live worker adopts it. False when it was not ours to let go."""
         row = await self._one("release_job", {"job_id": job_id, "boot_id": boot_id,
@@ -346,29 +236,13 @@ class JobStore(Statements):
         """Store the story of our job (idempotent: a retry gets the first insert's id);
         hidden until screened when `screening` is PENDING. None when the job is not ours
         to store a story for (adopted by another worker, stopped, or completed)."""
-        story_id: int | None = await self._val(
-            "insert_story",
-            {
-                "job_id": job_id,
-                "boot_id": boot_id,
-                "title": story.title,
-                "body": story.body,
-                "model": story.model,
-                "prompt_tokens": story.prompt_tokens,
-                "completion_tokens": story.completion_tokens,
-                "screening": screening.value if screening is not None else None,
-            },
-        )
+        story_id: int | None = await self._val("insert_story", {
+            "job_id": job_id, "boot_id": boot_id, "title": story.title, "body": story.body,
+            "model": story.model, "prompt_tokens": story.prompt_tokens,
+            "completion_tokens": story.completion_tokens,
+            "screening": screening.value if screening is not None else None,
+        })
         return story_id
-
-    async def finish_screening(self, story_id: int, *, flagged: bool) -> bool:
-        """A pending story passed (shown from now on) or was flagged (hidden for good);
-        False when it was not waiting for a screening any more."""
-        row = await self._one(
-            "finish_screening",
-            {"story_id": story_id, "screening": Screening.FLAGGED.value if flagged else None},
-        )
-        return row is not None
 
     async def complete(self, job_id: int, boot_id: uuid.UUID, story_id: int) -> bool:
         """Our running job -> completed (or our 'interrupted' one: we were alive)."""
@@ -414,44 +288,9 @@ class JobStore(Statements):
                                                 {"stale_s": stale_s, "boot_id": boot_id})
         return seconds
 
-    # -- the processes sharing the database --------------------------------------------
-
-    async def register_process(
-        self, boot_id: uuid.UUID, *, host: str, pid: int, concurrency: int
-    ) -> None:
-        await self._val(
-            "register_process",
-            {"boot_id": boot_id, "host": host, "pid": pid, "concurrency": concurrency},
-        )
-
-    async def beat_process(self, boot_id: uuid.UUID) -> bool:
-        """False when the row is gone (pruned while this process could not beat)."""
-        return await self._val("beat_process", {"boot_id": boot_id}) is not None
-
-    async def stop_process(self, boot_id: uuid.UUID) -> None:
-        await self._val("stop_process", {"boot_id": boot_id})
-
-    async def processes_on_host(
-        self, host: str, *, besides: uuid.UUID
-    ) -> list[tuple[uuid.UUID, int]]:
-        """(boot id, pid) of the processes registered on `host` that neither stopped nor
-        were found gone, `besides` aside (the caller itself)."""
-        rows = await self._all("processes_on_host", {"host": host, "boot_id": besides})
-        return [(row["boot_id"], row["pid"]) for row in rows]
-
-    async def mark_process_gone(self, boot_id: uuid.UUID, *, host: str) -> bool:
-        """Record that the process's pid is no longer alive on `host`; False when it had
-        stopped cleanly or was found gone already."""
-        return await self._val("mark_process_gone", {"boot_id": boot_id, "host": host}) \
-            is not None
-
-    async def prune_processes(self) -> int:
-        return len(await self._all("prune_processes"))
-
-    async def _guarded(self, query: str, transition: str, *, on: Queryable | None = None,
-                       **params: object) -> Any:
+    async def _guarded(self, query: str, transition: str, **params: object) -> Any:
         """Run a guarded UPDATE; its row, or None (logged once) when the guard lost."""
-        row = await self._one(query, params, on=on)
+        row = await self._one(query, params)
         if row is None:
             log("guard_lost", level=logging.WARNING, job_id=params["job_id"], transition=transition)
         return row

@@ -18,13 +18,15 @@ purges the stories deleted more than 30 days ago (with the jobs that made them).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
 from app.queue.jobs import FailReason
+from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
 
 # Never re-check sooner than this, however close the next stale heartbeat is.
@@ -41,21 +43,14 @@ class SweepResult:
     next_stale_in_s: float | None = None
 
 
+@dataclass
 class Sweeper:
-    def __init__(
-        self,
-        store: JobStore,
-        *,
-        boot_id: uuid.UUID,
-        interval_s: float,
-        threshold_min: float,
-        heartbeat_stale_s: float,
-    ) -> None:
-        self.store = store
-        self.boot_id = boot_id
-        self.interval_s = interval_s
-        self.threshold_min = threshold_min
-        self.heartbeat_stale_s = heartbeat_stale_s
+    store: JobStore
+    _: KW_ONLY
+    boot_id: uuid.UUID
+    interval_s: float
+    threshold_min: float
+    heartbeat_stale_s: float
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
@@ -67,7 +62,7 @@ class Sweeper:
         result.next_stale_in_s = await self.store.seconds_until_next_stale(
             self.heartbeat_stale_s, self.boot_id
         )
-        await self.store.prune_processes()
+        await ProcessRegistry(self.store.db).prune()
         # Deleted stories wait 30 days in "recently deleted"; then they go for good.
         result.purged = await self.store.purge_deleted_stories()
         if result.purged:
@@ -83,10 +78,20 @@ class Sweeper:
             log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.EXPIRED)
         return result
 
+    def __post_init__(self) -> None:
+        self._woken = asyncio.Event()
+
+    def wake(self) -> None:
+        """Sweep now (a process of this host was found gone: its jobs are the dead's)."""
+        self._woken.set()
+
     async def run(self, last: SweepResult | None = None) -> None:
-        """Sweep every interval, and sooner whenever a heartbeat may go stale."""
+        """Sweep every interval, sooner whenever a heartbeat may go stale, and at once when
+        woken."""
         while True:
-            await asyncio.sleep(self._delay_after(last))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), self._delay_after(last))
+            self._woken.clear()
             try:
                 last = await self.sweep()
             except Exception as error:  # a database blip: try again at the next interval

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 
 import asyncpg
 
+from app.backoff import Backoff
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
 
@@ -36,6 +37,7 @@ CANCEL_CHANNEL = "story_jobs_cancel"
 # (a half-open TCP connection would otherwise wait silently forever).
 LISTEN_PROBE_S = 30.0
 LISTEN_PROBE_TIMEOUT_S = 5.0
+RECONNECT_FIRST_DELAY_S = 0.5
 RECONNECT_MAX_DELAY_S = 5.0
 # What a LISTEN connection meets when the database goes away or refuses it (a wrong
 # password, a server that is starting): waited out, one line each.
@@ -76,16 +78,16 @@ class Wakeup:
         """LISTEN for new jobs for as long as the task lives, reconnecting as needed."""
         if self._connect is None:
             return
-        delay_s = 0.5
+        backoff = Backoff(RECONNECT_FIRST_DELAY_S, max_s=RECONNECT_MAX_DELAY_S)
         while True:
             try:
                 connection = await self._connect()
             except Exception as error:  # the database is down or refusing: the timer covers
-                log_caught("listen_failed", error, expected=LISTEN_FAULTS, retry_in_s=delay_s)
-                await asyncio.sleep(delay_s)
-                delay_s = min(delay_s * 2, RECONNECT_MAX_DELAY_S)
+                log_caught("listen_failed", error, expected=LISTEN_FAULTS,
+                           retry_in_s=backoff.next_s)
+                await backoff.wait()
                 continue
-            delay_s = 0.5
+            backoff.reset()
             try:
                 await self._listen_on(connection)
             except Exception as error:

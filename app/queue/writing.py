@@ -1,9 +1,10 @@
-"""A job being written in this process: the story so far, what may interrupt it, and the
-heartbeat that saves its words and says it is still ours.
+"""A job being written in this process: the story so far, what may interrupt it, the
+heartbeat that saves its words and says it is still ours, and failing it, keeping them.
 
     writing = Writing(job)                       # writing.update(raw, sequence) as words come
     heartbeat = asyncio.create_task(beat(writing, store, boot_id, every_s=lambda: 5.0))
     story = await unless_interrupted(writing, call, {Interruption.STOP}, timeout_s=180)
+    await fail(writing, store, boot_id, "the storyteller took too long", "timeout")
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 from app.db import DATABASE_UNAVAILABLE
+from app.finishing import finished_text, rest_of
 from app.logs import log, log_caught
 from app.queue.jobs import Held, Job
 from app.queue.store import JobStore
-from app.stories import Story, clean_text, finished_text, rest_of
+from app.stories import Story, clean_text
 
 # The text streamed so far is saved this often (the status card polls every 3 s).
 TEXT_SAVE_INTERVAL_S = 1.5
@@ -160,3 +162,28 @@ async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *,
         except Exception as error:  # a database blip; the next beat may get through
             log_caught("heartbeat_failed", error, expected=DATABASE_UNAVAILABLE, job_id=job_id)
             await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s()))  # then try again
+
+
+async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text: str,
+               detail: str, *, error: BaseException | None = None) -> bool | None:
+    """Fail the job, keeping its words. `error`: the unexpected exception that failed
+    it, logged here as an ERROR with its traceback (an expected failure is one line).
+    False: the job was not ours to fail; None: the database could not be told."""
+    job_id = writing.job.id
+    if error is None:
+        log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text,
+            detail=detail)
+    else:
+        log("job_failed", level=logging.ERROR, job_id=job_id, error=error_text,
+            detail=detail, exc_info=error)
+    try:
+        return await store.fail(job_id, boot_id, error_text,
+                                text_so_far=clean_text(writing.text))
+    except Exception as failure:  # the sweeper will see the stopped heartbeat
+        if isinstance(failure, DATABASE_UNAVAILABLE):
+            log("fail_not_recorded", level=logging.ERROR, job_id=job_id,
+                error=repr(failure))
+        else:
+            log("fail_not_recorded", level=logging.ERROR, job_id=job_id,
+                error=repr(failure), exc_info=failure)
+        return None

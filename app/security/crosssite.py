@@ -3,7 +3,7 @@
     cross_site_verdict(request)   # True: provably ours; False: provably not; None: no
                                   # provenance at all (curl, a script)
 
-The middleware (app/security/middleware.py) combines this verdict with the bearer token, the
+The middleware (app/web/access.py) combines this verdict with the bearer token, the
 session's CSRF token and the request's content type.
 """
 

@@ -15,16 +15,9 @@ from starlette.responses import Response
 from app.config import Settings
 from app.logs import log
 from app.security.clients import Clients
-from app.security.sessions import (
-    DEVICE_MAX_AGE_S,
-    SESSION_MAX_AGE_S,
-    LoginAttempt,
-    LoginLimiter,
-    Sessions,
-    mask_csrf,
-    unmask_csrf,
-)
-from app.web.compression import validate_as
+from app.security.csrf import unmask_csrf
+from app.security.limits import LoginAttempt, LoginLimiter
+from app.security.sessions import DEVICE_MAX_AGE_S, SESSION_MAX_AGE_S, Sessions
 
 SESSION_COOKIE = "bedtime_session"
 DEVICE_COOKIE = "bedtime_device"  # this device has signed in before; kept after signing out
@@ -133,22 +126,3 @@ class Guard:
             return False
         token = unmask_csrf(given) or given
         return hmac.compare_digest(token.encode(), self.sessions.csrf_token(session[0]).encode())
-
-    def page_context(self, request: Request) -> dict[str, object]:
-        """What every template gets: `signed_in`, and `csrf_token` masked for this render.
-
-        The mask is made here, where the token is rendered, rather than by a step that
-        swaps the bare token for a masked one in the finished body: Starlette renders a 500
-        page in ServerErrorMiddleware, outside every middleware, and a streamed page would
-        slip past such a step too, so the bare token would reach those pages. Masked here,
-        no page can carry it. What the swap would have kept, a story page's 304 in password
-        mode, `validate_as` keeps: the ETag is computed over the body with the bare token
-        in place of this mask (so it is also the session's own).
-        """
-        session = self.session(request)
-        token = None
-        if session is not None and self.sessions is not None:
-            bare = self.sessions.csrf_token(session[0])
-            token = mask_csrf(bare)
-            validate_as(request.scope, token, bare)
-        return {"signed_in": session is not None, "csrf_token": token}

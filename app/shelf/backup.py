@@ -3,19 +3,17 @@ restore.
 
     data = await export_zip(shelf, timezone)     # the zip's bytes
     count = check_backup(data)                   # its stories, all valid (else BackupError)
-    result = await import_backup(store, data)    # ImportResult(restored=3, already_here=9)
+    stories = read_stories(data)                 # each checked, for app/shelf/imports.py
 
 The zip holds `stories.json` (format `bedtime-stories-backup`, version 1: everything a
 restore needs, each story under its stable `uid`) and one Markdown file per story under
 `stories/` (title, for whom, when, what it was about, the text), which open as plain text
 anywhere.
 
-Importing is all or nothing. Every story is checked first (its fields' types and ranges,
-its date, its texts cleaned as the worker cleans a story); a file refused writes nothing,
-and BackupError says why in one line that names the story and the field. Then all are
-written in one transaction, in the file's order (a backup lists them oldest first, so a
-sequel finds the story it continues), each with a completed job of its own at its own
-time; a story whose uid is already here is skipped, so importing twice adds nothing twice.
+Importing (app/shelf/imports.py) is all or nothing. Every story is checked first (its
+fields' types and ranges, its date, its texts cleaned as the worker cleans a story); a file
+refused writes nothing, and BackupError says why in one line that names the story and the
+field. Then all are written in one transaction.
 
 Reading takes bounded memory whatever the file: stories.json is read a piece at a time and
 its stories parsed one by one, each of bounded size, never the whole file at once; a zip's
@@ -33,15 +31,11 @@ import unicodedata
 import uuid
 import zipfile
 from collections.abc import Generator
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from app.dates import file_stamp, iso_time, when
 from app.errors import Invalid
-from app.queries import transaction_on
-from app.queue.intake import AGE_RANGE, CHILD_NAME_MAX_CHARS, parse_story_request, request_hash
-from app.queue.intake import FIELDS as REQUEST_FIELDS
-from app.queue.store import JobStore
+from app.requests import parse_backed_up, request_json, stored_text
 from app.shelf.archive import (
     FORMAT,
     FORMAT_VERSION,
@@ -52,31 +46,14 @@ from app.shelf.archive import (
 )
 from app.shelf.archive import BackupError as BackupError  # re-exported: the refusal
 from app.shelf.children import CHILD_FIELDS, CHILDREN_MAX, Children, child_json, parse_child
-from app.shelf.store import ShelfStore, StoredStory
-from app.stories import (
-    INT4_MAX,
-    PREVIOUSLY_MAX_CHARS,
-    STORY_LIKES_MAX_CHARS,
-    BackupStory,
-    Child,
-    clean_text,
-    reading_minutes,
-    token_count,
-)
+from app.shelf.store import BackupStory, ShelfStore, StoredStory
+from app.stories import INT4_MAX, Child, reading_minutes, token_count
 
-# Who claimed an imported job (story_jobs.claimed_by): no process, the import itself.
-IMPORTER = uuid.uuid5(uuid.NAMESPACE_URL, "urn:bedtime-stories:import")
 TITLE_MAX_CHARS = 200
 MODEL_MAX_CHARS = 200
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_AHEAD = timedelta(days=1)  # a clock somewhat ahead elsewhere, not a story from 2099
 _NOT_IN_A_NAME = re.compile(r"[^a-z0-9]+")
-
-@dataclass(frozen=True)
-class ImportResult:
-    restored: int
-    already_here: int
-    children_restored: int = 0
 
 
 def story_markdown(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
@@ -112,26 +89,13 @@ def markdown_name(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
 
 
 def story_json(story: BackupStory, file: str) -> dict[str, object]:
-    request = story.request
     return {
-        "uid": str(story.uid),
-        "title": story.title,
-        "body": story.body,
+        "uid": str(story.uid), "title": story.title, "body": story.body,
         "created_at": iso_time(story.created_at, exact=True),
-        "prompt": request.prompt,
-        "child_name": request.child_name,
-        "age": request.age,
-        "length": request.length,
-        "language": request.language,
-        "likes": request.likes,
-        "sibling_name": request.sibling_name,
-        "sibling_age": request.sibling_age,
-        "favourite": story.favourite,
-        "model": story.model,
-        "prompt_tokens": story.prompt_tokens,
-        "completion_tokens": story.completion_tokens,
+        **request_json(story.request),
+        "favourite": story.favourite, "model": story.model,
+        "prompt_tokens": story.prompt_tokens, "completion_tokens": story.completion_tokens,
         "sequel_of": str(story.sequel_of_uid) if story.sequel_of_uid else None,
-        "previously": request.previously,
         "file": file,
     }
 
@@ -164,25 +128,6 @@ async def export_zip(shelf: ShelfStore, timezone: tzinfo) -> bytes:
 
 
 # -- importing ------------------------------------------------------------------------
-
-
-async def import_backup(store: JobStore, source: Source) -> ImportResult:
-    """Restore every story of a backup that is not here yet (by uid), and its child
-    profiles (each unless one with the same name and age is here already), or none: all
-    are checked before any is written, then all are written in one transaction. A backup
-    whose profiles would take the household past CHILDREN_MAX is refused (BackupError),
-    counted under the profiles' lock so that two imports racing cannot pass it together."""
-    children: list[Child] = []
-    total = await asyncio.to_thread(lambda: sum(1 for _ in read_stories(source, children)))
-    async with transaction_on(store.db) as connection:
-        children_restored = await Children(store.db).restore(children, on=connection)
-        with contextlib.closing(read_stories(source)) as stories:
-            restored = await store.import_stories(
-                ((story, request_hash(story.request)) for story in stories),
-                importer=IMPORTER, on=connection,
-            )
-    return ImportResult(restored=restored, already_here=total - restored,
-                        children_restored=children_restored)
 
 
 def check_backup(source: Source) -> int:
@@ -247,22 +192,14 @@ def _story_from_json(entry: object) -> BackupStory:
     """The story as the shelf keeps it; Invalid names the field that is not valid."""
     if not isinstance(entry, dict):
         raise Invalid("it is not a JSON object")
-    request = parse_story_request({name: _cleaned(entry.get(name)) for name in REQUEST_FIELDS
-                                   if name not in ("child_id", "sibling_id")})
-    previously = _text(entry, "previously", PREVIOUSLY_MAX_CHARS)
-    likes = _text(entry, "likes", STORY_LIKES_MAX_CHARS)
-    sibling_name = _text(entry, "sibling_name", CHILD_NAME_MAX_CHARS)
-    sibling_age = entry.get("sibling_age")
-    if sibling_age is not None and (isinstance(sibling_age, bool) or sibling_age not in AGE_RANGE):
-        raise Invalid("sibling_age must be a whole number from 1 to 12", field="sibling_age")
+    request = parse_backed_up(entry)
     return BackupStory(
         uid=_uid(entry, "uid"),
         title=_required_text(entry, "title", TITLE_MAX_CHARS),
         body=_required_text(entry, "body"),
         created_at=_moment(entry, "created_at"),
-        request=replace(request, previously=previously, likes=likes, sibling_name=sibling_name,
-                        sibling_age=sibling_age if sibling_name else None),
-        model=_text(entry, "model", MODEL_MAX_CHARS) or "unknown",
+        request=request,
+        model=stored_text(entry, "model", MODEL_MAX_CHARS) or "unknown",
         prompt_tokens=_token_count(entry, "prompt_tokens"),
         completion_tokens=_token_count(entry, "completion_tokens"),
         favourite=_flag(entry, "favourite"),
@@ -270,23 +207,8 @@ def _story_from_json(entry: object) -> BackupStory:
     )
 
 
-def _cleaned(value: object) -> object:
-    return clean_text(value) if isinstance(value, str) else value
-
-
-def _text(entry: dict[str, object], name: str, max_chars: int | None = None) -> str | None:
-    """The field's text, cleaned as the worker cleans a story, trimmed and cut to
-    `max_chars`; None when it is missing, null or blank."""
-    value = entry.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise Invalid(f"{name} must be text", field=name)
-    return clean_text(value).strip()[:max_chars] or None
-
-
 def _required_text(entry: dict[str, object], name: str, max_chars: int | None = None) -> str:
-    text = _text(entry, name, max_chars)
+    text = stored_text(entry, name, max_chars)
     if text is None:
         raise Invalid(f"{name} must be a text that is not empty", field=name)
     return text

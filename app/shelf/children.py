@@ -1,5 +1,5 @@
 """The household's child profiles: who the stories are for, and what each one's story
-fills in when a request leaves it out (app.queue.intake.parse_story_request).
+fills in when a request leaves it out (app.requests.parse_story_request).
 
     children = Children(db)
     child = await children.add(parse_child(body))      # Invalid names the field
@@ -16,11 +16,17 @@ import asyncpg
 
 from app.errors import Invalid
 from app.queries import Statements, transaction_on
-from app.queue.intake import AGE_RANGE, CHILD_NAME_MAX_CHARS, parse_language
+from app.requests import (
+    AGE_RANGE,
+    CHILD_NAME_MAX_CHARS,
+    COMPANIONS_MAX_CHARS,
+    LIKES_MAX_CHARS,
+    parse_language,
+)
 from app.shelf.archive import BackupError
-from app.stories import LENGTHS, LIKES_MAX_CHARS, Child, clean_text
+from app.stories import LENGTHS, Child, clean_text
 
-CHILD_FIELDS = ("name", "age", "length", "language", "likes")
+CHILD_FIELDS = ("name", "age", "length", "language", "likes", "companions")
 CHILDREN_MAX = 100  # profiles in a household (and in a backup)
 # pg_advisory_xact_lock key for counting profiles against CHILDREN_MAX, then writing them.
 CHILDREN_LOCK_KEY = 0x5707_C41
@@ -51,7 +57,8 @@ def parse_child(data: object, *, from_form: bool = False) -> Child:
     if language is not None:
         language = parse_language(language)
     return Child(id=0, name=name, age=age, length=length, language=language,
-                 likes=_text(data, "likes", LIKES_MAX_CHARS))
+                 likes=_text(data, "likes", LIKES_MAX_CHARS),
+                 companions=_text(data, "companions", COMPANIONS_MAX_CHARS))
 
 
 def _form_value(name: str, value: str) -> object:
@@ -77,12 +84,13 @@ def _text(data: Mapping[str, object], name: str, max_chars: int) -> str | None:
 
 def child_json(child: Child) -> dict[str, object]:
     return {"child_id": child.id, "name": child.name, "age": child.age,
-            "length": child.length, "language": child.language, "likes": child.likes}
+            "length": child.length, "language": child.language, "likes": child.likes,
+            "companions": child.companions}
 
 
 def _child(row: Any) -> Child:
     return Child(id=row["id"], name=row["name"], age=row["age"], length=row["length"],
-                 language=row["language"], likes=row["likes"])
+                 language=row["language"], likes=row["likes"], companions=row["companions"])
 
 
 class Children(Statements):
@@ -136,4 +144,4 @@ class Children(Statements):
 
 def _params(child: Child) -> dict[str, object]:
     return {"name": child.name, "age": child.age, "length": child.length,
-            "language": child.language, "likes": child.likes}
+            "language": child.language, "likes": child.likes, "companions": child.companions}

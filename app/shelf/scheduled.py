@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import KW_ONLY, dataclass
 from datetime import tzinfo
 from pathlib import Path
 
@@ -36,17 +37,16 @@ BACKUP_MIN_WAIT_S = 0.5  # never look again sooner than this
 BACKUP_RETRY_S = 30.0  # after the database could not be asked
 
 
+@dataclass
 class ScheduledBackups:
-    def __init__(self, schedules: Schedules, shelf: ShelfStore, *, folder: Path,
-                 every_s: float, keep: int, timezone: tzinfo,
-                 recheck_s: float = BACKUP_RECHECK_S) -> None:
-        self.schedules = schedules
-        self.shelf = shelf
-        self.folder = folder
-        self.every_s = every_s
-        self.keep = keep
-        self.timezone = timezone
-        self.recheck_s = recheck_s
+    schedules: Schedules
+    shelf: ShelfStore
+    _: KW_ONLY
+    folder: Path
+    every_s: float
+    keep: int
+    timezone: tzinfo
+    recheck_s: float = BACKUP_RECHECK_S
 
     def check_folder(self) -> None:
         """Say at start-up where backups go, and if they cannot go there. Start-up goes on:

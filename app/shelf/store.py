@@ -9,6 +9,7 @@ queries' names (sql/queries/shelf.sql); none of them writes a job's status.
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -17,9 +18,9 @@ from typing import Any
 
 from app.queries import Statements
 from app.queue.jobs import CardStory, Screening
+from app.requests import request_from_row
 from app.stories import (
     DELETED_KEEP_S,
-    BackupStory,
     StoryRequest,
     listeners,
     minutes_for_words,
@@ -57,6 +58,23 @@ class StoredStory:
     def language(self) -> str:
         """The language its text is in (for `lang`): as asked, but the demo's is English."""
         return written_in(self.request, self.model)
+
+@dataclass(frozen=True)
+class BackupStory:
+    """A story as a backup keeps it: all it takes to put it on another shelf. Its request's
+    `sequel_of` is unused (ids differ between installations): `sequel_of_uid` says it."""
+
+    uid: uuid.UUID
+    title: str
+    body: str
+    created_at: datetime
+    request: StoryRequest
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    favourite: bool = False
+    sequel_of_uid: uuid.UUID | None = None
+    sequel_of_title: str | None = None
 
 @dataclass(frozen=True)
 class StorySummary:
@@ -135,12 +153,7 @@ class ShelfStore(Statements):
             body=row["body"],
             model=row["model"],
             created_at=row["created_at"],
-            request=StoryRequest(
-                prompt=row["prompt"], child_name=row["child_name"], age=row["age"],
-                length=row["length"], sequel_of=row["sequel_of"], previously=row["previously"],
-                language=row["language"], likes=row["likes"],
-                sibling_name=row["sibling_name"], sibling_age=row["sibling_age"],
-            ),
+            request=request_from_row(json.loads(row["job"])),
             favourite=row["favourite"],
             uid=row["uid"],
             sequel_of_title=row["sequel_of_title"],
@@ -259,12 +272,7 @@ class ShelfStore(Statements):
             BackupStory(
                 uid=row["uid"], title=row["title"], body=row["body"],
                 created_at=row["created_at"],
-                request=StoryRequest(prompt=row["prompt"], child_name=row["child_name"],
-                                     age=row["age"], length=row["length"],
-                                     previously=row["previously"],
-                                     language=row["language"], likes=row["likes"],
-                                     sibling_name=row["sibling_name"],
-                                     sibling_age=row["sibling_age"]),
+                request=request_from_row(json.loads(row["job"])),
                 model=row["model"], prompt_tokens=row["prompt_tokens"],
                 completion_tokens=row["completion_tokens"], favourite=row["favourite"],
                 sequel_of_uid=row["sequel_of_uid"], sequel_of_title=row["sequel_of_title"],

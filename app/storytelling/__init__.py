@@ -5,7 +5,9 @@ offline, `provider.py` builds the provider's client on first use, `moderation.py
 the provider's moderation endpoint. `limits.py` sizes a story's token budget and
 remembers the parameters a model refused, `availability.py` knows whether the provider
 still offers the model, `models.py` reads the openai library's model lists.
+`responses.py` writes a story at the provider in background mode and follows it by id;
+`final_response.py` reads the story in a finished response.
 
-May use: app.stories, app.errors, app.logs. Never the queue, the shelf or the web: the
+May use: app.stories, app.errors, app.logs, app.backoff. Never the queue, the shelf or the web: the
 worker hands a storyteller the request and gets a story back.
 """

@@ -1,5 +1,7 @@
 """The offline storyteller: a real, varied story from a few templates, streamed at a
-model's pace, so the app is fully usable with no key.
+model's pace, so the app is fully usable with no key. It weaves in the child's likes and
+brings back their companions, and its title is made from the idea (`title_subject`), so
+another idea (the one-tap idea changes every night: app/ideas.py) is another title.
 
     story = await DemoStoryteller(delay_s=20).write(request, job_id=17, on_text=print)
 """
@@ -10,7 +12,8 @@ import asyncio
 import random
 import re
 
-from app.stories import LENGTH_WORDS, Story, StoryRequest, TextSink, finished_text
+from app.finishing import finished_text
+from app.stories import LENGTH_WORDS, Story, StoryRequest, TextSink
 
 
 class DemoStoryteller:
@@ -83,13 +86,27 @@ class DemoStoryteller:
 
     def compose(self, request: StoryRequest, *, job_id: int) -> tuple[str, list[str]]:
         """The title and paragraphs: an opening, middles until the length's words, an ending."""
-        rng = random.Random(f"{self.seed}:{job_id}:{request.prompt}")
-        hero = request.child_name or rng.choice(["Pip", "Juniper", "Theo", "Luna", "Rowan"])
+        rng = random.Random(f"{self.seed}:{job_id}:{request.prompt}:{request.likes}:"
+                            f"{request.companions}")
+        hero = request.child_name or rng.choice(["Juniper", "Theo", "Luna", "Rowan", "Ada"])
         idea = request.prompt.strip().rstrip(".!?")
-        friend = rng.choice(_FRIENDS)
+        # The child's companions come back: the first is the friend of the story, by name.
+        companions = [part.strip() for part in re.split(r"[;\n]", request.companions or "")
+                      if part.strip()]
+        friend = companions[0].split(",", 1)[0].strip() if companions else rng.choice(_FRIENDS)
         names = {"hero": hero, "idea": idea, "place": rng.choice(_PLACES), "friend": friend,
                  "Friend": friend[0].upper() + friend[1:], "sky": rng.choice(_SKIES)}
         opening = [p.format(**names) for p in _OPENINGS[rng.randrange(len(_OPENINGS))]]
+        if companions:
+            friends = "friend" if len(companions) == 1 else "friends"
+            opening.insert(1, f"{hero}'s {friends} {_together(companions)} came along, as "
+                              "always, because no adventure was quite right without them.")
+        likes = [part.strip(" .") for part in re.split(r"[,;\n]|\band\b", request.likes or "")
+                 if part.strip(" .")]
+        if likes:
+            opening.append(f"On the way, {hero} spotted {rng.choice(likes)}, one of {hero}'s "
+                           "very favourite things in the whole world, and smiled a sleepy "
+                           "smile.")
         ending = rng.choice(_ENDINGS).format(**names)
         target = LENGTH_WORDS[request.length]
         words = sum(len(p.split()) for p in [*opening, ending])
@@ -99,19 +116,56 @@ class DemoStoryteller:
                 break
             middles.append(middle.format(**names))
             words += len(middles[-1].split())
-        thing = rng.choice(_TITLE_THINGS).format(idea=_short(idea))
+        subject = title_subject(idea)
         if request.sibling_name:  # a sibling story: both children, from the title on
-            title = f"{hero}, {request.sibling_name} and {thing}"
+            title = f"{hero}, {request.sibling_name} and {subject}"
             opening.insert(1, f"{request.sibling_name} was there too, as always, right beside "
                               f"{hero}, and the two of them shared every adventure.")
+        elif subject.startswith("the ") and rng.random() < 0.5:
+            title = f"{hero}'s {subject[len('the '):]}"
         else:
-            title = f"{hero} and {thing}"
-        return title, [*opening, *middles, ending]
+            title = f"{hero} and {subject}"
+        return title[:200], [*opening, *middles, ending]
 
 
-def _short(idea: str) -> str:
-    words = idea.split()
-    return " ".join(words[:6]) + ("…" if len(words) > 6 else "")
+def _together(companions: list[str]) -> str:
+    """ "Pip, a little green dinosaur," or "Pip, a little green dinosaur, and Bun": the
+    companions as a sentence names them, each described as the profile describes them."""
+    named = [f"{companion}," if "," in companion else companion for companion in companions]
+    if len(named) == 1:
+        return named[0]
+    return ", ".join(named[:-1]).rstrip(",") + f", and {named[-1]}"
+
+
+# Where an idea's first part, its title, ends: a comma, or what it is for.
+_TITLE_ENDS = re.compile(r",|\s(?:to (?:find|meet|say|see)|looking for|following)\s", re.I)
+_SMALL_WORDS = frozenset("a an the and or of to in on at by for with from into over under "
+                         "down up through who is are was".split())
+_QUESTIONS = frozenset("what how why when where who".split())
+TITLE_WORDS_MAX = 9
+
+
+def title_subject(idea: str) -> str:
+    """What a demo story's title names, from its idea: its first part (up to a comma, or
+    "to find ..."), at most TITLE_WORDS_MAX words, in title case, with "the" for "a":
+    "a walk with Pip on a winter night to find foxes" is "the Walk with Pip on a Winter
+    Night"; "a dragon who is afraid of the dark" is "the Dragon Who Is Afraid of the Dark"."""
+    head = _TITLE_ENDS.split(idea.strip().rstrip(".!?…"), maxsplit=1)[0].strip()
+    words = head.split() or idea.split() or ["Adventure"]
+    article = words[0].lower() in ("a", "an", "the") and len(words) > 1
+    if article:
+        words = words[1:]
+    # "the Trip to the Moon", "the Dinosaurs"; not before a question, a doing or a name.
+    article = article or not (words[0].lower() in _QUESTIONS or words[0].endswith("ing")
+                              or words[0][:1].isupper())
+    words = words[:TITLE_WORDS_MAX]
+    while len(words) > 1 and words[-1].lower() in _SMALL_WORDS:
+        words.pop()
+    titled = [word if word.lower() in _SMALL_WORDS and n else word[:1].upper() + word[1:]
+              for n, word in enumerate(words)]
+    titled = [word.capitalize() if word in ("who", "is", "are", "was") else word
+              for word in titled]
+    return ("the " if article else "") + " ".join(titled)
 
 
 _PLACES = ["a cottage at the edge of a whispering wood", "a lighthouse by a sleepy sea",
@@ -121,8 +175,6 @@ _FRIENDS = ["a small owl named Hoot", "a patient tortoise called Moss", "a cheer
             "a fluffy cloud who liked to listen", "a kind old badger"]
 _SKIES = ["the first stars blinked awake", "the moon rose round and silver",
           "the sky turned the colour of warm milk", "soft purple dusk settled over everything"]
-_TITLE_THINGS = ["the Quiet Adventure", "the Night of {idea}", "the Starlit Secret",
-                 "the Gentle Journey", "{idea}"]
 _OPENINGS = [
     ["Once upon a time, in {place}, there lived {hero}.",
      "One evening, as {sky}, {hero} began to wonder about {idea}."],

@@ -61,7 +61,8 @@ class Moderator:
 
     async def check_request(self, request: StoryRequest) -> None:
         """Refuse (422, nothing written) a request whose words the provider flags."""
-        asked = (request.prompt, request.child_name, request.sibling_name, request.likes)
+        asked = (request.prompt, request.child_name, request.sibling_name, request.likes,
+                 request.companions)
         text = "\n".join(part for part in asked if part)
         try:
             flagged = await self.flagged(text)

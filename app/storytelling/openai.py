@@ -18,6 +18,7 @@ import logging
 import re
 from typing import TYPE_CHECKING, Any
 
+from app.finishing import cut_to_last_sentence, finished_text
 from app.logs import log
 from app.stories import (
     DEFAULT_LANGUAGE,
@@ -28,8 +29,6 @@ from app.stories import (
     StorytellerError,
     TextSink,
     clean_text,
-    cut_to_last_sentence,
-    finished_text,
     split_title,
 )
 from app.storytelling.availability import (
@@ -88,13 +87,21 @@ def build_prompt(request: StoryRequest) -> tuple[str, str]:
         lines.append("This story continues an earlier one, described between <earlier> and "
                      "</earlier> (only its subject, like the idea): "
                      f"<earlier>{_as_data(request.previously)}</earlier>. "
-                     "Tell what happens next, with the same characters.")
+                     "Tell what happens next, from where it ended, with the same "
+                     "characters.")
     lines.append(f"<idea>{_as_data(request.prompt)}</idea>")
     if request.likes:
         whose = "listeners'" if request.sibling_name else "listener's"
         lines.append(f"The {whose} favourite things are between <likes> and </likes> "
                      "(only a subject, like the idea). Weave in, if it fits gently: "
                      f"<likes>{_as_data(request.likes)}</likes>")
+    if request.companions:
+        whose = "listeners'" if request.sibling_name else "listener's"
+        lines.append(f"The {whose} companions, recurring characters who come back in every "
+                     "story for them, are between <companions> and </companions> (only "
+                     "characters, like the idea). Bring them back in this story as the "
+                     "friends they are, as described: "
+                     f"<companions>{_as_data(request.companions)}</companions>")
     if request.language != DEFAULT_LANGUAGE:
         lines.append(f"Write the story in {LANGUAGES[request.language][1]}.")
     if request.carried_text:
@@ -114,8 +121,8 @@ def _as_data(text: str) -> str:
     return _DELIMITER_TAG.sub(" ", text)
 
 
-_DELIMITER_TAG = re.compile(r"<\s*/?\s*(idea|name|earlier|title|begun|likes)\b[^>]*>",
-                            re.IGNORECASE)
+_DELIMITER_TAG = re.compile(
+    r"<\s*/?\s*(idea|name|earlier|title|begun|likes|companions)\b[^>]*>", re.IGNORECASE)
 
 
 class OpenAIStoryteller:

@@ -17,7 +17,8 @@ Two ways a stream can fail a story that is in fact there: OpenAI refuses to stre
 response more than 5 minutes old (a 400), and a stream can go quiet while the response
 goes on to the end. A refused stream is followed by plain retrieves instead, every
 POLL_INTERVAL_S, until the response ends or `timeout_s` after its create; a stream quiet
-for `silence_s` is checked with a plain retrieve. A finished response is taken as it is.
+for `silence_s` is checked with a plain retrieve. A finished response is taken as it is
+(app/storytelling/final_response.py reads the story in it).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from app.backoff import Backoff
 from app.logs import log
 from app.stories import ProgressSink, ResponseGone, Story, StoryRequest, StorytellerError
 from app.storytelling.availability import (
@@ -36,8 +37,14 @@ from app.storytelling.availability import (
     is_model_not_found,
     model_gone_message,
 )
+from app.storytelling.final_response import (
+    FINAL_STATUSES,
+    Followed,
+    readable_text,
+    story_in,
+)
 from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
-from app.storytelling.openai import build_prompt, provider_error, story_from_text
+from app.storytelling.openai import build_prompt, provider_error
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -49,28 +56,7 @@ FOLLOW_RETRY_MAX_S = 5.0
 POLL_INTERVAL_S = 2.0
 # A streamed retrieve that brings nothing this long is checked with a plain retrieve.
 STREAM_SILENCE_S = 15.0
-# The provider's words for a response that will not change any more.
-FINAL_STATUSES = ("completed", "incomplete", "failed", "cancelled")
 _FINAL_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
-
-
-@dataclass
-class _Followed:
-    """How far a story has been read: the model's text, and the last event's number.
-    `done_text` is the text the stream said was whole (`response.output_text.done`);
-    `to_the_end`: the final event came on the stream, so every delta came before it."""
-
-    text: str
-    after: int | None
-    done_text: str | None = None
-    to_the_end: bool = False
-
-    @property
-    def whole_text(self) -> str | None:
-        """The model's whole text as streamed, when the stream brought all of it."""
-        if self.done_text is not None:
-            return self.done_text
-        return self.text if self.to_the_end else None
 
 
 class _StreamRefused(Exception):
@@ -137,8 +123,8 @@ class BackgroundStoryteller:
         the response's create (else `started_at`, the job's start)."""
         import openai
 
-        followed = _Followed(text=text, after=after)
-        delay_s = FOLLOW_RETRY_S
+        followed = Followed(text=text, after=after)
+        backoff = Backoff(FOLLOW_RETRY_S, max_s=FOLLOW_RETRY_MAX_S)
         streamable = True
         while True:
             try:
@@ -163,14 +149,13 @@ class BackgroundStoryteller:
                 # The stream dropped (or answered garbage): retrieves bill nothing, so
                 # follow again from the last event seen. llm_timeout_s bounds it all.
                 log("follow_retry", level=logging.WARNING, job_id=job_id,
-                    after=followed.after, retry_in_s=delay_s, error=type(error).__name__)
+                    after=followed.after, retry_in_s=backoff.next_s, error=type(error).__name__)
                 final = None
             except openai.APIError as error:
                 raise provider_error(error) from None
             if final is not None:
-                return self._story(final, followed, request, job_id)
-            await asyncio.sleep(delay_s)
-            delay_s = min(delay_s * 2, FOLLOW_RETRY_MAX_S)
+                return story_in(final, followed, request, job_id=job_id, model=self.model)
+            await backoff.wait()
 
     async def cancel(self, response_id: str, *, job_id: int) -> None:
         import openai
@@ -185,7 +170,7 @@ class BackgroundStoryteller:
             raise provider_error(error) from None
 
     async def _follow_once(
-        self, response_id: str, job_id: int, followed: _Followed, on_progress: ProgressSink
+        self, response_id: str, job_id: int, followed: Followed, on_progress: ProgressSink
     ) -> Any:
         """Read the stream from the last event seen; the final response, or None when the
         stream ended before it or brought nothing for `silence_s`."""
@@ -227,7 +212,7 @@ class BackgroundStoryteller:
                 elif event.type == "error":
                     raise StorytellerError("the storyteller failed while writing")
 
-    def _silent(self, job_id: int, followed: _Followed) -> None:
+    def _silent(self, job_id: int, followed: Followed) -> None:
         log("follow_silent", level=logging.WARNING, job_id=job_id, after=followed.after,
             silent_s=self.silence_s)
         return None
@@ -239,7 +224,7 @@ class BackgroundStoryteller:
         return response if response.status in FINAL_STATUSES else None
 
     async def _poll(
-        self, response_id: str, job_id: int, followed: _Followed, on_progress: ProgressSink,
+        self, response_id: str, job_id: int, followed: Followed, on_progress: ProgressSink,
         *, timeout_s: float, started_at: datetime | None,
     ) -> Any:
         """Follow the response by plain retrieves until it ends: the final response, taken
@@ -268,7 +253,7 @@ class BackgroundStoryteller:
                 created = getattr(response, "created_at", None)
                 if not dated and isinstance(created, int | float) and created > 0:
                     deadline, dated = created + timeout_s, True
-                words = _readable_text(response)
+                words = readable_text(response)
                 if words and words != followed.text:
                     followed.text, followed.done_text = words, None
                     on_progress(words, followed.after)
@@ -276,54 +261,3 @@ class BackgroundStoryteller:
             if left_s <= 0:
                 raise TimeoutError
             await asyncio.sleep(min(POLL_INTERVAL_S, left_s))
-
-    def _story(self, response: Any, followed: _Followed, request: StoryRequest,
-               job_id: int) -> Story:
-        """The story in a final response: completed, or cut off by its token budget."""
-        status = response.status
-        if status == "failed":
-            code = getattr(response.error, "code", None) if response.error else None
-            raise StorytellerError(f"the storyteller failed ({code or 'no reason given'})")
-        if status == "cancelled":
-            raise StorytellerError("the story was stopped at the storyteller")
-        reason = getattr(response.incomplete_details, "reason", None)
-        if _refused(response) or reason == "content_filter":
-            raise StorytellerError("the storyteller declined to write this story")
-        usage = response.usage
-        return story_from_text(
-            self._final_text(response, followed, job_id), request,
-            cut_off=status == "incomplete", job_id=job_id, model=response.model or self.model,
-            prompt_tokens=usage.input_tokens if usage else None,
-            completion_tokens=usage.output_tokens if usage else None,
-        )
-
-    @staticmethod
-    def _final_text(response: Any, followed: _Followed, job_id: int) -> str:
-        """The final response's text; where it cannot be read (a malformed final event,
-        such as a message whose content is null), the streamed text when that is whole."""
-        whole = followed.whole_text
-        try:
-            text = response.output_text
-        except Exception as error:
-            if whole is None:
-                log("final_text_unreadable", level=logging.ERROR, job_id=job_id,
-                    error=repr(error), exc_info=error)
-                raise StorytellerError("the storyteller sent an unreadable answer") from None
-            log("final_text_unreadable", level=logging.WARNING, job_id=job_id,
-                error=repr(error), kept="the streamed text, which is whole", exc_info=error)
-            return whole
-        return text or whole or ""
-
-
-def _readable_text(response: Any) -> str | None:
-    """A response's text so far, or None where it cannot be read."""
-    try:
-        text: str | None = response.output_text
-        return text
-    except Exception:  # a partial object the library cannot read yet: no words to show
-        return None
-
-
-def _refused(response: Any) -> bool:
-    return any(getattr(part, "type", None) == "refusal"
-               for item in response.output or [] for part in getattr(item, "content", None) or [])

@@ -1,12 +1,14 @@
-"""HTTP: the URL table, the handlers, the templates' helpers, static files, compression.
+"""HTTP: the URL table, every handler, the middleware, templates, static files, compression.
 
-`routes.py` is the one URL table; `jobs.py` generate, a job's status and healthz;
-`cards.py` the status card's view; `pages.py` the household's own pages; `backups.py`
-restoring a backup from the library page; `responses.py`
-how the app answers (JSON or HTML, errors in the contract's shape, bodies read safely);
+`routes.py` is the one URL table, and says which module handles each path: one per
+resource (`jobs`, `generate`, `stories`, `children`, `login`, `pages`, `backups`,
+`offline`). How the app answers: `negotiation.py` the one rule for JSON or HTML,
+`templates.py` pages and fragments, `preferences.py` the reader's theme cookies,
+`inputs.py` bodies read safely, `errors.py` every error in the contract's shape or as a
+page; `cards.py` the status card's view; `access.py` the middleware applying the Guard;
 `assets.py` the static files from memory; `compression.py` compressed pages and JSON.
 
-May use: app.queue, app.shelf, app.stories, app.dates, app.errors, app.logs (and the URL
-table every handler, app.security's login included). The lifespan (app.main) hands it the
+May use every part below it: app.queue, app.shelf, app.security, app.stories, app.dates,
+app.errors, app.logs. None of them imports it. The lifespan (app.main) hands it the
 running services; it never builds them.
 """

@@ -5,7 +5,7 @@
 The same import as `python -m app import FILE` (app/shelf/backup.py), whole or not at all:
 a file refused writes nothing and the page says why in the command line's own words (422,
 the form again); a restored file says how many stories, and child profiles, came back.
-Cross-site posts are refused before this runs (app/security/middleware.py).
+Cross-site posts are refused before this runs (app/web/access.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from starlette.types import Message
 
 from app.errors import BadRequest, ClientGone, TooLarge
 from app.shelf.archive import BACKUP_MAX_BYTES, MIB, BackupError
-from app.shelf.backup import ImportResult, import_backup
-from app.web.responses import VARY, render, services_of
+from app.shelf.imports import ImportResult, import_backup
+from app.web.inputs import services_of
+from app.web.negotiation import VARY
+from app.web.templates import render
 
 # The upload: no larger than the stories.json a backup may hold (a zip is smaller). Files
 # past 1 MB are spooled to a temporary file by the form parser, not kept in memory.
@@ -35,7 +37,7 @@ async def import_backup_page(request: Request) -> Response:
         if not isinstance(upload, UploadFile) or not upload.filename or not upload.size:
             return _refused(request, "Choose a backup file (a .zip) to restore.")
         try:
-            result = await import_backup(services_of(request).store, upload.file)
+            result = await import_backup(services_of(request).db, upload.file)
         except BackupError as error:
             return _refused(request, str(error))
     finally:

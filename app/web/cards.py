@@ -24,6 +24,9 @@ if TYPE_CHECKING:  # built by the lifespan, handed in
 # A failed job's "Try again" always makes the same new job: a double tap is one retry, and
 # the failed card finds the job it led to by this key.
 RETRY_KEY_PREFIX = "household-retry-of-job-"
+# A running job's owner that has not beaten for this many beats (and half the heartbeat's
+# stale threshold: a loaded machine's beat may be late) is no longer writing it.
+OWNER_QUIET_BEATS = 3
 
 
 @dataclass(frozen=True)
@@ -41,8 +44,15 @@ class JobCard:
     slots: int = 0  # while pending: how many the live workers write at once
     retried_as: int | None = None  # once failed and tried again: the new job's id
     finished_as: int | None = None  # once cut short and finished: the finishing job's id
+    finished_story: int | None = None  # ... and its story, once that is written
+    # A finish before its own words: the words kept of the story it finishes, shown whole
+    # (to the last word, not only to the last whole sentence it carries on from).
+    kept_words: str = ""
     body: str | None = None  # the story's text, once completed and shown, when asked for
     language: str = "en"  # the language its words are in (for `lang`), by who writes them
+    # Running, but the process writing it is known not to be (stopped, found gone, silent
+    # for OWNER_QUIET_BEATS beats): said at once, not once the sweeper's threshold passes.
+    owner_lost: bool = False
 
     @functools.cached_property  # the card's template asks for it more than once
     def story(self) -> list[str]:
@@ -67,6 +77,13 @@ class JobCard:
         return self.position == 1 and self.running < self.slots
 
     @property
+    def picked_up_again(self) -> bool:
+        """Whether a story whose writer went away goes on ("Picking the story up again…"):
+        the provider writes it still, and a live worker adopts it. Without a response id it
+        will not come, and the card says the storyteller stopped."""
+        return self.owner_lost and self.job.response_id is not None
+
+    @property
     def offers_finish(self) -> bool:
         """Whether it offers "Finish this story": cut short with words kept, and not
         finished already (a story is finished once; the card leads to that one)."""
@@ -87,9 +104,18 @@ class JobCard:
         return None if self.eta_s is None else max(math.ceil(self.eta_s / 60), 1)
 
     @property
+    def continues(self) -> int | None:
+        """The job whose story cut short this one finishes: its card is replaced by this
+        one in place, the same words where they were (None: a story of its own)."""
+        return self.job.request.finish_of
+
+    @property
     def draft(self) -> tuple[str | None, list[str]]:
-        """The story written so far: its title (once its line is done) and paragraphs."""
-        text = self.job.text_so_far.strip()
+        """The story written so far: its title (once its line is done) and paragraphs. A
+        job finishing a story cut short shows the words kept of it until its own text
+        (which begins with them) arrives, so they never leave the screen."""
+        text = (self.job.text_so_far.strip() or self.kept_words.strip()
+                or (self.job.request.carried_text or "").strip())
         if not text:
             return None, []
         title, _, rest = text.partition("\n")
@@ -112,20 +138,27 @@ async def job_card(services: Services, job: Job, *, with_story: bool = False) ->
 async def polled_card(services: Services, job_id: int) -> JobCard | None:
     """The card a poll (and the job's page) answers, its finished story's text in place of
     the draft: the job and its story read in one statement. None: no such job."""
-    found = await services.store.get_for_card(job_id)
+    quiet_s = max(OWNER_QUIET_BEATS * services.settings.heartbeat_interval_s,
+                  services.settings.heartbeat_stale_s / 2)
+    found = await services.store.get_for_card(job_id, quiet_s=quiet_s)
     if found is None:
         return None
     return await _card(services, *found)
 
 
-async def _card(services: Services, job: Job, story: CardStory | None) -> JobCard:
+async def _card(
+    services: Services, job: Job, story: CardStory | None, owner_lost: bool = False
+) -> JobCard:
     if job.status == Status.PENDING and job.position is None:
         job = await services.store.get(job.id) or job  # with its place in line
     expected_s = await services.estimates.expected_s(job.request.length)
     eta_s = None
     running = slots = 0
     if job.status == Status.PENDING and job.position is not None:
-        running, slots = await services.store.queue_capacity(services.settings.heartbeat_stale_s)
+        # Not counting the job itself: claimed at once by an idle worker (a story's first
+        # card, the answer to its request, often is), it says "Starting…", which is true.
+        running, slots = await services.store.queue_capacity(
+            services.settings.heartbeat_stale_s, besides=job.id)
         eta_s = queue_eta_s(position=job.position, running=running, slots=slots,
                             expected_s=expected_s)
     title = screening = body = None
@@ -136,12 +169,20 @@ async def _card(services: Services, job: Job, story: CardStory | None) -> JobCar
         title, screening, body, model = story
         if screening == Screening.FLAGGED:
             title = None  # a story that cannot be shown: its title neither
-    retried_as = finished_as = None
+    retried_as = finished_as = finished_story = None
     if job.status == Status.FAILED:
         retry = await services.store.get_by_key(f"{RETRY_KEY_PREFIX}{job.id}")
         retried_as = retry.id if retry is not None else None
         if job.can_finish:
             finished_as = await services.store.finishing_job_id(job.id)
+        if finished_as is not None:
+            finishing = await services.store.get(finished_as)
+            finished_story = finishing.story_id if finishing is not None else None
+    kept_words = ""
+    if (job.request.finish_of is not None and job.status != Status.COMPLETED
+            and not job.text_so_far.strip()):
+        finished = await services.store.get(job.request.finish_of)
+        kept_words = finished.text_so_far if finished is not None else ""
     return JobCard(
         job=job,
         position=job.position if job.status == Status.PENDING else None,
@@ -154,6 +195,9 @@ async def _card(services: Services, job: Job, story: CardStory | None) -> JobCar
         slots=slots,
         retried_as=retried_as,
         finished_as=finished_as,
+        finished_story=finished_story,
+        kept_words=kept_words,
         body=body,
         language=written_in(job.request, model),
+        owner_lost=owner_lost,
     )

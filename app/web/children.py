@@ -5,11 +5,15 @@ the same over JSON.
     POST /children                 add one (form: back to the page; JSON: 201 with it)
     POST /children/{id}            change one, every field (form or JSON: 200 with it)
     POST /children/{id}/delete     remove one (form: back to the page; JSON: 204)
+    POST /children/bedtime         the household's bedtime, bedtime=HH:MM (form: back to the
+                                   page; JSON: {"bedtime": "18:30"}); Night starts half an
+                                   hour before it (app/web/preferences.py)
 
 A story asked for a child copied what it needed, so changing or removing a profile
-changes no story already written or waiting. JSON is the answer unless a browser asks for
-the page (`Accept: text/html`), and the body unless it is a form, as these were JSON only
-before there was a page.
+changes no story already written or waiting. The profiles are an API resource
+(app/web/negotiation.py): JSON is the answer unless a browser asks for the page (`Accept:
+text/html`), and the body unless it is a form, as these were JSON only before there was a
+page.
 """
 
 from __future__ import annotations
@@ -20,28 +24,16 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import Invalid, NotFound
 from app.shelf.children import CHILD_FIELDS, child_json, parse_child
+from app.shelf.household import BEDTIME_EARLIEST, BEDTIME_LATEST, parse_bedtime
 from app.stories import Child
+from app.web.inputs import parse_form, parse_json, path_id, read_body, services_of
+from app.web.negotiation import VARY, answers_json
 from app.web.pages import LANGUAGE_CHOICES
-from app.web.responses import (
-    VARY,
-    parse_form,
-    parse_json,
-    path_id,
-    read_body,
-    render,
-    services_of,
-)
+from app.web.templates import render
 
-FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 LENGTH_CHOICES = (("short", "Short"), ("medium", "Medium"), ("long", "Long"))
 NEW = "new"  # the "Add a child" form's name among the page's forms
-
-
-def answers_json(request: Request) -> bool:
-    """JSON unless a browser asks for the page, or the body is a form (see above)."""
-    if request.method in ("GET", "HEAD"):
-        return "text/html" not in request.headers.get("accept", "")
-    return request.headers.get("content-type", "").split(";")[0].strip().lower() not in FORMS
+BEDTIME = "bedtime"  # the bedtime form's
 
 
 async def children(request: Request) -> Response:
@@ -96,19 +88,41 @@ async def remove_child(request: Request) -> Response:
     return RedirectResponse("/children", status_code=303)
 
 
+async def set_bedtime(request: Request) -> Response:
+    body = await read_body(request)
+    household = services_of(request).household
+    if answers_json(request):
+        data = parse_json(body)
+        value = data.get("bedtime") if isinstance(data, dict) else None
+        bedtime = await household.set_bedtime(parse_bedtime(value))
+        return JSONResponse({"bedtime": f"{bedtime:%H:%M}"}, headers=VARY)
+    form = await parse_form(request, body)
+    try:
+        await household.set_bedtime(parse_bedtime(form.get("bedtime")))
+    except Invalid as error:
+        return await _page(request, failed=BEDTIME, values=form, error=error)
+    return RedirectResponse("/children#bedtime", status_code=303)
+
+
 async def _page(
     request: Request, *, failed: str | None = None, values: FormData | None = None,
     error: Invalid | None = None,
 ) -> Response:
     """The page; after a refused form, that form again with what was typed and the message
     beside its field (422)."""
-    listed = await services_of(request).children.all()
+    services = services_of(request)
+    listed = await services.children.all()
+    stored_bedtime = f"{await services.household.load():%H:%M}"
     typed = {name: str(values.get(name) or "") for name in CHILD_FIELDS} if values else {}
     context = {
         "children": [(child, typed if failed == str(child.id) else _values(child))
                      for child in listed],
         "new_values": typed if failed == NEW else dict.fromkeys(CHILD_FIELDS, ""),
         "failed": failed,
+        "bedtime_value": (str(values.get(BEDTIME) or "") if values and failed == BEDTIME
+                          else stored_bedtime),
+        "bedtime_earliest": f"{BEDTIME_EARLIEST:%H:%M}",
+        "bedtime_latest": f"{BEDTIME_LATEST:%H:%M}",
         "error_field": (error.field or "name") if error else None,
         "error": error.message if error else None,
         "lengths": LENGTH_CHOICES,
@@ -121,4 +135,5 @@ async def _page(
 
 def _values(child: Child) -> dict[str, str]:
     return {"name": child.name, "age": str(child.age or ""), "length": child.length or "",
-            "language": child.language or "", "likes": child.likes or ""}
+            "language": child.language or "", "likes": child.likes or "",
+            "companions": child.companions or ""}

@@ -16,8 +16,8 @@ those files once, ahead of time) without even a look at its headers.
 
 BREACH: a compressed page holding a constant secret next to text an attacker chooses (the
 library search) leaks the secret through its compressed length. The one secret a page
-holds is the CSRF token, and every render masks it afresh (Guard.page_context), so no
-compressed page holds a constant secret.
+holds is the CSRF token, and every render masks it afresh (app.web.access.page_context),
+so no compressed page holds a constant secret.
 
 The cost when there is nothing to do is a look at the response's headers: no copy, no
 hash (about 2 us a request). Compression runs inline, on the event loop: our bodies are

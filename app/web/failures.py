@@ -5,7 +5,7 @@ whether trying again can help (only then does the card say so and offer it).
     note.what, note.advice, note.retry   # "The storyteller's model is no longer offered.", ...
 
 A job's `error_text` is a FailReason (the queue's own) or the storyteller's short
-sentence (app/storytelling, app/queue/worker.py). Those that trying again cannot mend (a
+sentence (app/storytelling, the queue's writers). Those that trying again cannot mend (a
 model the provider no longer offers, a refused request or key, an idea the storyteller
 declined) say what is wrong and who can put it right; the rest say nothing is lost.
 """

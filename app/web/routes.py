@@ -3,15 +3,27 @@
 Routes are tried in order and the first match wins, so the order matters twice: the
 busiest come first (a card polls every 3 s), and a fixed path under /stories/ (deleted,
 backup.zip, import) comes before /stories/{story_id}, which would otherwise take it and answer 404.
+
+JSON or HTML, one rule for every route (app/web/negotiation.py, `answers_json`): a route
+serves either a page or an API resource, and answers in its own kind unless the request
+names the other. A page answers HTML, and JSON for `Accept: application/json` on a GET or a
+JSON body on a POST. An API resource (/children and below, /healthz) answers JSON, and HTML
+for `Accept: text/html` on a GET or a form body on a POST: the child profiles were JSON
+only before they had a page, so curl's `GET /children` (`Accept: */*`) gets JSON while its
+`GET /stories` gets the library page. Errors and the middleware's refusals follow the same
+rule, and are JSON for a client that takes no HTML at all.
+
+Every handler lives in app/web, one module per resource: `jobs` (a job, and healthz),
+`generate` (a new job), `stories` (the library, a story and its actions, downloads),
+`children`, `login`, `pages` (home, preferences), `backups` (the import form) and `offline`
+(the service worker).
 """
 
 from __future__ import annotations
 
 from starlette.routing import Route
 
-from app.security import login
-from app.shelf import routes as shelf
-from app.web import backups, children, jobs, pages
+from app.web import backups, children, generate, jobs, login, offline, pages, stories
 from app.web.assets import Assets
 
 
@@ -20,12 +32,12 @@ def routes(assets: Assets) -> list[Route]:
     return [
         # The busiest: the status card's poll, a new story, the platform's health check.
         Route("/stories/jobs/{job_id}", jobs.job_status, methods=["GET"]),
-        Route("/stories/generate", jobs.generate, methods=["POST"]),
+        Route("/stories/generate", generate.generate, methods=["POST"]),
         Route("/healthz", jobs.healthz, methods=["GET"]),
         # The household's pages and their forms.
         Route("/", pages.home, methods=["GET"]),
         Route("/preferences", pages.set_preferences, methods=["POST"]),
-        Route("/stories/jobs/{job_id}/retry", pages.retry, methods=["POST"]),
+        Route("/stories/jobs/{job_id}/retry", jobs.retry, methods=["POST"]),
         Route("/stories/jobs/{job_id}/cancel", jobs.stop, methods=["POST"]),
         Route("/stories/jobs/{job_id}/finish", jobs.finish, methods=["POST"]),
         Route("/login", login.login_page, methods=["GET"]),
@@ -34,18 +46,19 @@ def routes(assets: Assets) -> list[Route]:
         # The shelf: fixed paths first, then the library and one story (JSON or a page).
         Route("/children", children.children, methods=["GET"]),
         Route("/children", children.add_child, methods=["POST"]),
+        Route("/children/bedtime", children.set_bedtime, methods=["POST"]),
         Route("/children/{child_id}", children.update_child, methods=["POST"]),
         Route("/children/{child_id}/delete", children.remove_child, methods=["POST"]),
-        Route("/stories/deleted", shelf.recently_deleted, methods=["GET"]),
-        Route("/stories/backup.zip", shelf.backup_zip, methods=["GET"]),
+        Route("/stories/deleted", stories.recently_deleted, methods=["GET"]),
+        Route("/stories/backup.zip", stories.backup_zip, methods=["GET"]),
         Route("/stories/import", backups.import_backup_page, methods=["POST"]),
-        Route("/stories", shelf.library, methods=["GET"]),
-        Route("/stories/{story_id}", shelf.story_page, methods=["GET"]),
-        Route("/stories/{story_id}/favourite", pages.favourite, methods=["POST"]),
-        Route("/stories/{story_id}/delete", pages.delete, methods=["POST"]),
-        Route("/stories/{story_id}/restore", shelf.restore, methods=["POST"]),
-        Route("/stories/{story_id}/markdown", shelf.story_markdown_file, methods=["GET"]),
+        Route("/stories", stories.library, methods=["GET"]),
+        Route("/stories/{story_id}", stories.story_page, methods=["GET"]),
+        Route("/stories/{story_id}/favourite", stories.favourite, methods=["POST"]),
+        Route("/stories/{story_id}/delete", stories.delete, methods=["POST"]),
+        Route("/stories/{story_id}/restore", stories.restore, methods=["POST"]),
+        Route("/stories/{story_id}/markdown", stories.story_markdown_file, methods=["GET"]),
         # Offline and static: the service worker, and /static/{path} from memory.
-        Route("/sw.js", shelf.service_worker(assets), methods=["GET"]),
+        Route("/sw.js", offline.service_worker(assets), methods=["GET"]),
         *assets.routes(),
     ]

@@ -3,7 +3,8 @@
 -- row back means another writer got there first and this one changed nothing.
 
 -- name: intake_job
--- (new) -> pending, one intake at a time (the function: sql/functions/intake_job.sql): one
+-- (new) -> pending, one intake at a time (the function: sql/functions/intake_job.sql; the
+-- request as JSON, its columns by name: app/requests.py's to_params): one
 -- row, with the job the idempotency key made already (replayed; for a finish, also the job
 -- of another key that finishes the same story), or the job made now, or no job (id NULL)
 -- when the queue bound or the day's limit refused it, with the counts that did.
@@ -11,9 +12,7 @@
 SELECT (i.job).*, i.replayed, i.pending, i.used_today,
        CASE WHEN (i.job).status = 'pending' AND NOT i.replayed THEN i.pending + 1
        END AS position
-  FROM intake_job(:idempotency_key, :request_hash, :prompt, :child_name, :age, :length,
-                  :sequel_of, :previously, :finish_of, :carried_text, :language, :likes,
-                  :sibling_name, :sibling_age,
+  FROM intake_job(CAST(:request AS jsonb), :idempotency_key, :request_hash,
                   :since, :queue_max, :daily_limit, :lock_key) AS i
 
 -- name: get_job
@@ -38,7 +37,13 @@ SELECT j.*,
                AND (ahead.created_at, ahead.id) <= (j.created_at, j.id))
        END AS position,
        s.title AS story_title, s.screening AS story_screening, s.model AS story_model,
-       CASE WHEN s.screening IS DISTINCT FROM 'flagged' THEN s.body END AS story_body
+       CASE WHEN s.screening IS DISTINCT FROM 'flagged' THEN s.body END AS story_body,
+       -- Running, and its owner is known not to be writing it: stopped, found gone, or
+       -- silent for :quiet_s (the sweeper waits for the job's own heartbeat to go stale).
+       (j.status = 'running' AND NOT EXISTS (
+           SELECT 1 FROM workers w
+            WHERE w.boot_id = j.claimed_by AND w.stopped_at IS NULL AND w.gone_at IS NULL
+              AND w.heartbeat_at >= now() - make_interval(secs => :quiet_s))) AS owner_lost
   FROM story_jobs j
   LEFT JOIN stories s ON s.id = j.story_id AND s.deleted_at IS NULL
  WHERE j.id = :job_id
@@ -267,51 +272,12 @@ SELECT extract(epoch FROM min(heartbeat_at) + make_interval(secs => :stale_s) - 
   FROM story_jobs
  WHERE status = 'running' AND claimed_by IS DISTINCT FROM :boot_id AND response_id IS NULL
 
--- name: register_process
--- A process starts: it is alive from now on (and runs `concurrency` jobs at once). Again
--- (the same boot id): it was pruned, or wrongly found gone, while alive.
-INSERT INTO workers (boot_id, host, pid, concurrency)
-VALUES (:boot_id, :host, :pid, :concurrency)
-ON CONFLICT (boot_id) DO UPDATE SET heartbeat_at = now(), stopped_at = NULL, gone_at = NULL
-RETURNING boot_id
-
--- name: beat_process
--- A process is still alive. No row back: it was pruned as dead, or found gone by a
--- process on its host that could not see its pid, so it registers again.
-UPDATE workers SET heartbeat_at = now()
- WHERE boot_id = :boot_id AND stopped_at IS NULL AND gone_at IS NULL
-RETURNING boot_id
-
--- name: processes_on_host
--- The processes registered on this host that neither stopped nor were found gone, this
--- one aside: a starting process checks whether their pids are still alive.
-SELECT boot_id, pid FROM workers
- WHERE host = :host AND boot_id <> :boot_id AND stopped_at IS NULL AND gone_at IS NULL
- ORDER BY started_at
-
--- name: mark_process_gone
--- A process found gone: its pid is no longer alive on its host. A process that stopped
--- cleanly, or was found gone already, is left as it is. Its running jobs are then adopted
--- (a response id) or swept (none) at once, without waiting for stale heartbeats.
-UPDATE workers SET gone_at = now()
- WHERE boot_id = :boot_id AND host = :host AND stopped_at IS NULL AND gone_at IS NULL
-RETURNING boot_id
-
--- name: stop_process
--- A process shut down cleanly: its last sign of life is now.
-UPDATE workers SET heartbeat_at = now(), stopped_at = now()
- WHERE boot_id = :boot_id
-RETURNING boot_id
-
--- name: prune_processes
--- Forget processes silent for a week (longer than any expiry threshold).
-DELETE FROM workers WHERE heartbeat_at < now() - interval '7 days'
-RETURNING boot_id
-
 -- name: queue_capacity
 -- Jobs being written now, and the job slots of the live processes that run jobs (for a
--- waiting job's estimate).
-SELECT (SELECT count(*) FROM story_jobs WHERE status = 'running') AS running,
+-- waiting job's estimate). Not the waiting job itself: a worker may have claimed it since
+-- its card was read, and it is then no job ahead of it.
+SELECT (SELECT count(*) FROM story_jobs
+         WHERE status = 'running' AND id IS DISTINCT FROM :besides) AS running,
        (SELECT coalesce(sum(concurrency), 0) FROM workers
          WHERE concurrency > 0 AND stopped_at IS NULL AND gone_at IS NULL
            AND heartbeat_at >= now() - make_interval(secs => :stale_s))::int AS slots
@@ -335,108 +301,10 @@ SELECT j.*,
 -- name: last_request
 -- The newest job's request: the form's defaults, so a parent can tap once (not an
 -- imported job's: that was asked for somewhere else).
-SELECT prompt, child_name, age, length, language FROM story_jobs WHERE NOT imported
- ORDER BY id DESC LIMIT 1
+SELECT * FROM story_jobs WHERE NOT imported ORDER BY id DESC LIMIT 1
 
--- name: median_durations
--- How long the last 20 completed stories of each length took to write (claim to finish),
--- in seconds, for stories by the model named (a prefix: providers add a version suffix).
-SELECT length, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds)::float8 AS seconds,
-       count(*) AS samples
-  FROM (SELECT j.length, extract(epoch FROM j.completed_at - j.started_at) AS seconds,
-               row_number() OVER (PARTITION BY j.length ORDER BY j.completed_at DESC) AS recency
-          FROM story_jobs j JOIN stories s ON s.id = j.story_id
-         WHERE j.status = 'completed' AND starts_with(s.model, :model)
-           AND j.completed_at > j.started_at) AS recent  -- not a restored backup's jobs
- WHERE recency <= 20
- GROUP BY length
-
--- name: check_completed_without_story
--- Invariant: a completed job points at a story that exists.
-SELECT j.id FROM story_jobs j LEFT JOIN stories s ON s.id = j.story_id
- WHERE j.status = 'completed' AND s.id IS NULL
- ORDER BY j.id
-
--- name: check_unreachable_stories
--- Invariant: every story is reachable from its job (the job completed with it). A story
--- whose job did not was paid for and is not where the family looks for it.
-SELECT s.id FROM stories s JOIN story_jobs j ON j.id = s.job_id
- WHERE j.status <> 'completed' OR j.story_id IS DISTINCT FROM s.id
- ORDER BY s.id
-
--- name: check_dead_running
--- Invariant: a running job has a live heartbeat (else the sweeper should have failed it),
--- or a response id and no owner with a live heartbeat (it waits to be adopted: no worker
--- is alive to do so) -- the latter only while no process that runs jobs is alive.
-SELECT j.id FROM story_jobs j
- WHERE j.status = 'running' AND j.heartbeat_at < now() - make_interval(secs => :stale_s)
-   AND (j.response_id IS NULL
-        OR EXISTS (SELECT 1 FROM workers w
-                    WHERE w.concurrency > 0 AND w.stopped_at IS NULL AND w.gone_at IS NULL
-                      AND w.heartbeat_at >= now() - make_interval(secs => :stale_s)))
- ORDER BY j.id
-
--- name: check_stranded_pending
--- Invariant: a job waiting past the threshold with no worker alive has been expired
--- (allowing one sweep interval for the sweeper to get there).
-SELECT id FROM story_jobs
- WHERE status = 'pending'
-   AND created_at < now() - make_interval(secs => :threshold_s) - make_interval(secs => :interval_s)
-   AND NOT EXISTS (SELECT 1 FROM workers
-                    WHERE concurrency > 0
-                      AND heartbeat_at >= now() - make_interval(secs => :threshold_s))
- ORDER BY id
-
--- name: check_expired_while_alive
--- Invariant: no job was expired while a worker was alive to run it (a process that runs
--- jobs had started before, and beat within the threshold of, the moment it expired).
-SELECT j.id FROM story_jobs j
- WHERE j.status = 'failed' AND j.error_text = 'expired'
-   AND EXISTS (SELECT 1 FROM workers w
-                WHERE w.concurrency > 0
-                  AND w.started_at <= j.completed_at
-                  AND w.heartbeat_at >= j.completed_at - make_interval(secs => :threshold_s))
- ORDER BY j.id
-
--- name: import_job
--- (new) -> running: the job of a story restored from a backup, claimed by the import
--- (:importer) at the story's own time, marked imported. Its key is 'import', the unit
--- separator, and the story's uid: no client's key (printable ASCII) can be it (migration
--- 013). Zero rows: this story was imported already.
-INSERT INTO story_jobs (idempotency_key, request_hash, prompt, child_name, age, length,
-                        language, likes, sibling_name, sibling_age, sequel_of, previously,
-                        status, created_at, started_at, heartbeat_at, claimed_by, imported)
-VALUES ('import' || chr(31) || CAST(:uid AS uuid), :request_hash, :prompt, :child_name,
-        :age, :length, :language, :likes, :sibling_name, :sibling_age,
-        (SELECT id FROM stories WHERE uid = :sequel_of_uid), :previously,
-        'running', :created_at, :created_at, :created_at, :importer, true)
-ON CONFLICT (idempotency_key) DO NOTHING
-RETURNING id
-
--- name: complete_imported_job
--- running -> completed: an imported job, with its story, finished when the story was made.
-UPDATE story_jobs
-   SET status = 'completed', story_id = :story_id, completed_at = :created_at
- WHERE id = :job_id AND status = 'running'
-RETURNING id
-
--- The stories a job makes: screened after it is stored, purged with their jobs, restored
--- from a backup with a job of their own (the store's, as jobs are).
-
--- name: stories_awaiting_screening
--- Stories stored while the moderation endpoint could not answer, oldest first: the
--- periodic re-screening asks about them again.
-SELECT id, job_id, title, body FROM stories
- WHERE screening = 'pending' AND deleted_at IS NULL
- ORDER BY created_at, id
- LIMIT :limit
-
--- name: finish_screening
--- A story's screening ends: 'pending' -> NULL (passed: shown) or 'flagged' (hidden for
--- good). Zero rows: it was not waiting (another process screened it first).
-UPDATE stories SET screening = :screening
- WHERE id = :story_id AND screening = 'pending'
-RETURNING id
+-- The stories a job makes: purged with their jobs (screened after they are stored:
+-- screening.sql; a backup's restored with a job of their own: imports.sql).
 
 -- name: purge_deleted_stories
 -- Deleted more than :keep_s ago: gone for good, the story and the completed job that made
@@ -451,14 +319,3 @@ DELETE FROM story_jobs
  WHERE id IN (SELECT job_id FROM gone) AND status = 'completed'
 RETURNING story_id AS id
 
--- name: story_by_uid
--- A story restored earlier (or made here) with this stable id, deleted or not.
-SELECT id FROM stories WHERE uid = :uid
-
--- name: import_story
--- A story from a backup, under its own uid, time and favourite mark.
-INSERT INTO stories (uid, job_id, title, body, model, prompt_tokens, completion_tokens,
-                     created_at, favourite)
-VALUES (:uid, :job_id, :title, :body, :model, :prompt_tokens, :completion_tokens,
-        :created_at, :favourite)
-RETURNING id

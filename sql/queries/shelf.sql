@@ -3,10 +3,10 @@
 -- import are the job store's, in jobs.sql).
 
 -- name: get_story
--- One story still on the shelf (not deleted, not hidden by screening), with the request
--- that made it and, for a sequel, the earlier story's title while that is on the shelf.
-SELECT s.*, j.prompt, j.child_name, j.age, j.length, j.sequel_of, j.previously,
-       j.language, j.likes, j.sibling_name, j.sibling_age, earlier.title AS sequel_of_title
+-- One story still on the shelf (not deleted, not hidden by screening), with the job that
+-- made it (its row as JSON, whose request columns app/requests.py reads) and, for a
+-- sequel, the earlier story's title while that is on the shelf.
+SELECT s.*, to_jsonb(j) AS job, earlier.title AS sequel_of_title
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN shelf_stories earlier ON earlier.id = j.sequel_of
  WHERE s.id = :story_id
@@ -23,7 +23,7 @@ SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name, j.sibli
 -- library_page function, migration 011). Each row says what the story was about, for
 -- whom, its length, its words (for the reading time) and the story it continues. Three
 -- queries, one per way of matching, so each finds its ids with a plan of its own (the
--- words search uses the GIN index on stories.search).
+-- words search uses the GIN indexes on stories.search and search_stems).
 
 -- name: library_page
 -- Every story on the shelf (not deleted, not hidden by screening).
@@ -31,9 +31,13 @@ SELECT * FROM library_page(ARRAY(SELECT id FROM shelf_stories), :limit, :offset)
 
 -- name: search_library_words
 -- The stories whose title, child's name or request hold every word of :query (a
--- to_tsquery text of `word:*` prefixes joined by `&`, built from letters and digits only).
+-- to_tsquery text of `word:*` prefixes joined by `&`, built from letters and digits only),
+-- as they were typed or stemmed in the story's language ("snails" finds "snail"; the
+-- stems' own GIN index, migration 023).
 SELECT * FROM library_page(
-    ARRAY(SELECT id FROM shelf_stories WHERE search @@ to_tsquery('simple', :query)),
+    ARRAY(SELECT id FROM shelf_stories
+           WHERE search @@ to_tsquery('simple', :query)
+              OR search_stems @@ library_stems_query(:query)),
     :limit, :offset)
 
 -- name: search_library_letters
@@ -105,10 +109,11 @@ SELECT s.id, s.title FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
 
 -- name: export_stories
 -- Everything a backup needs to restore the shelf elsewhere, oldest first (so a sequel
--- comes after the story it continues, which it names by uid).
+-- comes after the story it continues, which it names by uid), each with its job's row as
+-- JSON (whose request columns app/requests.py reads).
 SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.created_at,
-       s.favourite, j.prompt, j.child_name, j.age, j.length, j.previously, j.language,
-       j.likes, j.sibling_name, j.sibling_age, earlier.uid AS sequel_of_uid, earlier.title AS sequel_of_title
+       s.favourite, to_jsonb(j) AS job, earlier.uid AS sequel_of_uid,
+       earlier.title AS sequel_of_title
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN stories earlier ON earlier.id = j.sequel_of
  ORDER BY s.created_at, s.id

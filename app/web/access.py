@@ -1,12 +1,14 @@
-"""Who gets in and what may change things: the middleware composing the parts.
+"""Who gets in and what may change things: the middleware applying the Guard over HTTP.
 
     guard = Guard(settings, secret_key=load_secret_key(settings))
     Starlette(..., middleware=[Middleware(SecurityMiddleware, guard=guard)])
-    routes += login_routes()     # GET/POST /login, POST /logout
 
-The parts, a module each beside this one: the client's address and the host names
-(clients.py), the cross-site rule (crosssite.py), sessions, device cookies and the login
-limiter (sessions.py), the response headers (headers.py).
+The decisions are app.security's, a module each: the client's address and the host names
+(clients.py), the cross-site rule (crosssite.py), sessions and device cookies (sessions.py),
+the login limiter (limits.py), CSRF masking (csrf.py), the response headers (headers.py),
+all composed by the Guard
+(guard.py). This module answers for them: a refusal is a page or JSON by the one rule
+(app/web/negotiation.py), as every error is. Signing in is app/web/login.py.
 
 Three modes, chosen by the settings and logged at start-up:
 
@@ -37,23 +39,15 @@ from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError, Forbidden, Unauthorized
 from app.logs import log
 from app.security.crosssite import cross_site_verdict
+from app.security.csrf import mask_csrf
 from app.security.guard import Guard
 from app.security.headers import with_security_headers
-from app.security.sessions import (
-    SESSION_RENEW_AFTER_S,
-)
-from app.web.responses import (
-    BODY_MAX_BYTES,
-    accepts_html,
-    error_body,
-    error_response,
-    handle_database_down,
-    is_htmx,
-    parse_form,
-    read_body,
-    render,
-    wants_json,
-)
+from app.security.sessions import SESSION_RENEW_AFTER_S
+from app.web.compression import validate_as
+from app.web.errors import error_body, error_response, handle_database_down
+from app.web.inputs import BODY_MAX_BYTES, parse_form, read_body
+from app.web.negotiation import JSON, error_as_json, is_htmx, media_type
+from app.web.templates import render
 
 # Served to everyone, in every mode: the health check, and what a browser fetches without
 # the session or before signing in (the service worker, the manifest and icons in /static/).
@@ -64,8 +58,6 @@ PUBLIC_PREFIX = "/static/"
 DOCUMENT_SUFFIXES = (".html",)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 URL_SAFE = ":/%#?=@[]!$&'()*+,;"  # what RedirectResponse leaves unquoted in a Location
-
-
 
 
 class SecurityMiddleware:
@@ -146,7 +138,7 @@ class SecurityMiddleware:
         verdict = cross_site_verdict(request)
         if verdict:
             return True, None
-        if verdict is None and wants_json(request):
+        if verdict is None and media_type(request) == JSON:  # a JSON body, not a form
             return True, None
         if self.guard.csrf_ok(request, request.headers.get("x-csrf-token")):
             return True, None
@@ -165,13 +157,13 @@ class SecurityMiddleware:
             "This storyteller only answers on this computer until a household password "
             "is set: set HOUSEHOLD_PASSWORD and restart it."
         )
-        if wants_json(request) or not accepts_html(request):
+        if error_as_json(request):
             return JSONResponse(error_body("password_required", message), status_code=403)
         return render(request, "open_refused.html", {"page_title": "Set a password first"},
                       status_code=403)
 
     def _sign_in_first(self, request: Request) -> Response:
-        if wants_json(request) or not accepts_html(request):
+        if error_as_json(request):
             return error_response(request, Unauthorized(
                 "Sign in first: send Authorization: Bearer <API_TOKEN>."
             ))
@@ -217,14 +209,21 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-# -- /login and /logout ----------------------------------------------------------------
+def page_context(guard: Guard, request: Request) -> dict[str, object]:
+    """What every template gets: `signed_in`, and `csrf_token` masked for this render.
 
-
-
-
-
-
-
-
-
-
+    The mask is made here, where the token is rendered, rather than by a step that
+    swaps the bare token for a masked one in the finished body: Starlette renders a 500
+    page in ServerErrorMiddleware, outside every middleware, and a streamed page would
+    slip past such a step too, so the bare token would reach those pages. Masked here,
+    no page can carry it. What the swap would have kept, a story page's 304 in password
+    mode, `validate_as` keeps: the ETag is computed over the body with the bare token
+    in place of this mask (so it is also the session's own).
+    """
+    session = guard.session(request)
+    token = None
+    if session is not None and guard.sessions is not None:
+        bare = guard.sessions.csrf_token(session[0])
+        token = mask_csrf(bare)
+        validate_as(request.scope, token, bare)
+    return {"signed_in": session is not None, "csrf_token": token}

@@ -10,12 +10,8 @@ from starlette.responses import RedirectResponse, Response
 
 from app.logs import log
 from app.security.guard import SESSION_COOKIE, Guard
-from app.web.responses import (
-    local_path,
-    parse_form,
-    read_body,
-    render,
-)
+from app.web.inputs import local_path, parse_form, read_body
+from app.web.templates import render
 
 
 def _guard(request: Request) -> Guard:
@@ -47,7 +43,8 @@ async def login(request: Request) -> Response:
     context = _context(next_path, known_device=attempt.device is not None)
     db = request.app.state.services.db
     known = "yes" if attempt.device else "no"
-    wait_s = await guard.limiter.admit(db, attempt)
+    admission = await guard.limiter.admission(db, attempt)
+    wait_s = admission.wait_s
     if wait_s is not None:
         log("login_limited", level=logging.WARNING, client=attempt.address,
             known_device=known, retry_after_s=wait_s)
@@ -58,6 +55,9 @@ async def login(request: Request) -> Response:
         await guard.limiter.failed(db)
         log("login_failed", level=logging.WARNING, client=attempt.address, known_device=known)
         context["error"] = "That isn't the household password. Please try again."
+        # How many more wrong ones before a wait: so nobody is locked out by surprise.
+        context["tries_left"] = admission.tries_left
+        context["resets_minutes"] = math.ceil(admission.resets_in_s / 60)
         return render(request, "login.html", context, status_code=401)
     await guard.limiter.succeeded(db, attempt)
     sid = await guard.sessions.open(db)

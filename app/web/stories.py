@@ -1,25 +1,21 @@
-"""The family's shelf: the library, undo, downloads, and the service worker.
+"""The stories: the library, one story, favourites, delete and its undo, downloads.
 
-    GET  /stories                  the library (HTML; routes.library answers the JSON)
+    GET  /stories                  the library (a page; JSON: {"stories": [...]})
+    GET  /stories/{id}             one story to read (a page; JSON: the story)
+    POST /stories/{id}/favourite   mark or unmark (favourite=1|0)
+    POST /stories/{id}/delete      take a story off the shelf (its Undo: restore)
     GET  /stories/deleted          recently deleted: restore any for 30 days
     POST /stories/{id}/restore     undo a delete (htmx: the row, back in its place)
     GET  /stories/{id}/markdown    one story as a Markdown file
     GET  /stories/backup.zip       every story: Markdown files and stories.json
-    GET  /sw.js                    the service worker, stamped with this deploy's version
 
-The service worker is served from the site's root so that its scope is the whole site,
-with `Cache-Control: no-cache` so a browser always asks whether it changed. Its version
-is a hash of the static files, so every deploy that changes them installs a new worker,
-which replaces the old caches.
+Every POST works as a plain form (303 back to a page) and, with htmx, answers with the
+fragment that replaces the control, so the pages work the same with JavaScript off.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from pathlib import PurePosixPath
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -30,26 +26,13 @@ from app.errors import NotFound
 from app.shelf.backup import export_zip, markdown_name, story_markdown
 from app.shelf.store import StoredStory, StorySummary
 from app.stories import DELETED_KEEP_S, clean_text, parse_id
-from app.web.assets import Assets
-from app.web.responses import (
-    VARY,
-    is_htmx,
-    local_path,
-    parse_form,
-    path_id,
-    read_body,
-    render,
-    services_of,
-    wants_json,
-)
+from app.web.inputs import local_path, parse_form, path_id, read_body, services_of
+from app.web.negotiation import VARY, answers_json, is_htmx
+from app.web.templates import render
 
 LIBRARY_SEARCH_MAX_CHARS = 100
 LIBRARY_PAGES_MAX = 10_000
 DELETED_KEEP_DAYS = DELETED_KEEP_S // (24 * 3600)
-# What the service worker keeps from the first visit on (the app shell): every static file
-# a page may need, but not the worker's own source.
-SHELL_SUFFIXES = (".css", ".js", ".svg", ".png", ".html", ".webmanifest")
-SERVICE_WORKER = "sw.js"
 
 
 def parse_page(raw: str) -> int:
@@ -99,6 +82,7 @@ async def library_page(request: Request) -> Response:
         "page_title": "Library",
         "deleted_count": await shelf.count_recently_deleted(),
         "just_deleted": deleted,
+        "just_restored": await _just_restored(request),
     }
     return render(request, "library.html", context, headers=VARY)
 
@@ -106,8 +90,18 @@ async def library_page(request: Request) -> Response:
 async def recently_deleted(request: Request) -> Response:
     stories = await services_of(request).shelf.recently_deleted()
     context = {"page_title": "Recently deleted", "stories": stories,
-               "keep_days": DELETED_KEEP_DAYS}
+               "keep_days": DELETED_KEEP_DAYS, "just_restored": await _just_restored(request)}
     return render(request, "deleted.html", context, headers=VARY)
+
+
+async def _just_restored(request: Request) -> dict[str, object] | None:
+    """After a Restore (or Undo) without JavaScript, `?restored=ID`: the story back on
+    the shelf, for the page to say so ("Restored: ..."); None otherwise."""
+    restored_id = parse_id(request.query_params.get("restored", ""))
+    if restored_id is None:
+        return None
+    title = await services_of(request).shelf.story_title(restored_id)
+    return {"id": restored_id, "title": title} if title is not None else None
 
 
 async def restore(request: Request) -> Response:
@@ -123,6 +117,32 @@ async def restore(request: Request) -> Response:
         return render(request, "_library_row.html", {"story": summary_of(story)}, headers=VARY)
     back = local_path(str(form.get("next") or ""), f"/stories/{story_id}")
     return RedirectResponse(back, status_code=303)
+
+
+async def favourite(request: Request) -> Response:
+    story_id = path_id(request.path_params["story_id"])
+    form = await parse_form(request, await read_body(request))
+    marked = form.get("favourite") == "1"
+    if not await services_of(request).shelf.set_favourite(story_id, marked):
+        raise NotFound("There is no story with that number.")
+    if is_htmx(request):
+        context = {"story": {"id": story_id, "favourite": marked},
+                   "back": str(form.get("next") or "")}
+        return render(request, "_favourite.html", context, headers=VARY)
+    back = local_path(str(form.get("next") or ""), f"/stories/{story_id}")
+    return RedirectResponse(back, status_code=303)
+
+
+async def delete(request: Request) -> Response:
+    story_id = path_id(request.path_params["story_id"])
+    await parse_form(request, await read_body(request))
+    services = services_of(request)
+    story = await services.shelf.get_story(story_id)
+    if story is None or not await services.shelf.delete_story(story_id):
+        raise NotFound("There is no story with that number.")
+    if is_htmx(request):  # its row, saying so, with an Undo
+        return render(request, "_deleted.html", {"story": story}, headers=VARY)
+    return RedirectResponse(f"/stories?deleted={story_id}", status_code=303)  # and its Undo
 
 
 async def story_markdown_file(request: Request) -> Response:
@@ -146,43 +166,6 @@ async def backup_zip(request: Request) -> Response:
         "Content-Disposition": f'attachment; filename="{name}"',
         "Cache-Control": "no-store",
     })
-
-
-def static_version(assets: Assets) -> str:
-    """A hash over every static file's name and content hash: changes whenever a deploy
-    changes any of them."""
-    digest = hashlib.sha256()
-    for name, file in sorted(assets.files.items()):
-        digest.update(f"{name}\0{file.digest}\n".encode())
-    return digest.hexdigest()[:16]
-
-
-def shell_urls(assets: Assets) -> list[str]:
-    """The app shell the service worker keeps: the static files a page may need, at the
-    fingerprinted URLs the pages use, so `cache.addAll` finds them in the HTTP cache."""
-    return [
-        url for name, url in sorted(assets.urls.items())
-        if PurePosixPath(name).suffix in SHELL_SUFFIXES and name != SERVICE_WORKER
-    ]
-
-
-def service_worker_source(assets: Assets) -> str:
-    """static/sw.js with its version and shell filled in."""
-    source = assets.files[SERVICE_WORKER].body.decode()
-    return source.replace('"__VERSION__"', json.dumps(static_version(assets))).replace(
-        '["__SHELL__"]', json.dumps(shell_urls(assets))
-    )
-
-
-def service_worker(assets: Assets) -> Callable[[Request], Awaitable[Response]]:
-    """GET /sw.js, its source made once per app (the static files change only by deploy)."""
-    source = service_worker_source(assets)
-
-    async def serve(request: Request) -> Response:
-        return Response(source, media_type="text/javascript",
-                        headers={"Cache-Control": "no-cache"})
-
-    return serve
 
 
 def story_json(story: StoredStory) -> dict[str, object]:
@@ -210,12 +193,12 @@ async def story_page(request: Request) -> Response:
     story_id = path_id(request.path_params["story_id"])
     story = await shelf.get_story(story_id)
     if story is None:
-        deleted = None if wants_json(request) else await shelf.deleted_story(story_id)
+        deleted = None if answers_json(request) else await shelf.deleted_story(story_id)
         if deleted is None:
             raise NotFound("There is no story with that number.")
         context = {"page_title": deleted.title, "story": deleted}
         return render(request, "story_deleted.html", context, status_code=404, headers=VARY)
-    if wants_json(request):
+    if answers_json(request):
         return JSONResponse(story_json(story), headers=VARY)
     sequels = await shelf.story_sequels(story.id)
     return render(request, "story.html", {"story": story, "sequels": sequels}, headers=VARY)
@@ -223,7 +206,7 @@ async def story_page(request: Request) -> Response:
 
 async def library(request: Request) -> Response:
     shelf = services_of(request).shelf
-    if wants_json(request):
+    if answers_json(request):
         stories = await shelf.list_stories()
         return JSONResponse(
             {

@@ -1,0 +1,118 @@
+"""Tonight's one-tap idea: what the story is about when a parent taps "Tonight, for Mia",
+different from one night to the next, drawn from the child's likes, their companions and
+the season. No I/O and no clock: the caller gives the household's date (in `TZ`).
+
+    idea = tonight_idea([mia], date(2026, 12, 2), southern=southern_hemisphere(tz))
+    # "a walk with Pip on a winter night to find foxes"
+    idea = tonight_idea([mia, leo], day)          # a story for both: both profiles
+
+The same children on the same date always get the same idea (a page rendered twice makes
+one story, and a test can say what it will be); the next night's is another. The night
+picks one of the `_IDEAS` in turn, starting where the children's own number puts them, and
+a like, a companion and a thing of the season by the same count: as no two of `_IDEAS`
+begin alike before the family's words come in, two nights running never have the same idea.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from datetime import date, tzinfo
+
+from app.stories import Child
+
+IDEA_PART_MAX_CHARS = 120  # a like or a companion, as an idea names it
+# Seasons by month, as the northern hemisphere has them (the southern's are the other way).
+SEASONS = ("winter", "spring", "summer", "autumn")
+_SEASON_OF_MONTH = (0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0)  # January ... December
+# Time zones south of the equator (by their name's start): their seasons are turned round.
+_SOUTHERN_ZONES = (
+    "Australia/", "Antarctica/", "Pacific/Auckland", "Pacific/Chatham", "Pacific/Fiji",
+    "Pacific/Tongatapu", "Pacific/Apia", "Pacific/Noumea", "Pacific/Efate", "NZ",
+    "America/Argentina/", "America/Buenos_Aires", "America/Sao_Paulo", "America/Santiago",
+    "America/Montevideo", "America/Asuncion", "America/La_Paz", "America/Lima",
+    "Africa/Johannesburg", "Africa/Maputo", "Africa/Harare", "Africa/Lusaka",
+    "Africa/Windhoek", "Africa/Gaborone", "Africa/Maseru", "Africa/Mbabane",
+    "Indian/Mauritius", "Indian/Reunion", "Indian/Antananarivo", "Chile/", "Brazil/",
+)
+# What each season brings to a story.
+_SEASON_THINGS = {
+    "winter": ("the first snowflakes", "frosty sparkling trees", "a quiet snowy garden"),
+    "spring": ("new blossom", "a garden of sleepy tulips", "soft spring rain"),
+    "summer": ("a sky full of summer stars", "a meadow of fireflies", "warm sand dunes"),
+    "autumn": ("falling golden leaves", "a big round harvest moon", "an orchard of apples"),
+}
+# What a story looks for when the profile names no likes.
+_GENTLE_THINGS = ("the moon", "a sleepy owl", "a friendly little star", "a lost cloud")
+# The ideas, a night each. Each begins with words of its own before any of the family's
+# (`{season}` is one of SEASONS), so two of them can never read the same.
+_IDEAS = (
+    "a walk{company} on a {season} night to find {like}",
+    "a little boat ride{company} down a moonlit river, looking for {like}",
+    "a secret picnic under {thing}{company}, to meet {like}",
+    "a treasure map{company}, one {season} evening, leading to {like}",
+    "a lantern walk{company} through {thing}, following {like}",
+    "a cosy {season} den{company}, built just right for {like}",
+    "a sleepy balloon ride{company} over {thing}, to say goodnight to {like}",
+)
+# A profile's likes are a list ("foxes, the moon and Captain Biscuit"); its companions are
+# split at ";" and lines only, as a comma describes one ("Pip, a little green dinosaur").
+_LIKES_BETWEEN = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
+_COMPANIONS_BETWEEN = re.compile(r"\s*[;\n]\s*")
+
+
+def season(day: date, *, southern: bool = False) -> str:
+    """The season on `day`: winter is December to February, spring March to May, and so
+    on (`southern`: June to August is winter)."""
+    index = _SEASON_OF_MONTH[day.month - 1]
+    return SEASONS[(index + 2) % 4 if southern else index]
+
+
+def southern_hemisphere(timezone: tzinfo) -> bool:
+    """Whether the household's time zone (`TZ`, an IANA name) is south of the equator."""
+    name = str(getattr(timezone, "key", "") or "")
+    return name.startswith(_SOUTHERN_ZONES)
+
+
+def tonight_idea(children: Sequence[Child], day: date, *, southern: bool = False) -> str:
+    """The one-tap idea for these children (one, or two for a story for both) on the
+    household's date `day`: another one each night, from their likes, a companion (by the
+    name before its description: "Pip" of "Pip, a little green dinosaur") and the season.
+    The storyteller is told the likes and companions whole besides (app/requests.py)."""
+    night = day.toordinal() + _number(children)
+    this_season = season(day, southern=southern)
+    likes = [like for child in children for like in _parts(child.likes, _LIKES_BETWEEN)]
+    companions = [_name_of(companion) for child in children
+                  for companion in _parts(child.companions, _COMPANIONS_BETWEEN)]
+    like = _pick(likes, night) if likes else _pick(_GENTLE_THINGS, night)
+    companion = _pick(companions, night) if companions else None
+    return _pick(_IDEAS, night).format(
+        season=this_season, thing=_pick(_SEASON_THINGS[this_season], night),
+        like=_clip(like), company=f" with {_clip(companion)}" if companion else "")
+
+
+def _number(children: Sequence[Child]) -> int:
+    """The children's own number (the same in every process, unlike `hash`): where their
+    round of ideas starts, so that brothers and sisters do not all get the same one."""
+    who = "|".join(f"{child.id}:{child.name}" for child in children)
+    return int.from_bytes(hashlib.sha256(who.encode()).digest()[:4], "big")
+
+
+def _pick(choices: Sequence[str], night: int) -> str:
+    return choices[night % len(choices)]
+
+
+def _parts(text: str | None, between: re.Pattern[str]) -> list[str]:
+    return [part.strip(" .!") for part in between.split(text or "") if part.strip(" .!")]
+
+
+def _name_of(companion: str) -> str:
+    """A companion as an idea names them: "Pip" of "Pip, a little green dinosaur"."""
+    return companion.split(",", 1)[0].strip() or companion
+
+
+def _clip(text: str) -> str:
+    if len(text) <= IDEA_PART_MAX_CHARS:
+        return text
+    return text[: IDEA_PART_MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"

@@ -1,0 +1,162 @@
+"""Writing a story at the provider (`LLM_API=responses`), and following one started there.
+
+    writer = BackgroundWriter(storyteller, store, boot_id, llm_timeout_s=180)
+    story = await writer.write(writing)   # None: the job failed, stopped, or left us
+    await writer.release(writing)         # at shutdown: any live worker adopts it
+
+The one billed request starts the story at the provider and its id is saved on the row
+before anything else; the writer then follows the story by that id. An adopted job (one
+with a response id already: handed over at a shutdown, or its process died) is followed
+from the last event saved, never started again. A writer whose saves find the job no
+longer its own (an adopter took it) stops at once and stores nothing.
+
+Stopping: the family's request cancels the response at the provider, and fails the job
+'cancelled', keeping its words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from app.logs import log, log_caught
+from app.queue.jobs import FailReason
+from app.queue.store import JobStore
+from app.queue.storing import STORE_RETRYABLE, store_backoff
+from app.queue.writing import Interrupted, Interruption, Writing, fail, unless_interrupted
+from app.stories import BackgroundStoryteller, ResponseGone, Story, StorytellerError, clean_text
+
+# A stop (or a failure) cancels the story at the provider within this long, or not at all.
+PROVIDER_CANCEL_TIMEOUT_S = 10
+
+
+class BackgroundWriter:
+    def __init__(self, storyteller: BackgroundStoryteller, store: JobStore,
+                 boot_id: uuid.UUID, *, llm_timeout_s: float) -> None:
+        self.storyteller = storyteller
+        self.store = store
+        self.boot_id = boot_id
+        self.llm_timeout_s = llm_timeout_s
+
+    async def write(self, writing: Writing) -> Story | None:
+        """Start the story at the provider (unless adopted: it was started already), save
+        its id, follow it to the end; None when the job failed, stopped, or left us."""
+        job = writing.job
+        if writing.response_id is None:
+            try:
+                response_id = await asyncio.wait_for(
+                    self.storyteller.start(job.request, job_id=job.id), self.llm_timeout_s
+                )
+            except TimeoutError:
+                await self._fail(writing, "the storyteller took too long", "timeout")
+                return None
+            except StorytellerError as error:
+                await self._fail(writing, str(error), repr(error.__context__ or error))
+                return None
+            writing.response_id = response_id
+        try:
+            return await self._follow(writing)
+        except Exception as error:
+            # What may pass (a dropped stream, a busy provider, a database outage while
+            # saving) is waited out below; what comes here would meet any adopter just
+            # the same. Fail the job and stop its story at the provider, so it bills no
+            # further, unless the job turned out to be another worker's (it adopted it).
+            if await self._fail(writing, "something went wrong while writing", repr(error),
+                                error=error) is not False:
+                await self._cancel_at_provider(writing)
+            return None
+
+    async def release(self, writing: Writing) -> bool:
+        """Hand the job over: its story goes on at the provider, for any worker to adopt."""
+        try:
+            released = await self.store.release(writing.job.id, self.boot_id,
+                                                clean_text(writing.text),
+                                                sequence=writing.sequence)
+        except Exception as error:  # its heartbeat goes stale, and it is adopted then
+            log_caught("hand_over_failed", error, expected=STORE_RETRYABLE,
+                       job_id=writing.job.id)
+            return True
+        if released:
+            log("job_handed_over", job_id=writing.job.id, response_id=writing.response_id,
+                after=writing.sequence)
+        return released
+
+    async def _follow(self, writing: Writing) -> Story | None:
+        """Save a new response's id, then follow the story to the end (or to whatever
+        interrupts it); None when the job failed, stopped, or left us."""
+        job = writing.job
+        if not writing.owns_response:
+            await self._save_response_id(writing)
+        assert writing.response_id is not None
+        follow = self.storyteller.follow(
+            writing.response_id, job.request, job_id=job.id, text=writing.raw,
+            after=writing.sequence, on_progress=writing.update,
+            timeout_s=self.llm_timeout_s, started_at=job.started_at,
+        )
+        try:
+            # Counted from now, not from the job's start: an adopted story older than
+            # llm_timeout_s still gets its plain retrieve, and is taken if it is done
+            # (follow itself ends plain retrieves llm_timeout_s after the create).
+            return await unless_interrupted(writing, follow, set(Interruption),
+                                          timeout_s=self.llm_timeout_s)
+        except Interrupted as interrupted:
+            if interrupted.reason is Interruption.HAND_OVER:
+                await self.release(writing)
+            elif interrupted.reason is Interruption.LOST:
+                log("job_lost", level=logging.WARNING, job_id=job.id,
+                    detail="another worker adopted it; storing nothing")
+            else:
+                await self._cancel_at_provider(writing)
+                await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
+        except TimeoutError:
+            await self._cancel_at_provider(writing)
+            await self._fail(writing, "the storyteller took too long", "timeout")
+        except ResponseGone as error:
+            await self._fail(writing, FailReason.INTERRUPTED, repr(error))
+        except StorytellerError as error:
+            await self._fail(writing, str(error), repr(error.__context__ or error))
+        return None
+
+    async def _save_response_id(self, writing: Writing) -> None:
+        """Put the response id on the row before anything else, through a database outage:
+        from then on any process can pick the story up."""
+        assert writing.response_id is not None
+        job_id = writing.job.id
+        backoff = store_backoff()
+        while True:
+            try:
+                held = await self.store.save_response_id(job_id, self.boot_id,
+                                                         writing.response_id)
+                break
+            except STORE_RETRYABLE as error:
+                if backoff.time_left_s < 0:
+                    log("response_id_not_saved", level=logging.ERROR, job_id=job_id,
+                        error=repr(error))
+                    return
+                await backoff.wait()
+        if held is None:
+            # Given up as 'interrupted' while we were cut off: the story still comes to
+            # us, and storing it completes the job (we still own it).
+            log("response_id_not_saved", level=logging.WARNING, job_id=job_id,
+                response_id=writing.response_id, detail="the job was no longer running")
+            return
+        writing.owns_response = True
+        log("response_started", job_id=job_id, response_id=writing.response_id)
+        if held.cancel_requested:
+            writing.interrupt(Interruption.STOP)
+
+    async def _cancel_at_provider(self, writing: Writing) -> None:
+        assert writing.response_id is not None
+        try:
+            await asyncio.wait_for(
+                self.storyteller.cancel(writing.response_id, job_id=writing.job.id),
+                PROVIDER_CANCEL_TIMEOUT_S,
+            )
+        except Exception as error:  # the job stops here whatever the provider says
+            log_caught("provider_cancel_failed", error,
+                       expected=(StorytellerError, TimeoutError), job_id=writing.job.id)
+
+    async def _fail(self, writing: Writing, error_text: str, detail: str, *,
+                    error: BaseException | None = None) -> bool | None:
+        return await fail(writing, self.store, self.boot_id, error_text, detail, error=error)

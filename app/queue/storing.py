@@ -1,0 +1,108 @@
+"""Storing a finished story: clean it, insert it, complete its job, screen it.
+
+    storing = Storing(store, boot_id, screener=None)
+    stored = await storing.store(writing, story)    # (story id, story as stored), or None
+    if stored: await storing.screen(job_id, *stored)
+
+The story was paid for, so storing waits out a database outage (STORE_RETRY_S); any other
+error fails the job at once, keeping its words. Both statements are guarded by the job's
+owner: a job adopted elsewhere, stopped, or completed by recovery stores nothing here.
+With a screener (MODERATION=on) the story is stored hidden and screened after its job
+completed.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+import asyncpg
+
+from app.backoff import Backoff
+from app.db import DATABASE_UNAVAILABLE
+from app.logs import log, log_caught
+from app.queue.jobs import Screening, Status
+from app.queue.screener import StoryScreener
+from app.queue.store import JobStore
+from app.queue.writing import Writing, fail
+from app.stories import Story, clean_story
+
+# Storing a story that was paid for is retried through a database outage this long.
+STORE_RETRY_S = 300.0
+STORE_RETRY_FIRST_DELAY_S = 0.2
+STORE_RETRY_MAX_DELAY_S = 5.0
+# What storing may meet and get past by trying again: an outage, a deadlock, a
+# serialization failure. Any other error is not transient: the job fails at once.
+STORE_RETRYABLE: tuple[type[BaseException], ...] = (
+    *DATABASE_UNAVAILABLE,
+    asyncpg.TransactionRollbackError,
+)
+
+
+def store_backoff() -> Backoff:
+    """The waits between tries of a statement that must get through an outage."""
+    return Backoff(STORE_RETRY_FIRST_DELAY_S, max_s=STORE_RETRY_MAX_DELAY_S,
+                   patience_s=STORE_RETRY_S)
+
+
+class Storing:
+    def __init__(self, store: JobStore, boot_id: uuid.UUID, *,
+                 screener: StoryScreener | None = None) -> None:
+        self.jobs = store
+        self.boot_id = boot_id
+        self.screener = screener
+
+    async def store(self, writing: Writing, story: Story) -> tuple[int, Story] | None:
+        """Clean and insert the story, then complete the job, retrying through a database
+        outage. The story's id and the story as stored; None (the job failed at once, with
+        the reason, or it is not ours any more) when it cannot be stored."""
+        job_id = writing.job.id
+        screening = Screening.PENDING if self.screener is not None else None
+        backoff = store_backoff()
+        while True:
+            try:
+                story = clean_story(story)
+                story_id = await self.jobs.insert_story(job_id, self.boot_id, story,
+                                                         screening=screening)
+                if story_id is None:
+                    await self._not_ours(job_id)
+                    return None
+                if await self.jobs.complete(job_id, self.boot_id, story_id):
+                    log("job_completed", job_id=job_id, story_id=story_id)
+                else:
+                    await self._completed_by_recovery(job_id, story_id)
+                return story_id, story
+            except STORE_RETRYABLE as error:
+                if backoff.time_left_s < 0:
+                    log("story_lost", level=logging.ERROR, job_id=job_id, error=repr(error))
+                    raise
+                log("store_retry", level=logging.WARNING, job_id=job_id, error=repr(error))
+                await backoff.wait()
+            except Exception as error:  # not an outage: waiting would not help
+                await fail(writing, self.jobs, self.boot_id, "the story could not be saved",
+                           repr(error), error=error)
+                return None
+
+    async def screen(self, job_id: int, story_id: int, story: Story) -> None:
+        """Screen the stored story; whatever goes wrong, it stays hidden until re-screened."""
+        if self.screener is None:
+            return
+        try:
+            await self.screener.screen(story_id, f"{story.title}\n\n{story.body}", job_id=job_id)
+        except Exception as error:
+            log_caught("screening_failed", error, expected=DATABASE_UNAVAILABLE,
+                       job_id=job_id, story_id=story_id)
+
+    async def _not_ours(self, job_id: int) -> None:
+        """The story came, but the job is not ours to store it for: adopted by another
+        worker (which stores it), stopped, or completed already by recovery."""
+        job = await self.jobs.get(job_id)
+        log("job_lost", level=logging.WARNING, job_id=job_id,
+            status=job.status if job else "gone", detail="storing nothing")
+
+    async def _completed_by_recovery(self, job_id: int, story_id: int) -> None:
+        job = await self.jobs.get(job_id)
+        if job is not None and job.status == Status.COMPLETED and job.story_id == story_id:
+            log("job_completed", job_id=job_id, story_id=story_id, by="recovery")
+        else:  # a defect: `python -m app check` reports it too
+            log("story_orphaned", level=logging.ERROR, job_id=job_id, story_id=story_id)

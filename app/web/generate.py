@@ -1,0 +1,183 @@
+"""A new story: POST /stories/generate, from the JSON API or the story form.
+
+JSON: 202 with where to poll the job (a replay answers the same job). The form: with htmx,
+202 and the job's card (and the form again, out of band, with a fresh key); without, 303
+to the job's page; a field refused re-renders the form with the message beside it (422),
+in a family's words (the JSON API's message names the field).
+
+The form says whom the story is for with its chooser, `for`: a profile's id (sent as
+`child_id`, the name and age boxes left out), "other" (the name and age boxes), or, for a
+sequel, "earlier" (the children the earlier story was for). A post without `for` (a
+one-tap button) is taken as it is, and leaves the form's remembered choice alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from app.errors import AppError, Invalid
+from app.queue.intake import Resolver, Submission, parse_idempotency_key
+from app.requests import FIELDS, parse_sent
+from app.shelf.sequels import as_sequel, earlier_story, in_language, sequel_fields
+from app.stories import Child, StoryRequest
+from app.web.cards import job_card
+from app.web.inputs import parse_form, parse_json, read_body, services_of
+from app.web.negotiation import VARY, answers_json, is_htmx
+from app.web.pages import form_context, home_context, remember_form
+from app.web.templates import render
+
+if TYPE_CHECKING:
+    from app.services import Services
+
+
+async def generate(request: Request) -> Response:
+    body = await read_body(request)
+    if answers_json(request):
+        return await _generate_json(request, body)
+    return await _generate_form(request, body)
+
+
+async def _generate_json(request: Request, body: bytes) -> Response:
+    key = parse_idempotency_key(request.headers.get("idempotency-key"))
+    services = services_of(request)
+    data = parse_json(body)
+    sent, resolve = sent_request(services, data)
+    return accepted_json(await services.intake.submit(key, sent, resolve=resolve))
+
+
+def sent_request(
+    services: Services, data: object, *, from_form: bool = False,
+    then: Callable[[StoryRequest], StoryRequest] | None = None,
+) -> tuple[StoryRequest, Resolver | None]:
+    """The request as the client sent it (its hash decides a replay), and, when it names a
+    child profile, what makes the job's request from it: filled in from that profile, and
+    the sibling's, for a story about both (read only for a new job). `then`: a change made
+    to both (a sequel's)."""
+    sent = parse_sent(data, from_form=from_form)
+    then = then or (lambda story_request: story_request)
+    if sent.request.child_id is None and sent.request.sibling_id is None:
+        return then(sent.request), None
+
+    async def resolve() -> StoryRequest:
+        child = await _profile(services, sent.request.child_id, field="child_id")
+        sibling = await _profile(services, sent.request.sibling_id, field="sibling_id")
+        return then(sent.filled_in(child, sibling))
+
+    return then(sent.request), resolve
+
+
+async def _profile(services: Services, child_id: int | None, *, field: str) -> Child | None:
+    child = None if child_id is None else await services.children.get(child_id)
+    if child_id is not None and child is None:
+        raise Invalid(f"{field} names no child of this household.", field=field,
+                      said="That child's profile was removed. Please choose who the story "
+                           "is for.")
+    return child
+
+
+def accepted_json(submission: Submission) -> JSONResponse:
+    """202 for a new job (or the replayed one): where to poll it. 200 for the job that
+    finishes a story already, when another finish asks for it again: nothing new."""
+    job = submission.job
+    headers = {"Location": f"/stories/jobs/{job.id}"}
+    if submission.replayed:
+        headers["Idempotent-Replayed"] = "true"
+    return JSONResponse(
+        {"job_id": job.id, "status": job.status.value, "poll_url": f"/stories/jobs/{job.id}"},
+        status_code=200 if submission.finished_already else 202,
+        headers=headers,
+    )
+
+
+async def _generate_form(request: Request, body: bytes) -> Response:
+    form = await parse_form(request, body)
+    values = {name: str(form.get(name) or "") for name in FIELDS}
+    # A browser sends a line break as CR LF: one character, as the form's counter counts it.
+    values["prompt"] = values["prompt"].replace("\r\n", "\n")
+    chosen = str(form.get("for") or "")
+    sent_fields = [name for name in FIELDS if name in form]
+    if chosen:  # the chooser: a profile, someone else (the boxes), or the earlier children
+        values["for"] = chosen
+        profile = chosen not in ("other", "earlier")
+        sent_fields = [name for name in sent_fields if name not in (
+            "child_id", "sibling_id", *(("child_name", "age") if chosen != "other" else ()))]
+        if profile:
+            values["child_id"] = chosen
+            sent_fields.append("child_id")
+    # "What happens next?": the form names the story it continues (kept on a re-render).
+    earlier = await earlier_story(services_of(request).shelf, str(form.get("sequel_of") or ""))
+    if earlier is not None:
+        values |= sequel_fields(earlier)
+        # Its first prompt, untouched, in the language chosen (app.js does it as it changes).
+        values["prompt"] = in_language(values["prompt"], earlier.title,
+                                       values["language"] or earlier.request.language)
+    same_children = chosen == "earlier"
+    try:
+        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
+        sent, resolve = sent_request(
+            services_of(request),
+            {name: values[name] for name in sent_fields},
+            from_form=True,
+            then=None if earlier is None else lambda asked: as_sequel(
+                asked, earlier, same_children=same_children),
+        )
+        submission = await services_of(request).intake.submit(key, sent, resolve=resolve)
+    except Invalid as error:
+        if error.code == "idempotency_key_reused":  # an old page sent again with new words
+            notice = "That form was already used. Please tap “Write the story” once more."
+            return await _form_again(request, values, status_code=422, notice=notice)
+        if error.field in ("child_id", "sibling_id") and not chosen:  # a one-tap profile gone
+            return await _form_again(request, values, status_code=422, notice=error.message)
+        # "for" when the profile the chooser named is gone (removed since the page was made).
+        field = "for" if chosen and error.field == "child_id" else error.field or "prompt"
+        errors = {field: error.said}
+        return await _form_again(request, values, status_code=422, errors=errors)
+    except AppError as error:
+        if error.status_code not in (400, 429, 503):
+            raise
+        return await _form_again(
+            request, values, status_code=error.status_code, notice=error.message,
+            retry_after_s=error.retry_after_s,
+        )
+    job = submission.job
+    # The form's choice, for the next story (on this device); a one-tap one changes nothing.
+    remembered = dict.fromkeys(FIELDS, "") | {
+        "for": "" if chosen in ("", "earlier") else chosen,
+        "child_name": values["child_name"] if chosen in ("", "other") else "",
+        "age": values["age"] if chosen in ("", "other") else "",
+        "length": values["length"] or "medium", "language": values["language"] or "en"}
+    response: Response
+    if is_htmx(request):
+        # The new card, and (out of band) the form again with a fresh key, ready for the next:
+        # what _submitted.html shows, not the home page's cards and shelf.
+        context = await form_context(services_of(request), remembered)
+        context["card"] = await job_card(services_of(request), job)
+        response = render(request, "_submitted.html", context, status_code=202, headers=VARY)
+    else:
+        response = RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
+    if chosen:
+        remember_form(response, remembered)
+    return response
+
+
+async def _form_again(
+    request: Request,
+    values: dict[str, str],
+    *,
+    status_code: int,
+    errors: dict[str, str] | None = None,
+    notice: str | None = None,
+    retry_after_s: int | None = None,
+) -> Response:
+    """The form, with the input kept and the message beside its field (or above it)."""
+    context = await home_context(request, values=values, errors=errors, notice=notice)
+    headers = {"Retry-After": str(retry_after_s)} if retry_after_s else {}
+    template = "_story_form.html" if is_htmx(request) else "home.html"
+    if is_htmx(request):
+        # base.html tells htmx to swap 422/429/503 bodies; this one replaces the form.
+        headers |= {"HX-Retarget": "#story-form", "HX-Reswap": "outerHTML", **VARY}
+    return render(request, template, context, status_code=status_code, headers=headers)

@@ -1,0 +1,91 @@
+"""The templates: made once per app, rendered with the reader's preferences and the page
+context every template gets (signed in or not, the CSRF token, demo mode).
+
+    return render(request, "job.html", {"job": job})
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from datetime import UTC, tzinfo
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.dates import day, iso_time, when
+from app.queue.jobs import FailReason
+from app.stories import paragraphs
+from app.web.preferences import preferences
+
+if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
+    from starlette.templating import Jinja2Templates
+
+TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
+STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
+
+
+class Templates:
+    """The templates, made on first use. Start-up does not wait for Jinja2's import (about
+    a tenth of it), so a platform's first health check is answered sooner; the lifespan
+    warms them in a thread once the app serves, so no page waits either."""
+
+    def __init__(self, make: Callable[[], Jinja2Templates]) -> None:
+        self._make = make
+        self._made: Jinja2Templates | None = None
+        self._lock = threading.Lock()  # the warm-up thread and a first render, at once
+
+    def get(self) -> Jinja2Templates:
+        if self._made is None:
+            with self._lock:
+                if self._made is None:
+                    self._made = self._make()
+        return self._made
+
+
+def make_templates(
+    timezone: tzinfo = UTC, *, static: Mapping[str, str], inline: Mapping[str, str] | None = None,
+    card_poll_s: float = 3.0,
+) -> Jinja2Templates:
+    """The templates, with the filters and `static`: {relative name: fingerprinted URL}
+    (app/web/assets.py), as in `<link rel="stylesheet" href="{{ static["style.css"] }}">`,
+    `inline`: the small images a page carries in itself, as data: URLs (any other name
+    gives its URL, as `static` does), and `card_poll_s`: how often an unfinished card
+    polls (its htmx poll; a page without JavaScript refreshes itself every 3 s)."""
+    from starlette.templating import Jinja2Templates  # see Templates
+
+    templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    # Templates change only with a deploy, like the static files: no stat() per render.
+    templates.env.auto_reload = False
+    templates.env.globals["static"] = static
+    templates.env.globals["inline"] = {**static, **(inline or {})}
+    templates.env.globals["FailReason"] = FailReason
+    templates.env.globals["card_poll_s"] = f"{card_poll_s:g}"
+    templates.env.filters["iso"] = iso_time
+    templates.env.filters["day"] = lambda moment: day(moment, timezone)
+    templates.env.filters["when"] = lambda moment: when(moment, timezone)
+    templates.env.filters["paragraphs"] = paragraphs
+    return templates
+
+
+def render(
+    request: Request,
+    template: str,
+    context: Mapping[str, object] | None = None,
+    *,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    templates = request.app.state.templates.get()
+    full_context = {
+        # A fragment (`_name.html`) lands in a page that has them already.
+        **(preferences(request) if not template.startswith("_") else {}),
+        **request.app.state.page_context(request),
+        **(context or {}),
+    }
+    response: Response = templates.TemplateResponse(
+        request, template, full_context, status_code=status_code, headers=headers
+    )
+    return response

@@ -1,0 +1,49 @@
+-- The invariants `python -m app check` reports on (app/queue/check.py): each query finds
+-- the ids of the jobs or stories that break one; none should ever find any.
+
+-- name: check_completed_without_story
+-- Invariant: a completed job points at a story that exists.
+SELECT j.id FROM story_jobs j LEFT JOIN stories s ON s.id = j.story_id
+ WHERE j.status = 'completed' AND s.id IS NULL
+ ORDER BY j.id
+
+-- name: check_unreachable_stories
+-- Invariant: every story is reachable from its job (the job completed with it). A story
+-- whose job did not was paid for and is not where the family looks for it.
+SELECT s.id FROM stories s JOIN story_jobs j ON j.id = s.job_id
+ WHERE j.status <> 'completed' OR j.story_id IS DISTINCT FROM s.id
+ ORDER BY s.id
+
+-- name: check_dead_running
+-- Invariant: a running job has a live heartbeat (else the sweeper should have failed it),
+-- or a response id and no owner with a live heartbeat (it waits to be adopted: no worker
+-- is alive to do so) -- the latter only while no process that runs jobs is alive.
+SELECT j.id FROM story_jobs j
+ WHERE j.status = 'running' AND j.heartbeat_at < now() - make_interval(secs => :stale_s)
+   AND (j.response_id IS NULL
+        OR EXISTS (SELECT 1 FROM workers w
+                    WHERE w.concurrency > 0 AND w.stopped_at IS NULL AND w.gone_at IS NULL
+                      AND w.heartbeat_at >= now() - make_interval(secs => :stale_s)))
+ ORDER BY j.id
+
+-- name: check_stranded_pending
+-- Invariant: a job waiting past the threshold with no worker alive has been expired
+-- (allowing one sweep interval for the sweeper to get there).
+SELECT id FROM story_jobs
+ WHERE status = 'pending'
+   AND created_at < now() - make_interval(secs => :threshold_s) - make_interval(secs => :interval_s)
+   AND NOT EXISTS (SELECT 1 FROM workers
+                    WHERE concurrency > 0
+                      AND heartbeat_at >= now() - make_interval(secs => :threshold_s))
+ ORDER BY id
+
+-- name: check_expired_while_alive
+-- Invariant: no job was expired while a worker was alive to run it (a process that runs
+-- jobs had started before, and beat within the threshold of, the moment it expired).
+SELECT j.id FROM story_jobs j
+ WHERE j.status = 'failed' AND j.error_text = 'expired'
+   AND EXISTS (SELECT 1 FROM workers w
+                WHERE w.concurrency > 0
+                  AND w.started_at <= j.completed_at
+                  AND w.heartbeat_at >= j.completed_at - make_interval(secs => :threshold_s))
+ ORDER BY j.id
