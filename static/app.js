@@ -26,7 +26,7 @@
     return reducedMotion.matches ? "auto" : "smooth";
   }
 
-  // For the story page's own script (reading.js), which runs after this one.
+  // For the reading tools (wake.js, reading.js), which run after this one.
   window.bedtime = { stored: stored, store: store, scrollBehavior: scrollBehavior };
 
   // Theme and text size: applied at once and kept in the cookies the server reads too
@@ -77,15 +77,17 @@
 
   // The header's menu closes with Escape (back to its button) or a tap elsewhere.
   document.addEventListener("keydown", function (event) {
-    var menu = event.key === "Escape" && document.querySelector("details[data-reading-menu][open]");
+    var menu = event.key === "Escape" &&
+      document.querySelector("details[data-reading-menu][open], details[data-closes][open]");
     if (!menu) return;
     menu.open = false;
     menu.querySelector("summary").focus();
   });
   document.addEventListener("click", function (event) {
-    document.querySelectorAll("details[data-reading-menu][open]").forEach(function (menu) {
-      if (!menu.contains(event.target)) menu.open = false;
-    });
+    document.querySelectorAll("details[data-reading-menu][open], details[data-closes][open]")
+      .forEach(function (menu) {
+        if (!menu.contains(event.target)) menu.open = false;
+      });
   });
 
   // An idea chip fills the prompt in place (without JavaScript it reloads the form filled).
@@ -159,21 +161,58 @@
     chime();
   }
 
+  // A card that finishes a story cut short took the place of that story's card, its words
+  // where they were: it says so, and leaves the page (and the reader) where they are.
+  function cardContinued(card, state) {
+    document.title = pageTitle;
+    card.setAttribute("tabindex", "-1");
+    card.focus({ preventScroll: true });
+    announce("Finishing the story. " + sayCard(card, state));
+  }
+
   function watchCards(initial) {
     document.querySelectorAll(".job-card[id]").forEach(function (card) {
       var state = cardState(card);
       var before = cardStates.get(card.id);
       cardStates.set(card.id, state);
       if (initial || before === state) return;
-      if (before === undefined) cardArrived(card, state);
+      var continues = card.getAttribute("data-continues");
+      if (before === undefined && continues && cardStates.has(continues) &&
+          !document.getElementById(continues)) {
+        cardStates.delete(continues);
+        cardContinued(card, state);
+      } else if (before === undefined) cardArrived(card, state);
       else announce(sayCard(card, state));
       if (state === "ready") storyReady();
     });
   }
 
+  // One element per id: a card swapped in (a stop, a finish, a try again tapped on a card
+  // left on the screen from before) whose job's card is on the page already takes its place,
+  // where the reader is, and the other goes.
+  function oneCardPerJob(card) {
+    document.querySelectorAll(".job-card[id]").forEach(function (other) {
+      if (other !== card && other.id === card.id) other.remove();
+    });
+  }
+
+  // A card's own buttons (stop, finish, try again) replace it: the page is kept at least as
+  // tall as it was, so a shorter card cannot pull the page up under the reader.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    var main = target && target.closest && target.matches(".job-card") && target.closest("main");
+    if (!main || event.detail.requestConfig.verb !== "post") return;
+    main.style.minHeight = Math.ceil(Math.max(main.offsetHeight,
+                                              parseFloat(main.style.minHeight) || 0)) + "px";
+  });
+
   watchCards(true);
   // After settling: htmx keeps a replaced card's old class until then.
-  document.addEventListener("htmx:afterSettle", function () { watchCards(false); });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var swapped = event.target;
+    if (swapped && swapped.matches && swapped.matches(".job-card[id]")) oneCardPerJob(swapped);
+    watchCards(false);
+  });
 
   // The chime: two soft notes made with Web Audio (no sound file), off unless turned on
   // here. A browser lets a page make sound only after a tap, so the first tap wakes it.
@@ -234,13 +273,32 @@
   // about one poll, and by the clock since the start, never more than LEAD_PERCENT ahead
   // of the words. It never moves backwards (a replaced card starts where the old one
   // was) and stops short of 100 until the story is there. Still for reduced motion.
+  // A parent reads a moving bar as "words are coming", so it moves by the clock only
+  // while they do: it stands where it is from the first poll that fails (the card says
+  // so, data-connection-lost), while the server says its writer went away (data-still),
+  // and once the story has not grown for STALL_S (a storyteller gone quiet, the thinking
+  // before the first words), and moves on when new words come.
   var LEAD_PERCENT = 10;
   var ONWARD_S = 4;
+  var STALL_S = 7;  // two polls without a new word
   var RUNNING_MAX = 99;
   var TICK_MS = 250;
   var barsShown = new Map();  // card id -> the furthest its bar has been shown
   var barsSeen = new WeakMap();  // bar -> {value: the server's, at: when it arrived}
+  var wordsGrew = new Map();  // card id -> {length: of its words, at: when they last grew}
   var clockSkewS = null;  // the server's clock less this one, from an answer's Date header
+
+  // Whether the card's words grew within STALL_S (its text as the last answer had it).
+  function wordsComing(card, key) {
+    var draft = card && card.querySelector(".job-draft");
+    var length = draft ? draft.textContent.trim().length : 0;
+    var last = wordsGrew.get(key);
+    if (!last || length > last.length) {
+      last = { length: length, at: length > 0 ? Date.now() : -Infinity };
+      wordsGrew.set(key, last);
+    }
+    return Date.now() - last.at < STALL_S * 1000;
+  }
 
   function moveBars() {
     document.querySelectorAll("progress[data-started-at][data-expected-s]").forEach(function (bar) {
@@ -250,8 +308,10 @@
         seen = { value: Number(bar.value) || 0, at: Date.now() };
         barsSeen.set(bar, seen);
       }
+      var card = bar.closest("[id]");
+      var key = card ? card.id : "";
       var value = seen.value;
-      if (!reducedMotion.matches) {
+      if (!reducedMotion.matches && !bar.hasAttribute("data-still") && wordsComing(card, key)) {
         var pace = 100 / Math.max(Number(bar.getAttribute("data-expected-s")) || 0, 1);
         var onward = seen.value + pace * Math.min((Date.now() - seen.at) / 1000, ONWARD_S);
         var byClock = 0;
@@ -262,8 +322,6 @@
         }
         value = Math.max(value, Math.min(Math.max(onward, byClock), RUNNING_MAX));
       }
-      var card = bar.closest("[id]");
-      var key = card ? card.id : "";
       value = Math.max(value, barsShown.get(key) || 0);
       barsShown.set(key, value);
       bar.value = Math.round(value * 10) / 10;
@@ -283,15 +341,19 @@
   // the server addressed it (HX-Retarget: the story form's 422/429/503 with their messages).
   // Any other (a PaaS router's "Application error" page during a restart, the app's own 503
   // page during a database blip) leaves the element as it was: a status card keeps polling,
-  // slower after a few failures and saying so; a form says its tap did not get through.
+  // saying so, slower after a few failures; a form says its tap did not get through.
   var FAILURES_BEFORE_BACKOFF = 3;
-  var BACKOFF_TRIGGER = "every 10s";
+  var BACKOFF_TRIGGER = "every 5s";
   var POLL_TIMEOUT_MS = 10000;  // a poll nobody answers counts as failed
   var failedPolls = new WeakMap();
 
   function polls(elt) {
     return /^every\s/.test((elt.getAttribute && elt.getAttribute("hx-trigger")) || "");
   }
+
+  // Why a request failed, in a parent's words: this device has no network (the browser
+  // knows), or it has and the server did not answer (refused, timed out, an error page).
+  function offline() { return navigator.onLine === false; }
 
   document.addEventListener("htmx:beforeSwap", function (event) {
     var xhr = event.detail.xhr;
@@ -304,34 +366,50 @@
     if (polls(event.detail.elt) && !event.detail.timeout) event.detail.timeout = POLL_TIMEOUT_MS;
   });
 
-  // A poll that failed: the card stays as it is. After a few failures in a row it polls
-  // less often and says plainly, at its top, that the connection is lost; its bar stops
-  // and dims meanwhile (the card's "time to get cosy" is no longer news). The next good
+  // A poll that failed: the card stays as it is and says so at once, at its top (offline,
+  // or the server not answering: "Reconnecting…"); its bar stops and dims meanwhile (the
+  // card's "time to get cosy" is no longer news). After a few failures it polls a little
+  // less often, and at once when the device is back online, so the server's first answer
+  // (the story going on, or interrupted by a restart) is on the card within one poll. That
   // answer replaces the card with the server's own (every 3 s again, no note, the bar
   // moving), so nothing here has to undo it.
   function pollFailed(card) {
     var count = (failedPolls.get(card) || 0) + 1;
     failedPolls.set(card, count);
-    if (count < FAILURES_BEFORE_BACKOFF || card.getAttribute("hx-trigger") === BACKOFF_TRIGGER) {
-      return;
-    }
-    card.setAttribute("hx-trigger", BACKOFF_TRIGGER);
-    htmx.process(card);  // its attributes changed: htmx restarts the polling at the new pace
     card.setAttribute("data-connection-lost", "");
-    var note = document.createElement("p");
-    note.className = "notice connection-lost";
-    note.setAttribute("role", "status");
-    note.setAttribute("data-reconnecting", "");
-    card.insertBefore(note, card.firstChild);
-    // Written once the live region is in the page, so that it is announced.
-    window.setTimeout(function () {
-      note.textContent = "Connection lost: this story can’t be followed just now. Reconnecting…";
-    }, 100);
+    var note = card.querySelector("[data-reconnecting]");
+    if (!note) {
+      note = document.createElement("p");
+      note.className = "notice connection-lost";
+      note.setAttribute("role", "status");
+      note.setAttribute("data-reconnecting", "");
+      card.insertBefore(note, card.firstChild);
+    }
+    var text = offline()
+      ? "You’re offline: this story can’t be followed until the connection is back. Reconnecting…"
+      : "The server isn’t answering just now, so this story can’t be followed. Reconnecting…";
+    // Written once the live region is in the page (so that it is announced), and again
+    // only when it says something new.
+    if (note.getAttribute("data-says") !== text) {
+      note.setAttribute("data-says", text);
+      window.setTimeout(function () { note.textContent = text; }, count === 1 ? 100 : 0);
+    }
+    if (count >= FAILURES_BEFORE_BACKOFF && card.getAttribute("hx-trigger") !== BACKOFF_TRIGGER) {
+      card.setAttribute("hx-trigger", BACKOFF_TRIGGER);
+      htmx.process(card);  // its attributes changed: htmx restarts the polling at the new pace
+    }
   }
+
+  window.addEventListener("online", function () {
+    document.querySelectorAll(".job-card[data-connection-lost][hx-get]").forEach(function (card) {
+      htmx.ajax("GET", card.getAttribute("hx-get"), { source: card, target: card,
+                                                      swap: "outerHTML" });
+    });
+  });
 
   // Any other request that failed ("Try again", the favourite star, the story form when
   // the answer is not the app's): the control stays, with a short sentence in its form.
-  function requestFailed(elt) {
+  function requestFailed(elt, answered) {
     var form = elt.closest && elt.closest("form");
     if (!form) return;
     var note = form.querySelector("[data-request-failed]");
@@ -342,13 +420,18 @@
       note.setAttribute("data-request-failed", "");
       form.appendChild(note);
     }
-    note.textContent = "That didn’t get through. Please try again in a moment.";
+    note.textContent = offline()
+      ? "You’re offline, so that didn’t get through. Please try again once the connection is back."
+      : (answered ? "That didn’t get through." :
+        "The server isn’t answering just now, so that didn’t get through.") +
+        " Please try again in a moment.";
   }
 
   ["htmx:responseError", "htmx:sendError", "htmx:timeout"].forEach(function (name) {
     document.addEventListener(name, function (event) {
       var elt = event.detail.elt;
-      if (polls(elt)) pollFailed(elt); else requestFailed(elt);
+      if (polls(elt)) pollFailed(elt);
+      else requestFailed(elt, name === "htmx:responseError");
     });
   });
 
@@ -356,5 +439,85 @@
     var form = event.detail.elt.closest && event.detail.elt.closest("form");
     var note = form && form.querySelector("[data-request-failed]");
     if (note) note.remove();
+  });
+
+  // The idea's counter: how many characters of the most that fit, kept as it is typed or
+  // pasted (nothing is cut); past the most, the form refuses to send and says why, as the
+  // server would. Counted as the server counts: the idea trimmed, in characters.
+  function characters(text) { return Array.from(text.trim()).length; }
+
+  function countIdea(box) {
+    var form = box.closest("form");
+    var counter = form && form.querySelector("[data-char-count]");
+    var most = Number(box.getAttribute("data-max-chars")) || 0;
+    if (!counter || !most) return;
+    var used = characters(box.value);
+    var over = used - most;
+    counter.classList.toggle("over", over > 0);
+    counter.textContent = over > 0
+      ? used + " of " + most + " characters: please make it " + over + " shorter."
+      : used + " of " + most + " characters";
+    box.setCustomValidity(over > 0
+      ? "That idea is " + used + " characters long, and a story's idea can be " + most +
+        " at most. Please make it " + over + " shorter."
+      : "");
+  }
+
+  document.addEventListener("input", function (event) {
+    if (event.target.matches && event.target.matches("textarea[data-max-chars]")) {
+      countIdea(event.target);
+    }
+  });
+  document.addEventListener("htmx:load", function (event) {
+    var elt = event.detail.elt;
+    var boxes = elt.querySelectorAll ? elt.querySelectorAll("textarea[data-max-chars]") : [];
+    boxes.forEach(countIdea);
+  });
+  document.querySelectorAll("textarea[data-max-chars]").forEach(countIdea);
+
+  // Who the story is for: choosing a child brings their usual language and length, and a
+  // sequel's first prompt follows the language chosen while nobody has changed it.
+  document.addEventListener("change", function (event) {
+    var input = event.target;
+    var form = input.closest && input.closest("form.story-form");
+    if (!form) return;
+    if (input.name === "for") {
+      var language = input.getAttribute("data-language");
+      var length = input.getAttribute("data-length");
+      if (language && form.elements.language) {
+        form.elements.language.value = language;
+        nextPromptIn(form, language);
+      }
+      if (length) {
+        var radio = form.querySelector("input[name=length][value='" + length + "']");
+        if (radio) radio.checked = true;
+      }
+    } else if (input.name === "language") {
+      nextPromptIn(form, input.value);
+    }
+  });
+
+  function nextPromptIn(form, language) {
+    var box = form.elements.prompt;
+    var wanted = box && box.getAttribute("data-next-prompt-" + language);
+    if (!wanted) return;
+    var untouched = Array.prototype.some.call(box.attributes, function (attribute) {
+      return attribute.name.indexOf("data-next-prompt-") === 0 && attribute.value === box.value;
+    });
+    if (untouched) {
+      box.value = wanted;
+      countIdea(box);
+    }
+  }
+
+  // "Show password" on the sign-in page: the box shows what is typed while it is ticked.
+  document.querySelectorAll("[data-show-password]").forEach(function (toggle) {
+    var box = toggle.closest("form").querySelector("input[name=password]");
+    var tick = toggle.querySelector("input[type=checkbox]");
+    if (!box || !tick) return;
+    tick.addEventListener("change", function () {
+      box.type = tick.checked ? "text" : "password";
+    });
+    toggle.hidden = false;
   });
 })();

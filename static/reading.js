@@ -1,54 +1,67 @@
-/* The story page's reading tools: read aloud, and keeping the screen on. Loaded by that
-   page only (after app.js, whose helpers it shares); the page works without it. */
+/* Read aloud with the browser's own voice: on the story page, and on a card once its story
+   is written (cards arrive by htmx: bound as they load). Loaded after app.js and wake.js,
+   whose helpers it shares; the pages work without it. */
 (function () {
   "use strict";
   var stored = window.bedtime.stored;
   var store = window.bedtime.store;
   var scrollBehavior = window.bedtime.scrollBehavior;
-  var root = document.querySelector("[data-story-text][lang]") || document.documentElement;
+  var screen = window.bedtime.screen || { need: function () {} };
+  var speech = "speechSynthesis" in window && typeof SpeechSynthesisUtterance === "function";
+  var synth = speech ? window.speechSynthesis : null;
+  var html = document.documentElement;
 
-  // Read aloud with the browser's own voice: slow and soft, one paragraph at a time (long
-  // utterances stall in some browsers), the paragraph being read lit and kept in view.
-  // Shown only once the browser lists a voice for the story's language (some list theirs
-  // late: voiceschanged); with none, a short note says so. While reading, the controls are
-  // one bar pinned to the foot of the screen (the page padded so the story's end clears
-  // it). Notes that are not the story ([data-not-story]) are never read. The sleep timer
-  // reads the story again until its time is up, each paragraph softer in the last minute.
+  // Slow and soft, one paragraph at a time (long utterances stall in some browsers), the
+  // paragraph being read lit and kept in view. While reading, the controls are one bar
+  // pinned to the foot of the screen (the page padded so the story's end clears it), and the
+  // screen is kept on. The voices are those for the story's language; with none (some list
+  // theirs late: voiceschanged), the bar says so and how to add one. Notes that are not the
+  // story ([data-not-story]) are never read. The sleep timer reads the story again until
+  // its time is up, each paragraph softer in the last minute. One reader at a time.
   var VOICE_KEY = "voice";
   var VOLUME = 0.8;
   var FADE_S = 60;
   var QUIETEST = 0.15;  // of VOLUME, for the last paragraph before the timer stops
   var AGAIN_PAUSE_MS = 2500;  // between the end of the story and its beginning again
-  var NO_VOICE_GRACE_MS = 1500;  // a browser that lists its voices late, before the note
+  var readers = [];  // one a read-aloud box on the page
+  var reading = null;  // the reader whose bar is shown, if any
 
   function readAloud(box) {
-    if (!("speechSynthesis" in window) || typeof SpeechSynthesisUtterance !== "function") {
-      var none = document.querySelector("[data-no-voice]");
-      if (none) none.hidden = false;
-      return;
-    }
-    var synth = window.speechSynthesis;
+    var article = box.closest("article") || document;
+    var story = article.querySelector("[data-story-text]");
+    if (!story || readers.some(function (r) { return r.box === box; })) return;
+    var lang = story.lang || "en";
     var buttons = {};
     var voiceChoice = box.querySelector("select[data-voice]");
     var sleepChoice = box.querySelector("select[data-sleep]");
     var bar = box.querySelector("[data-read-bar]");
     var progress = box.querySelector("[data-read-progress]");
-    var noVoice = document.querySelector("[data-no-voice]");
-    var html = document.documentElement;
+    var noVoice = box.querySelector("[data-no-voice]");
     var run = 0;
     var voices = [];
     var deadline = 0;  // of the sleep timer, while reading (0: at the end of the story)
+    var me = { box: box, stop: stop, refresh: refresh, listVoices: listVoices };
     box.querySelectorAll("button[data-speak]").forEach(function (b) {
       buttons[b.getAttribute("data-speak")] = b;
     });
 
     function show(state) {
-      buttons.start.hidden = state !== "idle";
+      buttons.start.hidden = state === "speaking" || state === "paused";
       buttons.pause.hidden = state !== "speaking";
       buttons.resume.hidden = state !== "paused";
       bar.hidden = state === "idle";
+      bar.classList.toggle("is-no-voice", state === "no-voice");
+      noVoice.hidden = state !== "no-voice";
+      if (state !== "idle") reading = me;
+      if (reading !== me) return;  // another reader has the page
+      if (state === "idle") reading = null;
       html.classList.toggle("is-reading-aloud", state !== "idle");
-      html.style.setProperty("--read-bar-height", (bar.hidden ? 0 : bar.offsetHeight) + "px");
+      refresh();
+      screen.need("reading", state === "speaking" || state === "paused");
+    }
+
+    function refresh() {
+      html.style.setProperty("--read-bar-height", barHeight() + "px");
     }
 
     function barHeight() {
@@ -60,22 +73,21 @@
       return minutes ? Date.now() + minutes * 60000 : 0;
     }
 
-    // The voices for the page's language (any voice if none is), the remembered one chosen.
+    // The voices for the story's language, the remembered one chosen.
     function listVoices() {
-      var lang = (root.lang || "en").toLowerCase().split("-")[0];
+      var wanted = lang.toLowerCase().split("-")[0];
       var fitting = synth.getVoices().filter(function (v) {
-        return (v.lang || "").toLowerCase().replace("_", "-").split("-")[0] === lang;
+        return (v.lang || "").toLowerCase().replace("_", "-").split("-")[0] === wanted;
       });
-      if (noVoice) noVoice.hidden = fitting.length > 0 || noVoice.hidden;
       if (!fitting.length) return;
       voices = fitting;
-      var wanted = voiceChoice.value || stored(VOICE_KEY);
+      var chosen = voiceChoice.value || stored(VOICE_KEY);
       var local = voices.filter(function (v) { return v.localService; })[0] || voices[0];
       voiceChoice.textContent = "";
       voices.forEach(function (v) { voiceChoice.add(new Option(v.name, v.voiceURI)); });
-      var known = voices.some(function (v) { return v.voiceURI === wanted; });
-      voiceChoice.value = known ? wanted : local.voiceURI;
-      box.hidden = false;
+      var known = voices.some(function (v) { return v.voiceURI === chosen; });
+      voiceChoice.value = known ? chosen : local.voiceURI;
+      if (!noVoice.hidden) show("idle");  // a voice after all
     }
 
     function chosenVoice() {
@@ -94,12 +106,18 @@
       }
     }
 
+    function stop() {
+      run += 1;
+      if (synth) synth.cancel();
+      light(null);
+      show("idle");
+    }
+
     function start() {
       run += 1;
       var mine = run;
       synth.cancel();
-      var story = document.querySelector("[data-story-text]");
-      var article = story.closest("article") || document;
+      // The title (a page's heading, or the card's first line), then the story.
       var parts = [article.querySelector("h1")]
         .concat(Array.prototype.slice.call(story.querySelectorAll("p:not([data-not-story])")))
         .filter(function (el) { return el && el.textContent.trim(); });
@@ -123,7 +141,7 @@
 
       function speakNext() {
         if (mine !== run) return;
-        if (deadline && Date.now() >= deadline) return finish();
+        if (!box.isConnected || (deadline && Date.now() >= deadline)) return finish();
         if (next >= parts.length) {
           if (!deadline) return finish();
           next = 0;  // the timer is still running: from the top again, after a breath
@@ -138,7 +156,7 @@
         utterance.rate = 0.8;
         utterance.pitch = 0.95;
         utterance.volume = volume();
-        utterance.lang = root.lang || "en";
+        utterance.lang = lang;
         var voice = chosenVoice();
         if (voice) utterance.voice = voice;
         utterance.addEventListener("start", function () { if (mine === run) light(paragraph); });
@@ -155,80 +173,44 @@
       var button = event.target.closest("button[data-speak]");
       if (!button) return;
       var action = button.getAttribute("data-speak");
-      if (action === "start") start();
+      if (action === "start") {
+        if (reading && reading !== me) reading.stop();
+        if (voices.length) {
+          start();
+        } else {  // said in the bar, the button kept in view above it
+          show("no-voice");
+          buttons.start.scrollIntoView({ block: "nearest", behavior: scrollBehavior() });
+        }
+      }
       if (action === "pause") { synth.pause(); show("paused"); }
       if (action === "resume") { synth.resume(); show("speaking"); }
-      if (action === "stop") { run += 1; synth.cancel(); light(null); show("idle"); }
+      if (action === "stop") stop();
     });
+    // The how-to opened or closed: the page's padding follows the bar's height.
+    noVoice.addEventListener("toggle", refresh, true);
     voiceChoice.addEventListener("change", function () { store(VOICE_KEY, voiceChoice.value); });
     // A timer chosen while reading counts from now.
     sleepChoice.addEventListener("change", function () { deadline = sleepDeadline(); });
-    window.addEventListener("resize", function () { if (!bar.hidden) show(buttons.pause.hidden ? "paused" : "speaking"); });
-    window.addEventListener("pagehide", function () { run += 1; synth.cancel(); });
-    synth.addEventListener("voiceschanged", listVoices);
+    readers.push(me);
     show("idle");
-    listVoices();
-    // No voice for the story's language, even after the browser had time to list its own.
-    window.setTimeout(function () {
-      if (noVoice && !voices.length) noVoice.hidden = false;
-    }, NO_VOICE_GRACE_MS);
+    if (synth) listVoices();
+    box.hidden = false;
   }
 
-  document.querySelectorAll("[data-read-aloud]").forEach(readAloud);
+  function bindWithin(elt) {
+    if (!elt.querySelectorAll) return;
+    if (elt.matches("[data-read-aloud]")) readAloud(elt);
+    elt.querySelectorAll("[data-read-aloud]").forEach(readAloud);
+  }
 
-  // While a story is open the screen stays on (a parent reading slowly), unless turned off
-  // (remembered). The browser lets go when the page is hidden; it is taken again on return,
-  // and let go for good after 30 minutes (the toggle takes it for another 30).
-  var KEEP_ON_KEY = "keep_screen_on";
-  var KEEP_ON_MS = 30 * 60 * 1000;
-
-  function keepScreenOn(button) {
-    if (!("wakeLock" in navigator)) return;
-    var lock = null;
-    var until = 0;
-    var timer = 0;
-
-    function show() {
-      button.setAttribute("aria-pressed", String(lock !== null));
-    }
-
-    function take() {
-      if (lock || Date.now() >= until || document.visibilityState !== "visible") return;
-      navigator.wakeLock.request("screen").then(function (taken) {
-        if (Date.now() >= until) { taken.release(); return; }
-        lock = taken;
-        taken.addEventListener("release", function () {
-          if (lock === taken) lock = null;
-          show();
-        });
-        show();
-      }, show);
-    }
-
-    function letGo() {
-      until = 0;
-      window.clearTimeout(timer);
-      if (lock) lock.release();
-      lock = null;
-      show();
-    }
-
-    function keepOn() {
-      until = Date.now() + KEEP_ON_MS;
-      window.clearTimeout(timer);
-      timer = window.setTimeout(letGo, KEEP_ON_MS);
-      take();
-    }
-
-    button.addEventListener("click", function () {
-      var on = button.getAttribute("aria-pressed") !== "true";
-      store(KEEP_ON_KEY, on ? "on" : "off");
-      if (on) keepOn(); else letGo();
+  bindWithin(document.documentElement);
+  document.addEventListener("htmx:load", function (event) { bindWithin(event.detail.elt); });
+  window.addEventListener("resize", function () { if (reading) reading.refresh(); });
+  window.addEventListener("pagehide", function () { if (reading) reading.stop(); });
+  if (synth) {
+    synth.addEventListener("voiceschanged", function () {
+      readers = readers.filter(function (r) { return r.box.isConnected; });
+      readers.forEach(function (r) { r.listVoices(); });
     });
-    document.addEventListener("visibilitychange", take);
-    button.hidden = false;
-    if (stored(KEEP_ON_KEY) !== "off") keepOn(); else show();
   }
-
-  document.querySelectorAll("[data-wake-lock]").forEach(keepScreenOn);
 })();

@@ -6,16 +6,20 @@
   var STORIES_CACHES = "bedtime-stories-";  // the service worker's (static/sw.js)
   var TITLE_SUFFIX = " · Bedtime Stories";
 
-  // The theme shown. "Automatic" (the default) is Night at bedtime, from the household's
-  // "Night from" hour until morning in its time zone, or on a device that prefers dark;
-  // otherwise Dark. The server decides it for the page it renders; this decides it again
-  // (and each minute, so Night comes on with the page open) because a page from the
-  // offline cache was rendered at another hour, the offline page by no server at all, and
-  // only the device knows what it prefers. The choice is the cookie (the server's and
-  // app.js's); the hours and zone come with every rendered page and are kept for those.
+  // The theme shown. "Automatic" (the default) is Night from half an hour before the
+  // household's bedtime (set on the Children page) until morning in its time zone, or on a
+  // device that prefers dark; otherwise Dark. The server decides it for the page it
+  // renders; this decides it again from the device's clock (and each minute, so Night
+  // comes on with the page open) because a page from the offline cache was rendered at
+  // another hour, the offline page by no server at all, and only the device knows what it
+  // prefers. The choice is the cookie (the server's and app.js's); the bedtime, morning
+  // and zone come with every rendered page (saved ones too) and are kept for the rest.
   var root = document.documentElement;
   var THEMES = /^(auto|dark|light|night)$/;
   var HOURS_KEY = "night_hours";
+  var NIGHT_BEFORE_BEDTIME_MIN = 30;  // app/web/preferences.py's NIGHT_BEFORE_BEDTIME
+  var DEFAULT_BEDTIME = "18:30";
+  var DEFAULT_MORNING = "07:00";
   var THEME_COLORS = { light: "#f6efe1", dark: "#16120e", night: "#0c0906" };
   var prefersDark = window.matchMedia("(prefers-color-scheme: dark)");
 
@@ -24,26 +28,38 @@
     return found ? found[1] : null;
   }
 
+  function minutesOf(text) {  // "18:30" -> 1110; null for anything else
+    var found = /^([01]\d|2[0-3]):([0-5]\d)$/.exec(text || "");
+    return found ? Number(found[1]) * 60 + Number(found[2]) : null;
+  }
+
   function nightHours() {
     var kept = null;
     try { kept = JSON.parse(window.localStorage.getItem(HOURS_KEY)); } catch (error) { /* none */ }
     var tz = root.getAttribute("data-tz");
-    if (tz) {
-      kept = { tz: tz, from: Number(root.getAttribute("data-night-from")),
-               until: Number(root.getAttribute("data-night-until")) };
+    if (tz && minutesOf(root.getAttribute("data-bedtime")) !== null) {
+      kept = { tz: tz, bedtime: root.getAttribute("data-bedtime"),
+               until: root.getAttribute("data-night-until") };
       try { window.localStorage.setItem(HOURS_KEY, JSON.stringify(kept)); } catch (error) { /* private */ }
     }
     kept = kept || {};
-    return { tz: kept.tz, from: Number(cookie("night_from")) || kept.from || 19,
-             until: kept.until || 7 };
+    var bedtime = minutesOf(kept.bedtime);
+    var until = minutesOf(kept.until);
+    return { tz: kept.tz,
+             from: (bedtime === null ? minutesOf(DEFAULT_BEDTIME) : bedtime) - NIGHT_BEFORE_BEDTIME_MIN,
+             until: until === null ? minutesOf(DEFAULT_MORNING) : until };
   }
 
-  function hourIn(tz) {
+  function minuteIn(tz) {  // minutes since midnight in the household's zone
+    var now = new Date();
     try {
-      return Number(new Intl.DateTimeFormat("en-GB",
-        { hour: "numeric", hourCycle: "h23", timeZone: tz }).format(new Date()));
+      var parts = {};
+      new Intl.DateTimeFormat("en-GB", { hour: "numeric", minute: "numeric", hourCycle: "h23",
+                                         timeZone: tz }).formatToParts(now)
+        .forEach(function (part) { parts[part.type] = part.value; });
+      return Number(parts.hour) * 60 + Number(parts.minute);
     } catch (error) {  // an unknown zone: the device's own
-      return new Date().getHours();
+      return now.getHours() * 60 + now.getMinutes();
     }
   }
 
@@ -56,8 +72,8 @@
     var chosen = choice();
     if (chosen !== "auto") return chosen;
     var hours = nightHours();
-    var hour = hourIn(hours.tz);
-    return prefersDark.matches || hour >= hours.from || hour < hours.until ? "night" : "dark";
+    var minute = minuteIn(hours.tz);
+    return prefersDark.matches || minute >= hours.from || minute < hours.until ? "night" : "dark";
   }
 
   function showTheme() {
@@ -86,17 +102,6 @@
   document.addEventListener("submit", function (event) {
     if (event.target.matches("form[data-preferences]")) window.setTimeout(showTheme, 0);
   });
-  // A new "Night from" hour is kept at once (without JavaScript, "Set" posts it).
-  document.querySelectorAll("select[data-night-from]").forEach(function (select) {
-    var set = select.form && select.form.querySelector("[data-night-set]");
-    if (set) set.hidden = true;
-    select.addEventListener("change", function () {
-      document.cookie = "night_from=" + select.value + "; path=/; max-age=31536000; samesite=lax";
-      root.setAttribute("data-night-from", select.value);
-      showTheme();
-    });
-  });
-
   // The service worker lives at /sw.js so that it covers the whole site. Browsers offer it
   // only on HTTPS (or on this computer, http://localhost); elsewhere the site works as ever.
   if ("serviceWorker" in navigator) {
@@ -153,6 +158,24 @@
   // The offline page: the reader's theme, and the stories this device can open.
   var offline = document.querySelector("[data-offline-page]");
   if (!offline) return;
+
+  // Why the page could not come, told apart: this device has no network, or it has one
+  // and the server did not answer (restarting, say). Followed as the device's changes.
+  var heading = offline.querySelector("[data-offline-heading]");
+  var why = offline.querySelector("[data-offline-why]");
+  function sayWhy() {
+    if (!heading || !why) return;
+    var noNetwork = navigator.onLine === false;
+    heading.textContent = noNetwork ? "You’re offline" : "The server isn’t answering";
+    why.textContent = noNetwork
+      ? "There’s no connection just now, so new stories can’t be written. The stories " +
+        "you’ve opened on this device are still here to read."
+      : "This device is online, but the storyteller’s server didn’t answer just now (it " +
+        "may be restarting). The stories you’ve opened on this device are still here to read.";
+  }
+  window.addEventListener("online", sayWhy);
+  window.addEventListener("offline", sayWhy);
+  sayWhy();
   var list = offline.querySelector("[data-saved-stories]");
   var none = offline.querySelector("[data-saved-none]");
   if (!list || !window.caches) {

@@ -1,6 +1,6 @@
 /* The service worker: keeps the app shell, and every story page the family has opened, on
    this device, so a story read before opens with the Wi-Fi off. Plain JavaScript, no
-   library. Served as /sw.js (so its scope is the whole site) by app/shelf/routes.py, which
+   library. Served as /sw.js (so its scope is the whole site) by app/web/offline.py, which
    fills in VERSION (a hash of the static files: a deploy that changes them installs a new
    worker, which drops the old shell) and SHELL (the static files to keep).
 
