@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.config import ConfigError, load_settings
+from app.config import load_settings
+from app.config_values import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 

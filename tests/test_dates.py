@@ -14,11 +14,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from app.dates import day, file_day, file_stamp, iso_time, when
+from tests.helpers.campaigns import examples
 
 PARIS = zoneinfo.ZoneInfo("Europe/Paris")
 NEW_YORK = zoneinfo.ZoneInfo("America/New_York")
 PROPERTY = settings(
-    max_examples=500,
+    max_examples=examples(500),  # FULL_CAMPAIGNS=1 (make test-all): all 500
     deadline=None,
     derandomize=bool(os.environ.get("CI")),  # CI replays the same examples; locally they vary
 )
@@ -41,6 +42,7 @@ HOUSEHOLD_ZONES = st.sampled_from(sorted(zoneinfo.available_timezones())).map(
 ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?Z")
 
 
+@pytest.mark.campaign
 @PROPERTY
 @given(moment=MOMENTS, zone=HOUSEHOLD_ZONES)
 @example(moment=datetime(9999, 12, 31, 23, 30, tzinfo=UTC), zone=PARIS)
@@ -60,6 +62,7 @@ def test_the_formatters_never_raise_for_any_moment_in_any_zone(moment, zone):
         assert datetime.fromisoformat(iso).tzinfo is not None
 
 
+@pytest.mark.campaign
 @PROPERTY
 @given(moment=st.datetimes(min_value=datetime(2, 1, 1), max_value=datetime(9998, 12, 31),
                            timezones=st.just(UTC)), zone=HOUSEHOLD_ZONES)

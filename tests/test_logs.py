@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
+from tests.helpers.waits import HTTP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -98,7 +99,8 @@ async def test_under_uvicorn_an_unexpected_exception_is_logged_once_not_again_by
     try:
         while not server.started:
             await asyncio.sleep(0.05)
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as http:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}",
+                                     timeout=HTTP_TIMEOUT_S) as http:
             answer = await http.get("/defective", headers=ACCEPT_JSON)
     finally:
         server.should_exit = True

@@ -141,8 +141,11 @@ def test_every_status_write_is_guarded_and_returns_its_id():
     # The state machine's writers, all seen: intake, claim, complete, fail, both sweeps, the
     # import's two, the purge, the worker's saves.
     assert {"claim_next_job", "complete_job", "fail_job", "sweep_dead_running",
-            "sweep_expired_pending", "import_job", "complete_imported_job",
+            "sweep_expired_pending", "complete_imported_job",
             "purge_deleted_stories", "migration 009"} <= set(writes)
+    # A job's one INSERT (the intake's and the import's) is insert_job's.
+    assert [name for name in writes if name.startswith("migration function:insert_job:")]
+    assert "insert_job(" in load_queries()["import_job"]
     for name, sql in writes.items():
         assert unguarded_status_writes(sql) == [], name
 
@@ -150,7 +153,6 @@ def test_every_status_write_is_guarded_and_returns_its_id():
 @pytest.mark.parametrize(("name", "guard"), [
     ("fail_job", "AND status = 'running'"),
     ("sweep_dead_running", "AND story_jobs.status = 'running'"),  # inside a CTE
-    ("import_job", "ON CONFLICT (idempotency_key) DO NOTHING"),
     ("purge_deleted_stories", "AND status = 'completed'"),
 ])
 def test_the_guard_check_fails_when_a_guard_is_removed(name, guard):
@@ -161,6 +163,13 @@ def test_the_guard_check_fails_when_a_guard_is_removed(name, guard):
 
 def test_the_guard_check_sees_the_intake_function_lose_its_conflict_clause():
     text = status_writes()["migration 009"]
+    assert unguarded_status_writes(text.replace("ON CONFLICT (idempotency_key) DO NOTHING", ""))
+
+
+def test_the_guard_check_sees_the_job_insert_lose_its_conflict_clause():
+    [text] = [sql for name, sql in status_writes().items()
+              if name.startswith("migration function:insert_job:")]
+    assert "ON CONFLICT (idempotency_key) DO NOTHING" in text
     assert unguarded_status_writes(text.replace("ON CONFLICT (idempotency_key) DO NOTHING", ""))
 
 
@@ -175,6 +184,20 @@ async def test_the_previous_release_s_intake_still_takes_stories_after_a_migrati
                AS i""", {"key": "old-release"})
     assert row is not None and row["id"] is not None
     assert (row["status"], row["sibling_name"], row["replayed"]) == ("pending", None, False)
+
+
+async def test_the_release_before_the_json_request_still_takes_stories(db):
+    """The release before the intake took its request as JSON calls the 18 parameters of
+    sql/functions/intake_job.sql's previous signature, written out here as it sent them:
+    it still makes a job (through the same intake), a sibling story's fields and all."""
+    row = await fetch_one(db, """
+        SELECT (i.job).id, (i.job).status, (i.job).sibling_name, (i.job).language, i.replayed
+          FROM intake_job(:key, 'hash', 'a sleepy owl', 'Mia', 5, 'short', NULL, NULL,
+                          NULL, NULL, 'es', NULL, 'Leo', 7,
+                          now() - interval '1 day', 10, 10, 42) AS i""", {"key": "18-args"})
+    assert row is not None and row["id"] is not None
+    assert (row["status"], row["sibling_name"], row["language"], row["replayed"]) == (
+        "pending", "Leo", "es", False)
 
 
 async def test_scheduled_work_has_a_row_per_schedule_with_its_last_outcome(db):

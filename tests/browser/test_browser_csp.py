@@ -12,7 +12,13 @@ from dataclasses import replace
 import pytest
 
 from app.config import Settings
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.helpers.browser import (
+    CARD_POLL_S,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    needs_chromium,
+    served_over_http,
+)
 
 PASSWORD = "moonbeam"
 
@@ -21,7 +27,8 @@ pytestmark = needs_chromium
 
 def test_household_path_works_under_the_csp(settings: Settings) -> None:
     playwright = pytest.importorskip("playwright.sync_api")
-    app_settings = replace(settings, household_password=PASSWORD, allow_open=False)
+    app_settings = replace(settings, household_password=PASSWORD, allow_open=False,
+                           card_poll_s=CARD_POLL_S)
     problems: list[str] = []
     with served_over_http(app_settings) as base_url, playwright.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -50,7 +57,8 @@ def test_household_path_works_under_the_csp(settings: Settings) -> None:
             page.click("#jobs >> text=Read the story")
             page.wait_for_selector("article.story h1")
 
-            page.click("text=Sign out")
+            page.click("text=Sign out…")  # it asks first (issue 29)
+            page.click("text=Yes, sign out")
             page.wait_for_url(base_url + "/login")
             page.goto(base_url + "/stories")
             assert page.url.startswith(base_url + "/login")

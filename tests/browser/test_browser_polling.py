@@ -19,17 +19,19 @@ from dataclasses import replace
 import httpx
 import pytest
 import uvicorn
+from playwright.sync_api import expect
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route, Router
 
 from app.config import Settings
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium, served_over_http
+from tests.helpers.browser import REPORT_CSP, needs_chromium, served_over_http, story_bar
 from tests.helpers.fake_llm import FakeLLM, free_port
 
 pytestmark = needs_chromium
 
-# app.js: three failed polls in a row, then one every 10 s; both well inside these waits.
+# app.js: the note at the first failed poll; after three in a row, one every 5 s; both
+# well inside these waits.
 NOTE_WAIT_MS = 20_000
 RECOVERY_WAIT_MS = 20_000
 LLM_TIMEOUT_S = 60
@@ -112,36 +114,26 @@ def behind_a_router(settings: Settings) -> Iterator[Router503]:
 
 
 @pytest.fixture
-def open_page(settings: Settings):
-    """Pages in a fresh Chromium, and the list where their script errors and CSP violations
-    land. It depends on `settings` so that it starts after this test's database is made
-    and stops before it is dropped: Playwright's sync API keeps an event loop running in
-    this thread, where the database fixtures call asyncio.run."""
-    from playwright.sync_api import sync_playwright
-
+def open_page(browser):
+    """Pages in a fresh context of the module's Chromium, and the list where their script
+    errors and CSP violations land."""
     problems: list[str] = []
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = chromium.new_context(viewport={"width": 820, "height": 1180})
+    context = browser.new_context(viewport={"width": 820, "height": 1180})
 
-        def open_one():
-            page = context.new_page()
-            # Failed loads (503, refused) are logged to the console on purpose: only script
-            # errors and CSP violations count as problems here.
-            page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-            page.on("console", lambda m: m.text.startswith("CSP violation")
-                    and problems.append(m.text))
-            page.add_init_script(
-                "document.addEventListener('securitypolicyviolation', e => "
-                "console.error('CSP violation: ' + e.violatedDirective + ' ' + e.blockedURI))"
-            )
-            return page
+    def open_one():
+        page = context.new_page()
+        # Failed loads (503, refused) are logged to the console on purpose: only script
+        # errors and CSP violations count as problems here.
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda m: m.text.startswith("CSP violation")
+                and problems.append(m.text))
+        page.add_init_script(REPORT_CSP)
+        return page
 
-        try:
-            yield open_one, problems
-        finally:
-            context.close()
-            chromium.close()
+    try:
+        yield open_one, problems
+    finally:
+        context.close()
 
 
 @pytest.fixture
@@ -169,7 +161,8 @@ def assert_still_polling_slowly(card, job_id: int) -> None:
     )
     assert card.get_attribute("hx-get") == f"/stories/jobs/{job_id}"
     assert card.get_attribute("hx-swap") == "outerHTML"
-    assert card.get_attribute("hx-trigger") == "every 10s"  # backed off from every 3s
+    # Backed off from every 3s, after three failures.
+    expect(card).to_have_attribute("hx-trigger", "every 5s", timeout=NOTE_WAIT_MS)
     assert "status-running" in card.get_attribute("class")  # the same card, as it was
 
 
@@ -188,7 +181,7 @@ def test_a_card_keeps_polling_through_a_routers_503_pages(settings, held_llm, op
         page.evaluate("window.__sameDocument = true")  # gone if anything reloads the page
         card, job_id = request_story(page, "a lighthouse keeper's sleepy cat")
         held_llm.wait_for_call(job_id)  # running: the card polls every 3 s
-        card.locator("progress").wait_for()
+        story_bar(card).wait_for()
 
         proxy.failing = True
         assert_still_polling_slowly(card, job_id)
@@ -210,7 +203,7 @@ def test_a_card_keeps_polling_while_the_app_refuses_connections(settings, held_l
         page.evaluate("window.__sameDocument = true")
         card, job_id = request_story(page, "a snail who races the moon")
         held_llm.wait_for_call(job_id)
-        card.locator("progress").wait_for()
+        story_bar(card).wait_for()
 
         proxy.stop()  # the app "stopped": nothing listens on its address
         assert_still_polling_slowly(card, job_id)

@@ -10,18 +10,18 @@ Runs the Debian chromium at /usr/bin/chromium through Playwright; see tests/help
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import replace
 
 import pytest
 
-from app.config import Settings
 from tests.helpers.browser import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
+    CARD_POLL_S,
+    font_of,
     needs_chromium,
     served_over_http,
+    settled_scroll,
+    top_of_paragraph,
 )
 from tests.helpers.fake_llm import FakeLLM
 
@@ -37,39 +37,19 @@ PARAGRAPHS = [
 STORY = TITLE + "\n\n" + "\n\n".join(PARAGRAPHS)
 
 
-def settled_scroll(page) -> float:
-    """window.scrollY once a smooth scroll has come to rest."""
-    last, since = page.evaluate("window.scrollY"), time.monotonic()
-    deadline = since + 5
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        now = page.evaluate("window.scrollY")
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since > 0.4:
-            return now
-    return last
-
-
 @pytest.fixture
-def tablet_or_phone(request, settings: Settings):
-    """A page in a fresh Chromium at the size asked for; like test_browser_polling's
-    open_page, it starts after this test's database is made."""
-    from playwright.sync_api import sync_playwright
-
+def tablet_or_phone(request, browser):
+    """A page at the size asked for, in a fresh context of the module's Chromium."""
     width, height = request.param
     problems: list[str] = []
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = chromium.new_context(viewport={"width": width, "height": height})
-        page = context.new_page()
-        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-        page.on("console", lambda m: m.type == "error" and problems.append(m.text))
-        try:
-            yield page, f"{width}x{height}", problems
-        finally:
-            context.close()
-            chromium.close()
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+    try:
+        yield page, f"{width}x{height}", problems
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("tablet_or_phone", [(820, 1180), (1180, 820), (390, 844)],
@@ -83,7 +63,7 @@ def test_the_story_stays_where_it_was_read_when_it_is_finished(
     fake_llm.chunk_delay_s = 0.01  # streamed, a couple of words at a time ...
     fake_llm.hold_after_chunks = chunks - 1  # ... all but the last two words, then it waits
     fake_llm.hold()
-    with served_over_http(replace(settings, llm_timeout_s=60)) as url:
+    with served_over_http(replace(settings, llm_timeout_s=60, card_poll_s=CARD_POLL_S)) as url:
         page.goto(url + "/")
         page.evaluate("window.__sameDocument = true")  # gone if anything reloads the page
         # No scroll anchoring, as in Safari (an iPad): the layout itself must not move.
@@ -105,7 +85,7 @@ def test_the_story_stays_where_it_was_read_when_it_is_finished(
         # The draft grows, in the story page's type.
         draft = card.locator(".story-text.job-draft")
         draft.get_by_text(PARAGRAPHS[-2]).wait_for(timeout=READY_WAIT_MS)
-        font = draft.evaluate("d => getComputedStyle(d).fontFamily")
+        font = font_of(page, f"#{job_id} .story-text.job-draft")
         assert "Palatino" in font or "Iowan" in font, font
         page.screenshot(path=str(ARTIFACTS / f"reading-view-draft-{size}.png"))
 
@@ -115,8 +95,7 @@ def test_the_story_stays_where_it_was_read_when_it_is_finished(
         page.evaluate(f"window.scrollTo(0, {middle})")
         before = settled_scroll(page)
         assert before > 0
-        line_before = draft.get_by_text(PARAGRAPHS[2]).evaluate(
-            "p => p.getBoundingClientRect().top")
+        line_before = top_of_paragraph(page, f"#{job_id} .story-text.job-draft", PARAGRAPHS[2])
 
         fake_llm.release()  # the story is finished
         card.get_by_role("link", name="Read the story").wait_for(timeout=READY_WAIT_MS)

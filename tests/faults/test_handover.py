@@ -16,6 +16,7 @@ import pytest
 from tests.helpers.app import ACCEPT_JSON
 from tests.helpers.processes import AppProcess, submit
 from tests.helpers.sql import fetch_one
+from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -26,7 +27,7 @@ def background_app(database_url: str, fake_llm, log_path, **env: str) -> AppProc
     return app
 
 
-async def streaming(db, job_id: int, timeout_s: float = 15) -> dict:
+async def streaming(db, job_id: int, timeout_s: float = WAIT_S) -> dict:
     deadline = time.monotonic() + timeout_s
     while True:
         row = await fetch_one(db, "SELECT text_so_far, response_sequence, claimed_by FROM"
@@ -37,9 +38,9 @@ async def streaming(db, job_id: int, timeout_s: float = 15) -> dict:
         await asyncio.sleep(0.05)
 
 
-async def completed(url: str, job_id: int, timeout_s: float = 30) -> dict:
+async def completed(url: str, job_id: int, timeout_s: float = WAIT_S) -> dict:
     deadline = time.monotonic() + timeout_s
-    async with httpx.AsyncClient(base_url=url) as client:
+    async with httpx.AsyncClient(base_url=url, timeout=HTTP_TIMEOUT_S) as client:
         while True:
             job = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
             if job["status"] in ("completed", "failed"):
@@ -59,7 +60,7 @@ async def test_sigterm_hands_the_story_over_and_the_next_process_completes_it(
     first = background_app(database_url, fake_llm, tmp_path / "first.log", **defaults)
     await first.start()
     try:
-        async with httpx.AsyncClient(base_url=first.url) as client:
+        async with httpx.AsyncClient(base_url=first.url, timeout=HTTP_TIMEOUT_S) as client:
             [job_id] = await submit(client, 1, run=0)
         await streaming(db, job_id)
         asked = time.monotonic()
@@ -100,7 +101,7 @@ async def test_kill_9_mid_story_the_story_is_adopted_after_a_restart(
     fake_llm.hold()
     first = background_app(database_url, fake_llm, tmp_path / "first.log")
     await first.start()
-    async with httpx.AsyncClient(base_url=first.url) as client:
+    async with httpx.AsyncClient(base_url=first.url, timeout=HTTP_TIMEOUT_S) as client:
         [job_id] = await submit(client, 1, run=0)
     await streaming(db, job_id)
     first.kill9()

@@ -18,15 +18,15 @@ import time
 import pytest
 
 from app.queue.check import check_invariants
-from app.queue.store import JobStore
 from tests.helpers.app import post_story, serve, wait_for_job
 from tests.helpers.proxy import CuttableProxy
 from tests.helpers.sql import fetch_val
+from tests.helpers.waits import WAIT_S
 
 pytestmark = pytest.mark.anyio
 
 
-async def until(condition, timeout_s: float = 15.0) -> None:
+async def until(condition, timeout_s: float = WAIT_S) -> None:
     deadline = time.monotonic() + timeout_s
     while not await condition():
         assert time.monotonic() < deadline, "the condition never came true"
@@ -61,7 +61,7 @@ async def test_chat_a_worker_cut_off_from_the_database_still_delivers_its_story(
     assert await fetch_val(db, "SELECT count(*) FROM stories WHERE job_id = :id",
                            {"id": job_id}) == 1
     assert "story_orphaned" not in caplog.text
-    report = await check_invariants(JobStore(db), settings)
+    report = await check_invariants(db, settings)
     assert not report.broken, report.format()
 
 
@@ -93,7 +93,7 @@ async def test_responses_the_job_is_adopted_and_the_cut_off_worker_stores_nothin
     assert await fetch_val(db, "SELECT count(*) FROM stories WHERE job_id = :id",
                            {"id": job_id}) == 1
     assert job["error"] is None and job["story_id"] is not None
-    report = await check_invariants(JobStore(db), settings)
+    report = await check_invariants(db, settings)
     assert not report.broken, report.format()
 
 

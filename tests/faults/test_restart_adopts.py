@@ -15,6 +15,7 @@ import pytest
 from tests.faults.test_handover import background_app, completed, streaming
 from tests.helpers.processes import submit
 from tests.helpers.sql import fetch_one, fetch_val
+from tests.helpers.waits import HTTP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -32,7 +33,7 @@ async def test_after_kill_9_the_restarted_process_adopts_the_paid_story_before_a
     first = background_app(database_url, fake_llm, tmp_path / "first.log", **DEFAULTS)
     await first.start()
     try:
-        async with httpx.AsyncClient(base_url=first.url) as client:
+        async with httpx.AsyncClient(base_url=first.url, timeout=HTTP_TIMEOUT_S) as client:
             [paid] = await submit(client, 1, run=0)
             dead_owner = (await streaming(db, paid))["claimed_by"]
             [waiting] = await submit(client, 1, run=0, start=1)  # the one slot is busy

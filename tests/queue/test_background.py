@@ -12,6 +12,7 @@ from dataclasses import replace as dataclass_replace
 
 import pytest
 
+from app.queue.check import Invariants
 from app.queue.jobs import Status
 from app.queue.store import JobStore
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
@@ -131,7 +132,7 @@ async def test_a_job_whose_process_died_is_adopted_and_completed_without_a_secon
     assert job["status"] == "completed", job
     assert fake_llm.creates_for(job_id) == 1  # the dead process's, and no other
     assert f"event=job_adopted job_id={job_id} response_id={response_id}" in caplog.text
-    assert await JobStore(db).ids("check_unreachable_stories") == []
+    assert await Invariants(db).ids("check_unreachable_stories") == []
 
 
 async def test_the_sweeper_leaves_a_job_with_a_response_id_to_be_adopted(settings, db, fake_llm):

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from tests.helpers.app import post_story, serve, wait_for_job
+from tests.helpers.waits import WAIT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -20,7 +21,7 @@ MODES = ("chat", "responses")
 HX = {"HX-Request": "true"}
 
 
-async def until(done, timeout_s: float = 5.0) -> None:
+async def until(done, timeout_s: float = WAIT_S) -> None:
     """Wait (without blocking the app) until `done()` is true."""
     deadline = time.monotonic() + timeout_s
     while not done():

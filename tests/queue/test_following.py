@@ -168,7 +168,9 @@ async def test_an_unexpected_error_while_following_stops_the_story_at_the_provid
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         [response_id] = fake_llm.response_ids_for(job_id)
-        status = fake_llm.wait_for_status(response_id, "cancelled")["status"]
+        # waited for in a thread: the app's cancel is sent from this test's own loop
+        status = (await asyncio.to_thread(
+            fake_llm.wait_for_status, response_id, "cancelled"))["status"]
     assert (job["status"], job["error"]) == ("failed", "something went wrong while writing")
     assert status == "cancelled" and fake_llm.cancels_for(job_id) == 1  # billing stops
     assert fake_llm.creates_for(job_id) == 1

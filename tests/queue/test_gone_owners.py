@@ -17,6 +17,7 @@ import pytest
 
 from app.queue.jobs import FailReason, Status
 from app.queue.liveness import ProcessLiveness, pid_alive
+from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
 from app.stories import Story, StoryRequest
 from tests.helpers.app import serve
@@ -24,6 +25,7 @@ from tests.helpers.jobs import add_job
 from tests.helpers.locks import holding, wait_until_blocked
 from tests.helpers.registry import dead_pid, register_dead_process, register_process
 from tests.helpers.sql import execute, fetch_one, fetch_val
+from tests.helpers.waits import WAIT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -82,7 +84,7 @@ async def test_start_up_marks_this_host_s_dead_processes_gone_and_no_other(
     this_test = await register_process(store, os.getpid())
     elsewhere = await register_dead_process(store, host="another-machine")
     stopped = await register_dead_process(store)
-    await store.stop_process(stopped)  # shut down cleanly: nothing to find
+    await ProcessRegistry(store.db).stop(stopped)  # shut down cleanly: nothing to find
     async with serve(make_app()) as client:
         own = client._transport.app.state.services.boot_id
         assert await gone_at(db, dead) is not None
@@ -95,7 +97,7 @@ async def test_start_up_marks_this_host_s_dead_processes_gone_and_no_other(
 
 async def test_a_process_never_marks_itself(store, db):
     boot_id = uuid.uuid4()
-    liveness = ProcessLiveness(store, boot_id, concurrency=1, interval_s=5)
+    liveness = ProcessLiveness(ProcessRegistry(store.db), boot_id, concurrency=1, interval_s=5)
     await liveness.register()
     await execute(db, "UPDATE workers SET pid = :pid WHERE boot_id = :b",
                   {"pid": dead_pid(), "b": boot_id})  # as if its pid looked dead
@@ -105,21 +107,21 @@ async def test_a_process_never_marks_itself(store, db):
 
 async def test_marking_leaves_a_stopped_or_already_gone_process_as_it_is(store, db):
     stopped = await register_dead_process(store)
-    await store.stop_process(stopped)
+    await ProcessRegistry(store.db).stop(stopped)
     gone = await register_dead_process(store)
-    assert await store.mark_process_gone(gone, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(gone, host=HOST)
     first = await gone_at(db, gone)
-    assert not await store.mark_process_gone(stopped, host=HOST)
-    assert not await store.mark_process_gone(gone, host=HOST)
+    assert not await ProcessRegistry(store.db).mark_gone(stopped, host=HOST)
+    assert not await ProcessRegistry(store.db).mark_gone(gone, host=HOST)
     assert await gone_at(db, stopped) is None and await gone_at(db, gone) == first
-    assert not await store.mark_process_gone(uuid.uuid4(), host=HOST)
+    assert not await ProcessRegistry(store.db).mark_gone(uuid.uuid4(), host=HOST)
 
 
 async def test_a_process_wrongly_found_gone_registers_again_at_its_next_beat(store, db):
     boot_id = uuid.uuid4()
-    liveness = ProcessLiveness(store, boot_id, concurrency=1, interval_s=0.05)
+    liveness = ProcessLiveness(ProcessRegistry(store.db), boot_id, concurrency=1, interval_s=0.05)
     await liveness.register()
-    assert await store.mark_process_gone(boot_id, host=liveness.host)
+    assert await ProcessRegistry(store.db).mark_gone(boot_id, host=liveness.host)
     beating = asyncio.create_task(liveness.run())
     try:
         for _ in range(200):
@@ -138,7 +140,7 @@ async def test_a_story_whose_owner_was_found_gone_is_adopted_at_once(store, live
     owner = await register_process(store, live_pid)  # alive, its job's heartbeat fresh
     job_id = await running_job(store, owner, response_id="resp_owl")
     assert await store.adopt(uuid.uuid4(), 60) is None  # a live, fresh owner keeps it
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     adopter = uuid.uuid4()
     adopted = await store.adopt(adopter, 60)  # well before any heartbeat is stale
     assert adopted is not None and adopted.id == job_id
@@ -153,7 +155,7 @@ async def test_adopt_never_takes_a_gone_owner_s_job_that_is_not_running(store, s
         assert await store.complete(job_id, owner, await store.insert_story(job_id, owner, STORY))
     else:
         assert await store.fail(job_id, owner, "broken")
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.adopt(uuid.uuid4(), 60) is None
     assert (await store.get(job_id)).status == status
 
@@ -161,7 +163,7 @@ async def test_adopt_never_takes_a_gone_owner_s_job_that_is_not_running(store, s
 async def test_adopt_leaves_a_gone_owner_s_job_without_a_response_id_to_the_sweeper(store):
     owner = await register_dead_process(store)
     job_id = await running_job(store, owner)
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.adopt(uuid.uuid4(), 60) is None
     assert (await store.get(job_id)).status == Status.RUNNING
 
@@ -169,7 +171,7 @@ async def test_adopt_leaves_a_gone_owner_s_job_without_a_response_id_to_the_swee
 async def test_an_adopter_skips_a_gone_owner_s_job_whose_row_is_held(store, database_url):
     owner = await register_dead_process(store)
     job_id = await running_job(store, owner, response_id="resp_owl")
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     async with holding(database_url) as other:
         assert (await other.adopt(uuid.uuid4(), 60)).id == job_id  # not committed yet
         assert await store.adopt(uuid.uuid4(), 60) is None  # skipped, not waited for
@@ -182,7 +184,7 @@ async def test_new_jobs_wait_while_a_gone_owner_s_story_waits_to_be_adopted(stor
     owner = await register_dead_process(store)
     job_id = await running_job(store, owner, response_id="resp_owl")
     waiting = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="waiting"), "h2")
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     worker = uuid.uuid4()
     assert await store.claim_next(worker, defer_s=4.5) is None  # its heartbeat is fresh
     assert (await store.adopt(worker, 7.5)).id == job_id
@@ -202,7 +204,7 @@ async def test_the_sweeper_ends_a_gone_owner_s_jobs_at_once_and_no_live_one_s(
     story_id = await store.insert_story(stored, owner, STORY)  # then the process died
     kept = await running_job(store, alive)
     assert await store.sweep_dead_running(60) == ([], [], [])  # every heartbeat is fresh
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.sweep_dead_running(60) == ([stored], [lost], [])
     job = await store.get(lost)
     assert (job.status, job.error_text) == (Status.FAILED, FailReason.INTERRUPTED)
@@ -219,7 +221,7 @@ async def test_the_sweeper_leaves_a_gone_owner_s_job_that_is_not_running(store, 
         assert await store.complete(job_id, owner, await store.insert_story(job_id, owner, STORY))
     else:
         assert await store.fail(job_id, owner, "broken")
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.sweep_dead_running(60) == ([], [], [])
     assert (await store.get(job_id)).status == status
 
@@ -230,7 +232,7 @@ async def test_the_sweeper_loses_to_an_owner_wrongly_found_gone_completing_its_j
     owner = await register_dead_process(store)  # alive in truth, cut off from its host's view
     job_id = await running_job(store, owner)
     story_id = await store.insert_story(job_id, owner, STORY)
-    assert await store.mark_process_gone(owner, host=HOST)
+    assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     async with holding(database_url) as owner_side:
         assert await owner_side.complete(job_id, owner, story_id)  # holds the row
         sweep = asyncio.create_task(store.sweep_dead_running(60))
@@ -254,7 +256,7 @@ async def test_a_stop_asked_of_a_dead_process_job_ends_it_cancelled_with_its_wor
         await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
                           " WHERE id = :id", {"id": job_id})
     else:
-        assert await store.mark_process_gone(owner, host=HOST)
+        assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.sweep_dead_running(60) == ([], [], [job_id])
     job = await store.get(job_id)
     assert (job.status, job.error_text) == (Status.FAILED, FailReason.CANCELLED)
@@ -296,3 +298,30 @@ async def test_a_chat_job_of_a_dead_process_asked_to_stop_is_cancelled_at_start_
     row = await fetch_one(db, "SELECT completed_at FROM story_jobs WHERE id = :id",
                           {"id": job_id})
     assert row["completed_at"] is not None
+
+
+async def test_a_sibling_killed_while_this_process_runs_has_its_job_ended_within_a_beat(
+    make_app, store, db
+):
+    # A process beside this one (the same host) claims a chat job and is killed, and
+    # nothing restarts it. Its job's heartbeat would look stale only after a minute: this
+    # process finds its pid gone at its next beat and sweeps the job then.
+    sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    try:
+        owner = await register_process(store, sibling.pid)
+        job_id = await running_job(store, owner, text="The Owl\n\nOnce upon a time")
+        async with serve(make_app(heartbeat_interval_s=0.5, heartbeat_stale_s=60)):
+            assert (await store.get(job_id)).status == Status.RUNNING  # its owner lives
+            sibling.kill()
+            sibling.wait(timeout=30)
+            deadline = asyncio.get_running_loop().time() + WAIT_S  # far below the minute
+            while (await store.get(job_id)).status == Status.RUNNING:
+                assert asyncio.get_running_loop().time() < deadline, "not swept"
+                await asyncio.sleep(0.05)
+    finally:
+        sibling.kill()
+        sibling.wait(timeout=30)
+    assert await gone_at(db, owner) is not None
+    job = await store.get(job_id)
+    assert (job.status, job.error_text) == (Status.FAILED, FailReason.INTERRUPTED)
+    assert job.text_so_far == "The Owl\n\nOnce upon a time"  # the words are kept

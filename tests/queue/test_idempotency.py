@@ -8,7 +8,7 @@ import hashlib
 import httpx
 import pytest
 
-from app.queue.intake import parse_story_request, request_hash
+from app.requests import parse_story_request, request_hash
 from app.stories import StoryRequest
 from tests.helpers.app import JSON, post_story, serve, wait_for_job
 from tests.helpers.forms import form_key

@@ -12,9 +12,9 @@ import asyncpg
 import pytest
 
 from app.queries import load_statements
-from app.queue.intake import request_hash
 from app.queue.jobs import IntakeResult
 from app.queue.store import JobStore, intake_params
+from app.requests import request_hash
 from app.stories import StoryRequest
 from tests.helpers.locks import wait_until_blocked
 from tests.helpers.sql import execute, fetch_val

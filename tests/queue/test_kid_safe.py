@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from app.queue.jobs import Screening, Status
+from app.queue.screener import ScreeningStore
 from app.queue.store import JobStore
 from app.shelf.store import ShelfStore
 from app.stories import Story, StoryRequest
@@ -252,14 +253,15 @@ async def test_a_screening_ends_only_a_story_still_waiting_for_it(db):
     assert story_id is not None and await store.complete(job.id, boot, story_id)
     card = await ShelfStore(store.db).story_for_card(story_id)
     assert card == ("The Moon", Screening.PENDING, None, "m")
-    assert [s.id for s in await store.stories_awaiting_screening()] == [story_id]
+    assert [s.id for s in await ScreeningStore(store.db).stories_awaiting_screening()] == [story_id]
     assert await ShelfStore(store.db).get_story(story_id) is None  # hidden while it waits
 
-    assert await store.finish_screening(story_id, flagged=True)
-    assert not await store.finish_screening(story_id, flagged=False)  # flagged stays flagged
+    assert await ScreeningStore(store.db).finish_screening(story_id, flagged=True)
+    # flagged stays flagged
+    assert not await ScreeningStore(store.db).finish_screening(story_id, flagged=False)
     card = await ShelfStore(store.db).story_for_card(story_id)
     assert card == ("The Moon", Screening.FLAGGED, None, "m")
-    assert await store.stories_awaiting_screening() == []
+    assert await ScreeningStore(store.db).stories_awaiting_screening() == []
     assert await ShelfStore(store.db).get_story(story_id) is None
     assert (await store.get(job.id)).status == Status.COMPLETED
 

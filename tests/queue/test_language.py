@@ -9,21 +9,14 @@ import re
 
 import pytest
 
-from app.queue.intake import request_hash
 from app.queue.store import JobStore
+from app.requests import request_hash
 from app.stories import StoryRequest
 from app.storytelling.demo import DemoStoryteller
 from tests.helpers.app import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
 from tests.helpers.forms import finished_story, job_id_of
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-async def browser(make_app):
-    """A browser on the app's own pages: its form posts carry the app's Origin."""
-    async with serve(make_app(), from_own_pages=True) as http:
-        yield http
 
 
 def prompt_of(call: dict) -> str:
@@ -84,9 +77,9 @@ async def test_the_language_reaches_the_prompt_the_story_and_its_page(client, fa
 
 
 async def test_the_form_offers_the_languages_by_their_own_names_and_keeps_the_one_chosen(
-    browser, fake_llm
+    own_pages, fake_llm
 ):
-    client = browser
+    client = own_pages
     home = (await client.get("/")).text
     select = re.search(r'<select id="language" name="language".*?</select>', home, re.S)
     assert select, home
@@ -107,8 +100,8 @@ async def test_the_form_offers_the_languages_by_their_own_names_and_keeps_the_on
     assert '<option value="de" lang="de" selected>' in sequel_form
 
 
-async def test_a_form_with_a_language_not_offered_is_shown_again_with_the_message(browser):
-    client = browser
+async def test_a_form_with_a_language_not_offered_is_shown_again_with_the_message(own_pages):
+    client = own_pages
     home = (await client.get("/")).text
     key = re.search(r'name="idempotency_key" value="([^"]+)"', home).group(1)
     response = await client.post("/stories/generate", data={
@@ -156,15 +149,15 @@ async def test_a_card_says_the_language_its_story_was_written_in_after_the_story
         assert 'job-story" lang="it"' in card
 
 
-async def test_a_retry_keeps_the_language_of_the_story_that_failed(browser, db, fake_llm):
+async def test_a_retry_keeps_the_language_of_the_story_that_failed(own_pages, db, fake_llm):
     fake_llm.mode = "500"
-    failed = (await post_story(browser, {"prompt": "a dragon", "language": "pl"})).json()
-    assert (await wait_for_job(browser, failed["job_id"]))["status"] == "failed"
+    failed = (await post_story(own_pages, {"prompt": "a dragon", "language": "pl"})).json()
+    assert (await wait_for_job(own_pages, failed["job_id"]))["status"] == "failed"
     job = await JobStore(db).get(failed["job_id"])
     assert job is not None and job.request.language == "pl"
     fake_llm.mode = "ok"
-    response = await browser.post(f"/stories/jobs/{failed['job_id']}/retry")
-    retried = await wait_for_job(browser, job_id_of(response))
+    response = await own_pages.post(f"/stories/jobs/{failed['job_id']}/retry")
+    retried = await wait_for_job(own_pages, job_id_of(response))
     assert retried["status"] == "completed"
     assert "Write the story in Polish." in prompt_of(fake_llm.requests[-1])
 

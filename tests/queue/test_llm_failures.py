@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from app.main import create_app
-from app.queue import worker as worker_module
+from app.queue import storing as storing_module
 from app.stories import LENGTH_WORDS, Story, StoryRequest, clean_text
 from app.storytelling import openai as openai_storyteller
 from app.storytelling.limits import LENGTH_MAX_TOKENS, token_budget
@@ -175,7 +175,7 @@ async def test_a_story_the_database_refuses_fails_the_job_at_once(
 ):
     """What a NUL used to do: PostgreSQL refuses the text. Not an outage, so no waiting."""
     monkeypatch.setattr(openai_storyteller, "clean_text", lambda text: text)
-    monkeypatch.setattr(worker_module, "clean_story", lambda story: story)
+    monkeypatch.setattr(storing_module, "clean_story", lambda story: story)
     fake_llm.story = "Title\n\nA NUL\x00 in the middle."
     started = time.monotonic()
     job_id = (await post_story(client)).json()["job_id"]

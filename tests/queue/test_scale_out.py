@@ -18,6 +18,7 @@ import pytest
 from tests.helpers.app import post_story
 from tests.helpers.platform import procfile
 from tests.helpers.processes import AppProcess, submit
+from tests.helpers.waits import HTTP_TIMEOUT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -78,7 +79,7 @@ async def test_a_deep_queue_through_several_processes_drains_each_job_once(
         job_ids: list[int] = []
         for round_ in range(6):  # submitted through every process in turn
             for app in apps:
-                async with httpx.AsyncClient(base_url=app.url) as client:
+                async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
                     job_ids += await submit(client, 1, run=round_, start=len(job_ids))
         jobs = await wait_all_terminal(database_url, job_ids)
     finally:
@@ -98,7 +99,7 @@ async def test_the_procfile_web_line_with_web_concurrency_2_runs_eight_stories(
     app.command = command
     try:
         await app.start(started_lines=2)  # both of uvicorn's worker processes
-        async with httpx.AsyncClient(base_url=app.url) as client:
+        async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
             responses = await asyncio.gather(*(
                 post_story(client, {"prompt": f"eight at once {n}"}) for n in range(8)))
             assert [r.status_code for r in responses] == [202] * 8
@@ -129,7 +130,7 @@ async def test_when_one_process_dies_the_other_runs_every_job_that_had_not_start
     try:
         await first.start()
         await second.start()
-        async with httpx.AsyncClient(base_url=first.url) as client:
+        async with httpx.AsyncClient(base_url=first.url, timeout=HTTP_TIMEOUT_S) as client:
             job_ids = await submit(client, 6, run=0)
         # Each process is writing one job; four wait.
         await asyncio.to_thread(fake_llm.wait_for_call, job_ids[0])
@@ -157,12 +158,12 @@ async def test_a_deploy_overlap_runs_every_job_either_release_accepted(
     new = app_process(database_url, fake_llm, tmp_path, "new")
     try:
         await old.start()
-        async with httpx.AsyncClient(base_url=old.url) as client:
+        async with httpx.AsyncClient(base_url=old.url, timeout=HTTP_TIMEOUT_S) as client:
             job_ids = await submit(client, 3, run=0)
             await new.start()  # the new release boots while the old one still serves
             job_ids += await submit(client, 3, run=1, start=3)
         old.process.send_signal(signal.SIGTERM)
-        async with httpx.AsyncClient(base_url=new.url) as client:
+        async with httpx.AsyncClient(base_url=new.url, timeout=HTTP_TIMEOUT_S) as client:
             job_ids += await submit(client, 2, run=2, start=6)
         assert await asyncio.to_thread(old.process.wait, 30) == 0
         jobs = await wait_all_terminal(database_url, job_ids)
@@ -182,8 +183,8 @@ async def test_queue_max_counts_the_jobs_waiting_in_every_process(
     try:
         for app in apps:
             await app.start()
-        async with httpx.AsyncClient(base_url=apps[0].url) as a, \
-                httpx.AsyncClient(base_url=apps[1].url) as b:
+        async with httpx.AsyncClient(base_url=apps[0].url, timeout=HTTP_TIMEOUT_S) as a, \
+                httpx.AsyncClient(base_url=apps[1].url, timeout=HTTP_TIMEOUT_S) as b:
             running = await submit(a, 1, run=0) + await submit(b, 1, run=0, start=1)
             for job_id in running:  # one writing in each process
                 await asyncio.to_thread(fake_llm.wait_for_call, job_id)
@@ -212,7 +213,7 @@ async def test_a_worker_only_process_runs_the_jobs_a_serve_only_web_process_acce
     try:
         await web.start()
         await worker.start()
-        async with httpx.AsyncClient(base_url=web.url) as client:
+        async with httpx.AsyncClient(base_url=web.url, timeout=HTTP_TIMEOUT_S) as client:
             assert (await client.get("/healthz")).json()["worker"] == "off"
             job_ids = await submit(client, 3, run=0)
         jobs = await wait_all_terminal(database_url, job_ids)
@@ -220,7 +221,9 @@ async def test_a_worker_only_process_runs_the_jobs_a_serve_only_web_process_acce
         assert await asyncio.to_thread(worker.process.wait, 30) == 0
     finally:
         stop_all(web, worker)
-    assert [jobs[j]["status"] for j in job_ids] == ["completed"] * 3
+    outcomes = {j: (jobs[j]["status"], jobs[j]["error_text"]) for j in job_ids}
+    assert [status for status, _ in outcomes.values()] == ["completed"] * 3, (
+        outcomes, worker.log_path.read_text()[-4000:], web.log_path.read_text()[-2000:])
     worker_boot = {jobs[j]["claimed_by"] for j in job_ids}
     assert len(worker_boot) == 1
     log = worker.log_path.read_text()

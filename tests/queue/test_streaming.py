@@ -177,7 +177,7 @@ def test_a_waiting_job_is_ready_after_the_jobs_ahead_of_it():
 
 async def test_expected_time_comes_from_recent_history_per_length_and_model(db):
     store = JobStore(db)
-    estimates = Estimates(store, model="fake-model", defaults=DEFAULT_EXPECTED_S)
+    estimates = Estimates(store.db, model="fake-model", defaults=DEFAULT_EXPECTED_S)
     assert await estimates.expected_s("short") == DEFAULT_EXPECTED_S["short"]
 
     async def finished(length: str, seconds: float, model: str) -> None:
@@ -196,7 +196,7 @@ async def test_expected_time_comes_from_recent_history_per_length_and_model(db):
     await finished("long", 300, "fake-model")  # too few long ones yet: the default stands
     for seconds in (500, 600, 700):
         await finished("short", seconds, "another-model")  # not ours
-    fresh = Estimates(store, model="fake-model", defaults=DEFAULT_EXPECTED_S)
+    fresh = Estimates(store.db, model="fake-model", defaults=DEFAULT_EXPECTED_S)
     assert await fresh.expected_s("short") == 40
     assert await fresh.expected_s("long") == DEFAULT_EXPECTED_S["long"]
     assert await estimates.expected_s("short") == DEFAULT_EXPECTED_S["short"]  # cached a while

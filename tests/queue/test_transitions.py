@@ -15,10 +15,13 @@ import asyncpg
 import pytest
 
 from app.db import connect_pool
+from app.queue.check import Invariants
 from app.queue.jobs import Status
+from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
+from app.queue.writing import Writing
 from app.stories import Story, StoryRequest
 from tests.helpers.jobs import add_job
 from tests.helpers.locks import holding, wait_until_blocked
@@ -260,9 +263,9 @@ async def worker_row(store: JobStore, db, *, concurrency: int = 1, silent_s: flo
                      stopped: bool = False) -> uuid.UUID:
     """A process in the workers table whose last sign of life was `silent_s` ago."""
     boot_id = uuid.uuid4()
-    await store.register_process(boot_id, host="h", pid=1, concurrency=concurrency)
+    await ProcessRegistry(store.db).register(boot_id, host="h", pid=1, concurrency=concurrency)
     if stopped:
-        await store.stop_process(boot_id)
+        await ProcessRegistry(store.db).stop(boot_id)
     await execute(db,
         "UPDATE workers SET heartbeat_at = now() - make_interval(secs => :s),"
         " started_at = now() - interval '1 day' WHERE boot_id = :b",
@@ -354,9 +357,10 @@ async def test_a_worker_cut_off_past_the_stale_limit_still_delivers_its_story(
     caplog.set_level(logging.INFO, logger="bedtime")
     worker = Worker(store, Wakeup(None, recheck_s=1), storyteller=None, boot_id=BOOT,
                     llm_timeout_s=5)
+    writing = Writing(await store.get(job_id))
     async with holding(database_url) as sweeper_side:
         assert await sweeper_side.sweep_dead_running(60) == ([], [job_id], [])  # holds the row
-        storing = asyncio.create_task(worker._store(job_id, STORY))
+        storing = asyncio.create_task(worker.storing.store(writing, STORY))
         await wait_until_blocked(db, "insert_story")
     assert await storing is not None
     job = await store.get(job_id)
@@ -364,7 +368,7 @@ async def test_a_worker_cut_off_past_the_stale_limit_still_delivers_its_story(
     kept = await fetch_one(db, "SELECT id, title FROM stories WHERE job_id = :id", {"id": job_id})
     assert job.story_id == kept["id"] and kept["title"] == STORY.title
     assert "story_orphaned" not in caplog.text
-    assert await store.ids("check_unreachable_stories") == []
+    assert await Invariants(store.db).ids("check_unreachable_stories") == []
 
 
 async def test_a_story_is_not_stored_for_a_job_another_worker_owns(store, db):

@@ -17,7 +17,7 @@ import pytest
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from app.security.guard import DEVICE_COOKIE, SESSION_COOKIE
-from app.security.sessions import LoginAttempt, LoginLimiter
+from app.security.limits import LoginAttempt, LoginLimiter
 from tests.helpers.app import OWN_ORIGIN, PASSWORD, SAME_ORIGIN, serve, sign_in
 from tests.helpers.sql import execute, fetch_all, fetch_val
 

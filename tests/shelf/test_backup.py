@@ -11,8 +11,10 @@ from datetime import UTC
 import pytest
 
 from app.db import connect_pool
+from app.queue.check import Invariants
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, check_backup, export_zip, import_backup
+from app.shelf.backup import BackupError, check_backup, export_zip
+from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.app import serve
 from tests.helpers.backups import a_shelf, run_cli, stories_json
@@ -35,9 +37,9 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
 
         await migrate(other)
         store = JobStore(other)
-        first = await import_backup(store, data)
+        first = await import_backup(store.db, data)
         assert (first.restored, first.already_here) == (3, 0)
-        again = await import_backup(store, data)
+        again = await import_backup(store.db, data)
         assert (again.restored, again.already_here) == (0, 3)
         assert await fetch_val(other, "SELECT count(*) FROM stories") == 3
         assert await fetch_val(other, "SELECT count(*) FROM story_jobs") == 3
@@ -45,7 +47,7 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
         library = [(s.title, s.favourite, s.sequel_of_title)
                    for s in (await ShelfStore(store.db).library()).stories]
         for check in ("check_completed_without_story", "check_unreachable_stories"):
-            assert await store.ids(check) == []
+            assert await Invariants(store.db).ids(check) == []
         jobs = await fetch_all(other, "SELECT status, created_at, completed_at FROM story_jobs")
         assert {job["status"] for job in jobs} == {"completed"}
         # Made and finished at the story's own time (an old story is no "latest request").
@@ -55,7 +57,7 @@ async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates
     original = [(s.title, s.favourite, s.sequel_of_title)
                 for s in (await ShelfStore(db).library()).stories]
     assert library == original  # favourites first, the sequel after its story
-    back_home = await import_backup(JobStore(db), data)  # into the installation it came from
+    back_home = await import_backup(db, data)  # into the installation it came from
     assert (back_home.restored, back_home.already_here) == (0, 3)
 
 
@@ -86,7 +88,7 @@ async def test_a_file_that_is_not_a_backup_is_refused_and_writes_nothing(db):
                          (b'{"format": "bedtime-stories-backup", "version": 9}', "version"),
                          (_zip({"other.txt": "x"}), "no stories.json")):
         with pytest.raises(BackupError, match=reason):
-            await import_backup(store, data)
+            await import_backup(store.db, data)
     broken = {"format": "bedtime-stories-backup", "version": 1, "stories": [
         {"uid": "0b6f2a4e-5c1d-4f8e-9a3b-2c7d1e0f4a5b", "title": "Fine", "body": "Text.",
          "created_at": "2026-11-29T20:01:02Z", "prompt": "a fox", "length": "short"},
@@ -94,7 +96,7 @@ async def test_a_file_that_is_not_a_backup_is_refused_and_writes_nothing(db):
          "prompt": "a fox"},
     ]}
     with pytest.raises(BackupError, match="story 2"):
-        await import_backup(store, json.dumps(broken).encode())
+        await import_backup(store.db, json.dumps(broken).encode())
     assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
     broken["stories"] = broken["stories"][:1]
     assert check_backup(json.dumps(broken).encode()) == 1  # stories.json alone will do

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from app.queue.store import JobStore
-from app.shelf.backup import BackupError, import_backup
+from app.shelf.backup import BackupError
+from app.shelf.imports import import_backup
 from tests.helpers.backups import backup_zip, entry, rows, run_cli
 from tests.helpers.sql import fetch_all
 
@@ -20,7 +20,7 @@ async def refused(db, entries: list[dict[str, object]]) -> BackupError:
     """The import's refusal of these entries, having checked that it wrote nothing."""
     before = await rows(db)
     with pytest.raises(BackupError) as caught:
-        await import_backup(JobStore(db), backup_zip(entries))
+        await import_backup(db, backup_zip(entries))
     assert await rows(db) == before
     assert "\n" not in str(caught.value)
     return caught.value
@@ -29,7 +29,7 @@ async def refused(db, entries: list[dict[str, object]]) -> BackupError:
 async def test_lone_surrogates_in_the_texts_are_cleaned_and_every_story_restored(db):
     entries = [entry(3, title="Hoot\ud800 Night"), entry(2, child_name="Mi\udfffa"),
                entry(1, prompt="a fox\ud800 in the snow", body="Snow\ud83d fell. The end.")]
-    result = await import_backup(JobStore(db), backup_zip(entries))
+    result = await import_backup(db, backup_zip(entries))
     assert (result.restored, result.already_here) == (3, 0)
     stored = await fetch_all(db, "SELECT s.title, s.body, j.prompt, j.child_name"
                                  "  FROM stories s JOIN story_jobs j ON j.id = s.job_id")
@@ -96,10 +96,10 @@ async def test_the_same_uid_twice_refuses_the_file(db):
 async def test_a_file_of_good_stories_is_restored_in_one_go(db):
     entries = [entry(n) for n in range(5, 0, -1)]
     entries[3] |= {"age": None, "child_name": None, "prompt_tokens": None, "model": None}
-    result = await import_backup(JobStore(db), backup_zip(entries))
+    result = await import_backup(db, backup_zip(entries))
     assert (result.restored, result.already_here) == (5, 0)
     assert await rows(db) == (5, 5)
-    again = await import_backup(JobStore(db), backup_zip(entries))
+    again = await import_backup(db, backup_zip(entries))
     assert (again.restored, again.already_here) == (0, 5)
 
 

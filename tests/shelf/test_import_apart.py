@@ -12,7 +12,7 @@ import pytest
 
 from app.db import connect_pool, migrate, migration_files
 from app.queue.store import JobStore
-from app.shelf.backup import IMPORTER, import_backup
+from app.shelf.imports import IMPORTER, import_backup
 from tests.helpers.app import post_story, serve
 from tests.helpers.backups import backup_zip, entry
 from tests.helpers.database import run_admin, with_database
@@ -30,7 +30,7 @@ async def test_a_client_key_shaped_like_an_import_key_takes_no_story_from_the_im
     async with serve(make_app()) as client:
         mine = await post_story(client, key=f"import-{story['uid']}")
         assert mine.status_code == 202
-        result = await import_backup(JobStore(db), backup_zip([story]))
+        result = await import_backup(db, backup_zip([story]))
         assert (result.restored, result.already_here) == (1, 0)
         replay = await post_story(client, key=f"import-{story['uid']}")
         assert replay.json()["job_id"] == mine.json()["job_id"]  # the client's job, as before
@@ -41,7 +41,7 @@ async def test_a_client_key_shaped_like_an_import_key_takes_no_story_from_the_im
 
 async def test_an_imported_job_cannot_be_replayed_by_a_client(make_app, db):
     story = entry(1)
-    await import_backup(JobStore(db), backup_zip([story]))
+    await import_backup(db, backup_zip([story]))
     async with serve(make_app()) as client:
         for key in (f"import-{story['uid']}", f"import{story['uid']}", f"import {story['uid']}"):
             response = await post_story(client, key=key)
@@ -54,7 +54,7 @@ async def test_an_imported_job_cannot_be_replayed_by_a_client(make_app, db):
 async def test_restored_stories_count_toward_no_days_limit_and_are_no_requests(make_app, db):
     # 25 stories made in the last minute, somewhere else: more than a day's limit.
     now = datetime.now(UTC)
-    await import_backup(JobStore(db), backup_zip([
+    await import_backup(db, backup_zip([
         entry(n, created_at=(now - timedelta(seconds=n)).isoformat()) for n in range(25, 0, -1)
     ]))
     store = JobStore(db)

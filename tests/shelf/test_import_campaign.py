@@ -20,13 +20,15 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, check_backup, export_zip, import_backup
+from app.shelf.backup import BackupError, check_backup, export_zip
+from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.backups import a_shelf, rows, with_size_in_directory, zipped
+from tests.helpers.campaigns import examples
 
 pytestmark = pytest.mark.anyio
 
-CAMPAIGN = settings(max_examples=400, deadline=None, suppress_health_check=[
+CAMPAIGN = settings(max_examples=examples(400), deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 
 STORY_FIELDS = ["uid", "title", "body", "created_at", "prompt", "child_name", "age", "length",
@@ -139,7 +141,7 @@ async def imported_whole_or_not_at_all(db, data: bytes) -> int | None:
     their rows written, or BackupError and no row written. The stories restored."""
     before = await rows(db)
     try:
-        result = await import_backup(JobStore(db), data)
+        result = await import_backup(db, data)
     except BackupError as error:
         assert "\n" not in str(error) and str(error)
         assert await rows(db) == before
@@ -160,6 +162,7 @@ async def still_works(client) -> None:
     assert check_backup(export.content) >= 3  # what was imported can be read back
 
 
+@pytest.mark.campaign
 @CAMPAIGN
 @given(renew=st.booleans(), edits=st.lists(changes, min_size=1, max_size=3),
        ascii_only=st.booleans(), zipped_up=st.booleans())
@@ -219,6 +222,7 @@ def damaged(export: dict, damage: tuple) -> bytes:
     return how
 
 
+@pytest.mark.campaign
 @CAMPAIGN
 @given(damage=damages)
 async def test_a_damaged_file_is_imported_whole_or_not_at_all(db, client, exported, damage):

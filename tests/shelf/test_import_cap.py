@@ -14,8 +14,9 @@ import pytest
 from app.db import connect_pool, migrate
 from app.errors import Invalid
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, export_zip, import_backup
+from app.shelf.backup import BackupError, export_zip
 from app.shelf.children import CHILDREN_MAX, Children
+from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from app.stories import Child
 from tests.helpers.backups import document, entry, rows, run_cli, zipped
@@ -44,11 +45,11 @@ async def household(db) -> tuple[tuple[int, int], int]:
 
 async def test_a_second_import_past_the_cap_is_refused_in_one_line_and_changes_nothing(db):
     store = JobStore(db)
-    first = await import_backup(store, backup(profiles(60, "Mia")))
+    first = await import_backup(store.db, backup(profiles(60, "Mia")))
     assert first.children_restored == 60
     before = await household(db)
     with pytest.raises(BackupError) as refused:
-        await import_backup(store, backup(profiles(60, "Theo")))
+        await import_backup(store.db, backup(profiles(60, "Theo")))
     message = str(refused.value)
     assert "\n" not in message and "120" in message and str(CHILDREN_MAX) in message
     assert await household(db) == before  # neither its profiles nor its stories
@@ -56,21 +57,21 @@ async def test_a_second_import_past_the_cap_is_refused_in_one_line_and_changes_n
 
 async def test_profiles_already_here_do_not_count_twice_against_the_cap(db):
     store = JobStore(db)
-    await import_backup(store, backup(profiles(60)))
-    again = await import_backup(store, backup(profiles(100)))  # 60 of them here already
+    await import_backup(store.db, backup(profiles(60)))
+    again = await import_backup(store.db, backup(profiles(100)))  # 60 of them here already
     assert again.children_restored == 40
     assert await fetch_val(db, "SELECT count(*) FROM children") == CHILDREN_MAX
 
 
 async def test_the_households_own_export_restores_after_two_imports(db, second_installation):
     store = JobStore(db)
-    await import_backup(store, backup(profiles(60, "Mia")))
+    await import_backup(store.db, backup(profiles(60, "Mia")))
     with pytest.raises(BackupError):
-        await import_backup(store, backup(profiles(60, "Theo")))
+        await import_backup(store.db, backup(profiles(60, "Theo")))
     exported = await export_zip(ShelfStore(db), UTC)
     async with connect_pool(second_installation) as other:
         await migrate(other)
-        restored = await import_backup(JobStore(other), exported)
+        restored = await import_backup(other, exported)
         assert await fetch_val(other, "SELECT count(*) FROM children") == 60
     assert (restored.restored, restored.children_restored) == (2, 60)
 
@@ -78,7 +79,7 @@ async def test_the_households_own_export_restores_after_two_imports(db, second_i
 async def test_the_command_line_refuses_an_import_past_the_cap_in_one_line(
     db, database_url, tmp_path
 ):
-    await import_backup(JobStore(db), backup(profiles(60, "Mia")))
+    await import_backup(db, backup(profiles(60, "Mia")))
     before = await household(db)
     file = tmp_path / "theo.zip"
     file.write_bytes(backup(profiles(60, "Theo")))
@@ -97,7 +98,7 @@ async def test_an_import_cut_off_while_restoring_profiles_leaves_no_story_either
     data = backup(profiles(3), stories=3)
     async with connect_pool(database_url) as holder, holder.transaction() as connection:
         await connection.execute("LOCK TABLE children IN EXCLUSIVE MODE")  # inserts wait
-        importing = asyncio.create_task(import_backup(JobStore(db), data))
+        importing = asyncio.create_task(import_backup(db, data))
         await wait_until_blocked(db, "import_child")
         await db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                          " WHERE query LIKE '/* import\\_child */%'")
@@ -111,7 +112,7 @@ async def test_two_imports_racing_at_the_cap_cannot_both_pass(db, database_url):
     it, then counts them, and is refused."""
     async with connect_pool(database_url) as holder, holder.transaction() as connection:
         assert await Children(connection).restore(profiles(60, "Mia"), on=connection) == 60
-        racing = asyncio.create_task(import_backup(JobStore(db), backup(profiles(60, "Theo"))))
+        racing = asyncio.create_task(import_backup(db, backup(profiles(60, "Theo"))))
         await wait_until_blocked(db, "lock_children")
     with pytest.raises(BackupError, match="120"):
         await racing

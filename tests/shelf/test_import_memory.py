@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from app.queue.store import JobStore
-from app.shelf.backup import BackupError, build_zip, import_backup
-from app.stories import BackupStory, StoryRequest
+from app.shelf.backup import BackupError, build_zip
+from app.shelf.imports import import_backup
+from app.shelf.store import BackupStory
+from app.stories import StoryRequest
 from tests.helpers.backups import REPO, backup_zip, document, entry, rows, with_size_in_directory
 
 pytestmark = [
@@ -173,7 +174,7 @@ def test_a_zip_listing_a_great_many_files_is_refused_in_little_memory(tmp_path):
 async def test_a_zip_whose_directory_lies_about_a_size_is_refused(db, size):
     data = with_size_in_directory(backup_zip([entry(2), entry(1)]), b"stories.json", size)
     with pytest.raises(BackupError):
-        await import_backup(JobStore(db), data)
+        await import_backup(db, data)
     assert await rows(db) == (0, 0)
 
 
@@ -184,5 +185,5 @@ async def test_a_zip_compressed_as_no_backup_is_refused(db, method):
     with zipfile.ZipFile(buffer, "w", compression=method) as archive:
         archive.writestr("stories.json", json.dumps(document([entry(1)])))
     with pytest.raises(BackupError, match="compressed"):
-        await import_backup(JobStore(db), buffer.getvalue())
+        await import_backup(db, buffer.getvalue())
     assert await rows(db) == (0, 0)

@@ -10,26 +10,20 @@ from datetime import UTC
 import pytest
 
 from app.queries import load_queries
+from app.queue.check import Invariants
 from app.queue.store import JobStore
 from app.queue.sweeper import Sweeper
 from app.shelf.store import ShelfStore
-from tests.helpers.app import ACCEPT_JSON, serve
+from tests.helpers.app import ACCEPT_JSON
 from tests.helpers.shelving import shelve, shelve_many
 from tests.helpers.sql import execute, fetch_all, fetch_val
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.own_pages]  # `client`: on the app's own pages
 
 HX = {"HX-Request": "true"}
 ODD_INPUT = ["'", "''", '"owl"', "owl & moon", "&", "a:b", ":*", "owl:*", "\x00", "owl\x00moon",
              "!", "(owl", "owl | moon", "<->", "\\", "%_", "owl's", "😴", " ", "x" * 300,
              "'; DROP TABLE stories; --"]
-
-
-@pytest.fixture
-async def client(make_app):
-    """A browser on the app's own pages (its posts carry the app's Origin)."""
-    async with serve(make_app(), from_own_pages=True) as http:
-        yield http
 
 
 async def ids(store: JobStore, search: str = "") -> list[int]:
@@ -51,6 +45,24 @@ async def test_search_finds_a_story_by_a_word_of_its_request_its_child_and_its_t
     assert await ids(store, "sleepy dragon") == []
     assert await ids(store, "gentle journey mia") == [owl]
     assert await ids(store) == [dragon, owl]  # no search: all of them, newest first
+
+
+async def test_a_word_finds_its_other_forms_in_the_storys_own_language(db):
+    store = JobStore(db)
+    snail = await shelve(store, "k1", title="The Slow Night", prompt="a snail who carries the moon")
+    hedgehogs = await shelve(store, "k2", title="Three Hedgehogs and a Lantern",
+                             prompt="running through the leaves")
+    escargot = await shelve(store, "k3", title="La nuit lente", prompt="un escargot qui dort",
+                            language="fr")
+    assert await ids(store, "snails") == [snail]  # the plural finds the singular
+    assert await ids(store, "Snails moon") == [snail]
+    assert await ids(store, "snai") == [snail]  # a word's beginning, as before
+    assert await ids(store, "hedgehog") == [hedgehogs]  # and the singular the plural
+    assert await ids(store, "runs") == [hedgehogs]
+    assert await ids(store, "runn") == [hedgehogs]  # typed halfway: not a stem, a prefix
+    assert await ids(store, "escargots") == [escargot]  # stemmed in French
+    assert await ids(store, "the moon") == [snail]  # a stop word is no hindrance
+    assert await ids(store, "snails hedgehog") == []
 
 
 async def test_one_or_two_letters_are_a_plain_substring(db):
@@ -92,7 +104,8 @@ async def test_the_search_uses_the_gin_index_once_there_are_many_stories(db):
     rows = await fetch_all(db, "EXPLAIN " + query, {"query": "owl:*", "limit": 51, "offset": 0})
     plan = "\n".join(row[0] for row in rows)
     # The planner chooses the index by itself (no `SET enable_seqscan = off` needed).
-    assert "Bitmap Index Scan on stories_search" in plan, plan
+    assert "Bitmap Index Scan on stories_search " in plan, plan
+    assert "Bitmap Index Scan on stories_search_stems" in plan, plan  # the stemmed words
 
 
 async def test_rows_say_what_it_was_about_for_whom_how_long_and_when(db, client):
@@ -108,7 +121,7 @@ async def test_rows_say_what_it_was_about_for_whom_how_long_and_when(db, client)
     row = page[page.index(f'href="/stories/{story_id}"'):]
     row = row[:row.index("</li>")]
     assert "a sleepy owl who lost its hoot" in row
-    assert "for Mia, 5" in row and "medium" in row and "4 min" in row
+    assert "for <bdi>Mia</bdi>, 5" in row and "medium" in row and "4 min" in row
     assert f"{created.day} {created:%B %Y, %H:%M}" in row  # the date and the time
     assert "a whale who sings" in page  # the other "Gentle Journey" tells itself apart
 
@@ -161,10 +174,15 @@ async def test_undo_puts_a_deleted_story_back_in_its_place(db, client):
     # Without JavaScript: the library says what was deleted, with its Undo.
     response = await client.post(f"/stories/{newer}/delete")
     page = (await client.get(response.headers["location"])).text
-    assert "“Newer” was deleted." in page and f'action="/stories/{newer}/restore"' in page
-    back = await client.post(f"/stories/{newer}/restore", data={"next": "/stories"})
-    assert back.status_code == 303 and back.headers["location"] == "/stories"
+    assert "“<bdi>Newer</bdi>” was deleted." in page
+    assert f'action="/stories/{newer}/restore"' in page
+    back_to = re.search(r'name="next" value="([^"]+)"', page[page.index("/restore"):]).group(1)
+    back = await client.post(f"/stories/{newer}/restore", data={"next": back_to})
+    assert back.status_code == 303 and back.headers["location"] == f"/stories?restored={newer}"
     assert await ids(store) == before
+    library = (await client.get(back.headers["location"])).text
+    assert f'Restored: <a href="/stories/{newer}"><bdi>Newer</bdi></a>' in library
+    assert "was deleted." not in library
     assert (await client.post("/stories/999/restore")).status_code == 404
 
 
@@ -178,10 +196,15 @@ async def test_recently_deleted_lists_stories_for_30_days_and_restores_them(db, 
     page = (await client.get("/stories/deleted")).text
     assert "Gone a while" in page and "a quiet fox" in page and "Kept" not in page
     assert "gone for good on" in page
-    response = await client.post(f"/stories/{gone}/restore", data={"next": "/stories/deleted"})
-    assert response.headers["location"] == "/stories/deleted"
-    assert "Nothing was deleted" in (await client.get("/stories/deleted")).text
+    back_to = re.search(r'name="next" value="([^"]+)"', page[page.index("/restore"):]).group(1)
+    response = await client.post(f"/stories/{gone}/restore", data={"next": back_to})
+    after = (await client.get(response.headers["location"])).text
+    # Said, and linked:
+    assert f'Restored: <a href="/stories/{gone}"><bdi>Gone a while</bdi></a>' in after
+    assert "Nothing else was deleted" in after and "Nothing was deleted" not in after
     assert set(await ids(store)) == {kept, gone}
+    assert "Restored:" not in (await client.get("/stories/deleted")).text  # once, not for ever
+    assert "Nothing was deleted" in (await client.get("/stories/deleted")).text
 
 
 async def test_the_purge_removes_only_stories_deleted_30_days_ago_or_more(db):
@@ -207,5 +230,5 @@ async def test_the_purge_removes_only_stories_deleted_30_days_ago_or_more(db):
     assert await ShelfStore(store.db).restore_story(old) is False
     assert await ShelfStore(store.db).restore_story(recent) is True
     assert (await sweeper.sweep()).purged == []
-    assert await store.ids("check_unreachable_stories") == []
-    assert await store.ids("check_completed_without_story") == []
+    assert await Invariants(store.db).ids("check_unreachable_stories") == []
+    assert await Invariants(store.db).ids("check_completed_without_story") == []

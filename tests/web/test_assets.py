@@ -27,11 +27,11 @@ from app.web.assets import (
     script_without_comments,
     without_comments,
 )
-from app.web.responses import STATIC_DIR
+from app.web.templates import STATIC_DIR
 from tests.helpers.app import serve
 from tests.helpers.forms import finished_story
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.own_pages]  # `client`: on the app's own pages
 
 TEXT_FILES = ("style.css", "app.js", "shelf.js", "htmx-2.0.11.min.js", "moon.svg")
 FINGERPRINTED = re.compile(r"^/static/[\w./-]+\?v=[0-9a-f]{10}$")
@@ -42,13 +42,6 @@ def served(name: str) -> bytes:
     """A static file as it is sent: our stylesheet and scripts without their comments,
     else as it is."""
     return as_served(name, (STATIC_DIR / name).read_bytes())
-
-
-@pytest.fixture
-async def client(make_app):
-    """A browser on the app's own pages (its posts carry the app's Origin)."""
-    async with serve(make_app(), from_own_pages=True) as http:
-        yield http
 
 
 @pytest.fixture
@@ -287,7 +280,7 @@ def test_a_stylesheet_is_sent_without_its_comments_and_with_every_rule():
 
 
 def test_our_scripts_are_sent_without_their_comments_and_htmx_as_it_is():
-    for name in ("app.js", "shelf.js", "reading.js", "sw.js"):
+    for name in ("app.js", "shelf.js", "wake.js", "reading.js", "sw.js"):
         source = (STATIC_DIR / name).read_bytes()
         sent = Assets(STATIC_DIR).files[name].body
         assert b"/*" not in sent and len(sent) < len(source), name

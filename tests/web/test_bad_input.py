@@ -23,13 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.db import Pool
-from app.queue.intake import FIELDS
+from app.requests import FIELDS
 from app.stories import LENGTHS, parse_id
-from app.web.responses import BODY_MAX_BYTES
+from app.web.inputs import BODY_MAX_BYTES
 from tests.helpers.app import ACCEPT_JSON, JSON, OWN_ORIGIN, new_key, serve
+from tests.helpers.campaigns import examples
 from tests.helpers.sql import fetch_val
 
-EXAMPLES = 200
+EXAMPLES = examples(200)  # FULL_CAMPAIGNS=1 (make test-all): all 200
 PROPERTY = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -229,6 +230,7 @@ def json_was_asked(headers: list[tuple[bytes, bytes]], method: str) -> bool:
 # --- properties ---------------------------------------------------------------------------
 
 
+@pytest.mark.campaign
 def test_any_post_body_content_type_and_key_is_answered_sanely(make_app):
     with running(make_app) as app:
 
@@ -252,6 +254,7 @@ def test_any_post_body_content_type_and_key_is_answered_sanely(make_app):
         check()
 
 
+@pytest.mark.campaign
 def test_any_json_story_request_is_answered_sanely(make_app):
     with running(make_app) as app:
 
@@ -321,6 +324,7 @@ def multipart(fields: dict[str, str], as_files: bool) -> tuple[bytes, str]:
     return body, f"multipart/form-data; boundary={boundary}"
 
 
+@pytest.mark.campaign
 def test_any_html_form_post_is_answered_sanely(make_app):
     with running(make_app) as app:
 
@@ -372,6 +376,7 @@ odd_segments = st.one_of(path_ids, st.sampled_from(
 
 
 @pytest.mark.parametrize("mode", ["open", "password"])  # password: signed out
+@pytest.mark.campaign
 def test_any_path_id_and_page_request_is_answered_sanely(make_app, mode):
     overrides = {"household_password": "pw", "allow_open": False} if mode == "password" else {}
     with running(make_app, **overrides) as app:
@@ -447,6 +452,7 @@ odd_headers = st.dictionaries(
 
 
 @pytest.mark.parametrize("mode", ["open", "password"])
+@pytest.mark.campaign
 def test_any_query_string_cookie_and_header_on_any_route_is_answered_sanely(make_app, mode):
     overrides = {"household_password": "pw", "api_token": "token", "allow_open": False} \
         if mode == "password" else {}
@@ -613,7 +619,7 @@ async def test_a_form_age_with_thousands_of_digits_is_a_field_error(client, db):
         headers={"Origin": SAME_ORIGIN},
     )
     assert response.status_code == 422
-    assert "age must be a whole number from 1 to 12." in response.text
+    assert "The age is a number from 1 to 12, or leave it empty." in response.text
     assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
 
 

@@ -1,6 +1,6 @@
 """Compressed pages and JSON, ETags on pages, and the CSRF token masked on every response
-(app/web/compression.py, the BREACH mitigation in app/security/middleware.py and
-app/security/sessions.py)."""
+(app/web/compression.py, the BREACH mitigation in app/web/access.py and
+app/security/csrf.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from app.queue.store import JobStore
+from app.security.csrf import unmask_csrf
 from app.security.guard import SESSION_COOKIE
-from app.security.sessions import unmask_csrf
 from app.stories import StoryRequest
 from app.web.compression import COMPRESS_MIN_BYTES, CompressionMiddleware
 from tests.helpers.app import ACCEPT_JSON, OWN_ORIGIN, serve

@@ -9,22 +9,16 @@ import re
 import anyio
 import pytest
 
-from tests.helpers.app import serve, wait_for_job
+from tests.helpers.app import wait_for_job
 from tests.helpers.forms import HX, job_id_of, submit
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.own_pages]  # `client`: on the app's own pages
 
 STORY = ("The Lantern Fox\n\nA small fox carried a lantern through the wood.\n\n"
          "The owls hushed as she passed.\n\nAt the end of the path, her den was warm.")
 PARAGRAPHS = ["A small fox carried a lantern through the wood.",
               "The owls hushed as she passed.", "At the end of the path, her den was warm."]
 OOB_SHELF = 'id="newest-stories" hx-swap-oob="true"'
-
-
-@pytest.fixture
-async def client(make_app):
-    async with serve(make_app(), from_own_pages=True) as http:
-        yield http
 
 
 def polls(html: str) -> bool:
@@ -60,7 +54,7 @@ async def test_the_finished_cards_poll_answer_has_the_story_in_place_and_the_she
     card = await client.get(f"/stories/jobs/{job_id}", headers=from_page("/"))
     assert not polls(card.text) and "hx-trigger" not in card.text
     text = story_text(card.text)
-    assert '<p class="job-title">The Lantern Fox</p>' in text
+    assert '<p class="job-title" dir="auto">The Lantern Fox</p>' in text
     assert [f"<p>{p}</p>" in text for p in PARAGRAPHS] == [True] * 3
     # The actions come after the text, so it stays where the draft was.
     assert card.text.index("Read the story") > card.text.index(PARAGRAPHS[-1])

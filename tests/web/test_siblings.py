@@ -10,8 +10,8 @@ from datetime import UTC
 import pytest
 
 from app.db import connect_pool, migrate
-from app.queue.store import JobStore
-from app.shelf.backup import export_zip, import_backup, story_markdown
+from app.shelf.backup import export_zip, story_markdown
+from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from app.stories import StoryRequest
 from app.storytelling.demo import DemoStoryteller
@@ -23,7 +23,8 @@ from tests.web.test_children import add_child, prompt_of, written
 pytestmark = pytest.mark.anyio
 
 MIA = {"name": "Mia", "age": 5, "language": "es", "likes": "foxes and the moon"}
-LEO = {"name": "Leo", "age": 7, "length": "long", "likes": "trains"}
+LEO = {"name": "Leo", "age": 7, "length": "long", "likes": "trains",
+       "companions": "Rex, a sleepy red dragon"}
 
 
 async def siblings(client) -> tuple[int, int]:
@@ -43,6 +44,8 @@ async def test_a_sibling_story_names_both_children_to_the_storyteller(client, fa
     assert "for two children, aged 5 and 7" in prompt and "suit a 5-year-old" in prompt
     assert "The listeners' favourite things" in prompt
     assert "<likes>foxes and the moon; trains</likes>" in prompt
+    assert "The listeners' companions" in prompt  # Leo's, in the story for both
+    assert "<companions>Rex, a sleepy red dragon</companions>" in prompt
     assert "Write the story in Spanish." in prompt
 
 
@@ -90,11 +93,11 @@ async def test_the_pages_and_the_library_say_it_is_for_both(client):
     mia, leo = await siblings(client)
     story = await written(client, {"prompt": "a sleepy owl", "child_id": mia, "sibling_id": leo})
     page = (await client.get(f"/stories/{story['story_id']}")).text
-    assert "For Mia, age 5, and Leo, age 7" in page
+    assert "For <bdi>Mia</bdi>, age 5, and <bdi>Leo</bdi>, age 7" in page
     library = (await client.get("/stories")).text
-    assert "for Mia and Leo ·" in library
+    assert "for <bdi>Mia</bdi> and <bdi>Leo</bdi> ·" in library
     home = (await client.get("/")).text
-    assert "for Mia and Leo" in home
+    assert "for <bdi>Mia</bdi> and <bdi>Leo</bdi>" in home
     # Found by either child's name.
     for name in ("Leo", "le", "Mia"):
         found = (await client.get("/stories", params={"q": name})).text
@@ -108,12 +111,12 @@ async def test_the_home_page_offers_a_story_for_both_in_one_tap(make_app, db, fa
         await add_child(browser, MIA)
         await add_child(browser, LEO)
         home = (await browser.get("/")).text
-        assert re.findall(r"Together: ([^<]+)</button>", home) == [
-            "Solo and Mia", "Solo and Leo", "Mia and Leo"]
+        assert re.findall(r"Together: <bdi>(\w+)</bdi> and <bdi>(\w+)</bdi>", home) == [
+            ("Solo", "Mia"), ("Solo", "Leo"), ("Mia", "Leo")]
         forms = re.findall(r'<form method="post" action="/stories/generate">(.*?)</form>',
                            home, re.S)
         tap = next(dict(re.findall(r'name="(\w+)" value="([^"]*)"', form)) for form in forms
-                   if "Together: Mia and Leo" in form)
+                   if "Together: <bdi>Mia</bdi> and <bdi>Leo</bdi>" in form)
         response = await browser.post("/stories/generate", data=tap)
         assert response.status_code == 303
         job = await wait_for_job(browser, int(response.headers["location"].rsplit("/", 1)[1]))
@@ -134,7 +137,7 @@ async def test_a_backup_carries_a_sibling_story_and_restores_it(client, db, seco
     assert "- For: Mia, age 5, and Leo, age 7" in story_markdown(stored, UTC)
     async with connect_pool(second_installation) as other:
         await migrate(other)
-        assert (await import_backup(JobStore(other), data)).restored == 1
+        assert (await import_backup(other, data)).restored == 1
         restored = stories_json(await export_zip(ShelfStore(other), UTC))
     assert restored["stories"] == exported["stories"]
 

@@ -11,10 +11,11 @@ import uuid
 
 import pytest
 
-from app.queue.intake import request_hash
+from app.finishing import carried_words
 from app.queue.jobs import Status
 from app.queue.store import JobStore
-from app.stories import Story, StoryRequest, carried_words
+from app.requests import request_hash
+from app.stories import Story, StoryRequest
 from tests.helpers.app import (
     ACCEPT_JSON,
     JSON,
@@ -24,6 +25,7 @@ from tests.helpers.app import (
     serve,
     wait_for_job,
 )
+from tests.helpers.ids import duplicate_ids
 from tests.helpers.jobs import add_job
 from tests.helpers.locks import holding, wait_until_blocked
 from tests.helpers.sql import fetch_one, fetch_val
@@ -160,14 +162,14 @@ async def test_a_completion_that_wins_the_race_makes_the_stop_a_no_op(
     boot = uuid.uuid4()
     store = JobStore(db)
     job = await add_job(store, new_key(), StoryRequest(prompt="p"))
-    async with serve(make_app(worker_concurrency=0)) as client, \
-            holding(database_url) as worker_side:  # the worker is the test's own
-        assert (await worker_side.claim_next(boot)).id == job.id
-        story_id = await worker_side.insert_story(job.id, boot, Story("T", "B.", "m"))
-        assert await worker_side.complete(job.id, boot, story_id)  # holds the row
-        stopping = asyncio.create_task(stop(client, job.id))
-        await wait_until_blocked(db, "cancel_pending_job")
-    answer = await stopping
+    async with serve(make_app(worker_concurrency=0)) as client:
+        async with holding(database_url) as worker_side:  # the worker is the test's own
+            assert (await worker_side.claim_next(boot)).id == job.id
+            story_id = await worker_side.insert_story(job.id, boot, Story("T", "B.", "m"))
+            assert await worker_side.complete(job.id, boot, story_id)  # holds the row
+            stopping = asyncio.create_task(stop(client, job.id))
+            await wait_until_blocked(db, "cancel_pending_job")
+        answer = await stopping  # answered by the app still serving, the lock released
     assert answer.status_code == 409  # the story came first: it is delivered
     assert (await store.get(job.id)).status == Status.COMPLETED
 
@@ -376,12 +378,51 @@ async def test_the_card_of_a_story_finished_already_leads_to_it_and_offers_no_se
 ):
     cut = await cut_short(client, fake_llm, db)
     assert "Finish this story" in (await client.get(f"/stories/jobs/{cut}")).text
+    fake_llm.hold()  # the finish is being written
     new_id = (await finish(client, cut)).json()["job_id"]
+    await asyncio.to_thread(fake_llm.wait_for_call, new_id)
+    while_running = (await client.get(f"/stories/jobs/{cut}", headers=HTMX)).text
+    fake_llm.release()
     await wait_for_job(client, new_id)
-    for card in ((await client.get(f"/stories/jobs/{cut}")).text,
-                 (await client.get(f"/stories/jobs/{cut}", headers=HTMX)).text):
+    story_id = await fetch_val(db, "SELECT id FROM stories WHERE job_id = :id", {"id": new_id})
+    assert f'href="/stories/jobs/{new_id}"' in while_running
+    assert "See the story being finished" in while_running
+    home = (await client.get("/")).text
+    for card in (while_running, (await client.get(f"/stories/jobs/{cut}")).text,
+                 (await client.get(f"/stories/jobs/{cut}", headers=HTMX)).text, home):
         assert "Finish this story" not in card and "/finish" not in card
-        assert f'href="/stories/jobs/{new_id}"' in card and "See the finished story" in card
+        assert "Start it again" not in card and f"/stories/jobs/{cut}/retry" not in card
+    for card in ((await client.get(f"/stories/jobs/{cut}", headers=HTMX)).text, home):
+        assert f'href="/stories/{story_id}"' in card and "Read the finished story" in card
+    # The home page after a finish: both cards, and no id twice.
+    assert f'id="job-{cut}"' in home and f'id="job-{new_id}"' in home
+    assert duplicate_ids(home) == []
+
+
+async def test_a_finish_card_shows_the_words_it_carries_from_the_start(make_app, db):
+    store = JobStore(db)
+    dead = uuid.uuid4()
+    job = await add_job(store, new_key(), StoryRequest(prompt="a lost owl"))
+    assert (await store.claim_next(dead)).id == job.id
+    assert await store.save_text_so_far(job.id, dead, "The Owl\n\nAn owl flew.\n\nShe was")
+    await store.db.execute("UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
+                           " WHERE id = $1", job.id)
+    assert await store.sweep_dead_running(60) == ([], [job.id], [])
+    async with serve(make_app(worker_concurrency=0)) as client:  # it waits in line
+        answer = await client.post(f"/stories/jobs/{job.id}/finish", headers=HTMX,
+                                   data={"idempotency_key": f"finish-{job.id}"})
+        new_id = await fetch_val(db, "SELECT id FROM story_jobs WHERE finish_of = :id",
+                                 {"id": job.id})
+        polled = (await client.get(f"/stories/jobs/{new_id}", headers=HTMX)).text
+    assert answer.status_code == 202
+    for card in (answer.text, polled):
+        assert f'id="job-{new_id}"' in card and f'data-continues="job-{job.id}"' in card
+        assert "in line" in card
+        # The words kept, whole, where they were: first, above the news about them; Stop
+        # in the header, above the words.
+        draft = card.index('class="story-text job-draft"')
+        assert draft < card.index("The Owl") < card.index("An owl flew.") < card.index("She was")
+        assert card.index("job-head") < card.index("Stop…") < draft < card.index("in line")
 
 
 async def test_a_finish_that_failed_before_any_word_is_tried_again_from_the_same_words(

@@ -8,21 +8,14 @@ import re
 import httpx
 import pytest
 
-from app.web.responses import DATABASE_RETRY_AFTER_S
-from tests.helpers.app import ACCEPT_JSON, serve
+from app.web.errors import DATABASE_RETRY_AFTER_S
+from tests.helpers.app import ACCEPT_JSON
 from tests.helpers.database import database_outage
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.own_pages]  # `client`: on the app's own pages
 
 HX = {"HX-Request": "true"}
 REFRESH = re.compile(r'<meta http-equiv="refresh" content="(\d+)">')
-
-
-@pytest.fixture
-async def client(make_app):
-    """A browser on the app's own pages: its form posts carry the app's Origin."""
-    async with serve(make_app(), from_own_pages=True) as http:
-        yield http
 
 
 async def pool_notices_the_outage(client: httpx.AsyncClient) -> None:

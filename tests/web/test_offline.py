@@ -11,22 +11,16 @@ import struct
 
 import pytest
 
-from app.shelf.routes import service_worker_source, shell_urls, static_version
 from app.web.assets import Assets
-from app.web.responses import STATIC_DIR
+from app.web.offline import service_worker_source, shell_urls, static_version
+from app.web.templates import STATIC_DIR
 from tests.helpers.app import serve, wait_for_job
 from tests.helpers.forms import finished_story
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.own_pages]  # `client`: on the app's own pages
 
 MANIFEST = "/static/manifest.webmanifest"
 PASSWORD = "moonbeam"
-
-
-@pytest.fixture
-async def client(make_app):
-    async with serve(make_app(), from_own_pages=True) as http:
-        yield http
 
 
 def links(page: str, tag: str) -> bool:

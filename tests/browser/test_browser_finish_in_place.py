@@ -1,0 +1,263 @@
+"""A story stopped and finished where it is read, in a real browser at issue 21's three sizes
+(a tablet upright and on its side, a phone): while a story is written, Stop is in the card's
+header, on the first screen however long the story grows, and it asks before it stops;
+"Finish this story" keeps the kept words on the screen, in the card the reader is on, and
+grows them there: the page does not scroll and the paragraph being read does not move, from
+the tap until the finished story is there; and no id is on the page twice.
+
+Debian's chromium through Playwright (tests/helpers/browser.py); screenshots go to
+test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+import pytest
+from playwright.sync_api import expect
+
+from app.config import Settings
+from tests.helpers.browser import (
+    ARTIFACTS,
+    CARD_POLL_S,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    SIZES,
+    needs_chromium,
+    served_over_http,
+    settled_scroll,
+    top_of_paragraph,
+)
+from tests.helpers.fake_llm import FakeLLM
+from tests.helpers.ids import duplicate_ids_on
+
+pytestmark = needs_chromium
+
+STILL_PX = 2  # "0 px", to within a rounding of the layout
+WAIT_MS = 20_000
+TITLE = "The Lantern Fox"
+WORDS = ("hush", "moss", "owl", "fern", "star", "brook", "pine", "dusk")
+PARAGRAPHS = [" ".join(f"{word}{n}" for n in range(48)) + " the end." for word in WORDS]
+STORY = TITLE + "\n\n" + "\n\n".join(PARAGRAPHS)
+# The story is stopped halfway through its last paragraph: those words are kept (and shown
+# until the finish's own come), but a finish carries on from the last whole sentence, so
+# the half paragraph is written again by the finish, below the paragraph being read.
+HALF = STORY[: STORY.rindex("\n\n") + 2 + len(PARAGRAPHS[-1]) // 2]
+REST = "\n\n" + PARAGRAPHS[-1] + "\n\nGoodnight, little fox."
+
+
+def chunks(text: str) -> int:
+    """How many chunks the fake streams `text` in (two words each)."""
+    return len(re.findall(r"\S*\s*", text)) // 2
+
+
+@pytest.fixture
+def sized_page(request, settings: Settings):
+    """A page in a fresh Chromium at one of SIZES; it starts after this test's database is
+    made (as test_browser_reading_view's does)."""
+    from playwright.sync_api import sync_playwright
+
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        context = chromium.new_context(viewport=SIZES[request.param])
+        page = context.new_page()
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+        try:
+            yield page, request.param, problems
+        finally:
+            context.close()
+            chromium.close()
+
+
+def writing(page, url: str) -> str:
+    """Ask for a story on the home page (no scroll anchoring, as in Safari on an iPad: the
+    layout itself must hold still); the id of its card."""
+    page.goto(url + "/")
+    page.evaluate("window.__sameDocument = true")  # gone if anything reloads the page
+    page.evaluate("document.documentElement.style.overflowAnchor = 'none';"
+                  " document.body.style.overflowAnchor = 'none'")
+    page.fill("#prompt", "a fox with a lantern")
+    page.get_by_role("button", name="Write the story").click()
+    card = page.locator("#jobs .job-card").first
+    card.wait_for(state="attached")
+    return card.get_attribute("id")
+
+
+# Stop's box and the card's, read in one turn of the page's script (a card being written
+# is replaced at every poll).
+STOP_BOX = """id => {
+  const card = document.getElementById(id);
+  const stop = card && card.querySelector(".job-stop > summary");
+  if (!stop) return null;
+  const box = stop.getBoundingClientRect();
+  return {top: box.top, bottom: box.bottom, left: box.left, right: box.right,
+          card: card.getBoundingClientRect().bottom, text: stop.innerText.trim()};
+}"""
+
+
+def stop_via_the_card(page, job_id: str, size: str) -> None:
+    """Stop… asks first (the story goes on meanwhile), then Yes stops it, keeping its words."""
+    card = page.locator(f"#{job_id}")
+    card.locator(".job-stop > summary").click()
+    question = card.locator(".job-stop form")
+    expect(question).to_be_visible()
+    box, height = question.bounding_box(), page.viewport_size["height"]
+    assert 0 <= box["y"] and box["y"] + box["height"] <= height, box  # asked on screen
+    assert "status-running" in card.get_attribute("class")  # only asked, not stopped
+    page.screenshot(path=str(ARTIFACTS / f"finish-in-place-stop-asks-{size}.png"))
+    question.get_by_role("button", name="Yes, stop it").click()
+    card.get_by_role("button", name="Finish this story").wait_for(timeout=WAIT_MS)
+
+
+@pytest.mark.parametrize("sized_page", list(SIZES), indirect=True)
+def test_stop_is_on_the_first_screen_while_the_story_grows(settings, fake_llm: FakeLLM,
+                                                          sized_page):
+    page, size, problems = sized_page
+    fake_llm.story = STORY
+    fake_llm.chunk_delay_s = 0.03  # written over several seconds, a couple of words at a time
+    fake_llm.hold_after_chunks = chunks(HALF)
+    fake_llm.hold()
+    with served_over_http(replace(settings, llm_timeout_s=60, card_poll_s=CARD_POLL_S)) as url:
+        job_id = writing(page, url)
+        settled_scroll(page)  # the new card came to the top of the screen
+        height = page.viewport_size["height"]
+        boxes = []
+        begun = time.monotonic()
+        deadline = begun + 30
+        # While the story grows: 3.5 s at least, and until its card is taller than the
+        # screen (the foot of the card, where Stop used to be, is off it).
+        while time.monotonic() < deadline:
+            box = page.evaluate(STOP_BOX, job_id)
+            if box is not None:
+                boxes.append(box)
+                if box["card"] > height and time.monotonic() - begun > 3.5:
+                    break
+            time.sleep(0.2)
+        assert boxes and boxes[-1]["card"] > height, boxes[-1:]
+        page.screenshot(path=str(ARTIFACTS / f"finish-in-place-stop-in-reach-{size}.png"))
+        print(f"{size}: Stop at y={boxes[0]['top']:.1f}..{boxes[-1]['top']:.1f} "
+              f"(bottom {max(b['bottom'] for b in boxes):.1f}) on a {height}-px screen, "
+              f"the card's foot at {boxes[-1]['card']:.1f}; {len(boxes)} samples")
+        for box in boxes:
+            assert box["text"] == "Stop…"
+            assert 0 <= box["top"] and box["bottom"] <= height, box
+            assert 0 <= box["left"] and box["right"] <= page.viewport_size["width"], box
+            assert box["bottom"] - box["top"] >= 44  # a tap target
+        stop_via_the_card(page, job_id, size)
+        fake_llm.release()
+        card = page.locator(f"#{job_id}")
+        assert "You stopped this story." in card.inner_text()
+        assert card.locator(".story-text").get_by_text(PARAGRAPHS[2]).count() == 1  # kept
+    assert problems == []
+
+
+# Every 30 ms from the tap on: the page's scroll and the read paragraph's screen top (null
+# when it is not on the page at all).
+WATCH_THE_PARAGRAPH = """text => {
+  window.__watched = [];
+  window.__watch = setInterval(() => {
+    const p = [...document.querySelectorAll("#jobs .story-text p")]
+      .find(p => p.textContent.includes(text));
+    window.__watched.push([window.scrollY, p ? p.getBoundingClientRect().top : null]);
+  }, 30);
+}"""
+
+
+# "Finish this story" as a card rendered before the finish would post it (its own key).
+STALE_FINISH = """card => htmx.ajax("POST", `/stories/jobs/${card.slice(4)}/finish`, {
+  target: `#${card}`, swap: "outerHTML", values: {idempotency_key: `finish-${card.slice(4)}`},
+})"""
+
+
+@pytest.mark.parametrize("sized_page", list(SIZES), indirect=True)
+def test_finishing_keeps_the_kept_words_where_they_are_read(settings, fake_llm: FakeLLM,
+                                                            sized_page):
+    page, size, problems = sized_page
+    fake_llm.story = STORY
+    fake_llm.chunk_delay_s = 0.005
+    fake_llm.hold_after_chunks = chunks(HALF)
+    fake_llm.hold()
+    with served_over_http(replace(settings, llm_timeout_s=60, card_poll_s=CARD_POLL_S)) as url:
+        cut = writing(page, url)
+        page.locator(f"#{cut} .story-text").get_by_text(PARAGRAPHS[-2]).wait_for(
+            timeout=WAIT_MS)
+        stop_via_the_card(page, cut, size)
+        fake_llm.release()
+
+        selector = "#jobs .job-card .story-text"
+        # A parent reads the kept words down to Finish, at the foot of the screen, the last
+        # whole paragraph above it.
+        button = page.locator(f"#{cut}").get_by_role("button", name="Finish this story")
+        foot = button.evaluate("b => b.getBoundingClientRect().bottom")
+        page.evaluate(f"window.scrollTo(0, window.scrollY + {foot} - window.innerHeight + 24)")
+        before = settled_scroll(page)
+        assert before > 0
+        # The paragraph being read: the last whole one on the screen (in a narrow column,
+        # one begun above it).
+        height = page.viewport_size["height"]
+        read = next(p for p in reversed(PARAGRAPHS[:-1])
+                    if top_of_paragraph(page, selector, p) < height)
+        line_before = top_of_paragraph(page, selector, read)
+        page.screenshot(path=str(ARTIFACTS / f"finish-in-place-before-{size}.png"))
+
+        fake_llm.reset()
+        fake_llm.story = REST
+        fake_llm.chunk_delay_s = 0.02
+        fake_llm.hold()  # waiting for its first words a while: polls come meanwhile
+        page.evaluate(WATCH_THE_PARAGRAPH, read)
+        button.click()
+        finishing = page.locator(f"#jobs .job-card:not(#{cut})").first
+        finishing.wait_for(state="attached", timeout=WAIT_MS)
+        page.wait_for_timeout(int(2.5 * CARD_POLL_S * 1000))
+        page.screenshot(path=str(ARTIFACTS / f"finish-in-place-finishing-{size}.png"))
+        fake_llm.release()
+        finishing.get_by_role("link", name="Read the story").wait_for(timeout=WAIT_MS)
+        after = settled_scroll(page)
+        line_after = top_of_paragraph(page, selector, read)
+        watched = page.evaluate("clearInterval(window.__watch) || window.__watched")
+        page.screenshot(path=str(ARTIFACTS / f"finish-in-place-finished-{size}.png"))
+        tops = [t for _, t in watched if t is not None]
+        print(f"{size}: paragraph {PARAGRAPHS.index(read) + 1} read; scrollY {before} -> "
+              f"{after} (delta {after - before:+.1f}); its top {line_before:.1f} -> "
+              f"{line_after:.1f} (delta {line_after - line_before:+.1f}); over "
+              f"{len(watched)} samples it moved at most "
+              f"{max(abs(t - line_before) for t in tops):.1f} px and was missing "
+              f"{len(watched) - len(tops)} times")
+        assert abs(after - before) < STILL_PX
+        assert abs(line_after - line_before) < STILL_PX
+        # Never gone, never moved, from the tap until the finished story was there.
+        assert all(t is not None for _, t in watched), "the kept words left the screen"
+        assert max(abs(y - before) for y, _ in watched) < STILL_PX
+        assert max(abs(t - line_before) for _, t in watched) < STILL_PX
+
+        # The finishing job's card took the stopped one's place: one card, the whole story.
+        new_id = finishing.get_attribute("id")
+        assert new_id != cut and finishing.get_attribute("data-continues") == cut
+        assert page.locator(f"#{cut}").count() == 0
+        story = finishing.locator(".story-text")
+        assert story.locator(".job-title").inner_text() == TITLE
+        assert story.locator("p:not(.job-title)").all_inner_texts() == [
+            *PARAGRAPHS, "Goodnight, little fox."]
+        assert duplicate_ids_on(page) == []
+        assert page.evaluate("window.__sameDocument") is True
+
+        # Seen again (a reload): the stopped card leads to the finished story, and offers
+        # neither a second finish nor a fresh start; still no id twice.
+        page.reload()
+        stopped = page.locator(f"#{cut}")
+        expect(stopped.get_by_role("link", name="Read the finished story")).to_be_visible()
+        assert stopped.get_by_role("button", name="Finish this story").count() == 0
+        assert stopped.get_by_role("button", name="Start it again").count() == 0
+        assert duplicate_ids_on(page) == []
+        # A finish tapped on a card left on a screen from before (another tablet's, say)
+        # answers with the finishing job's card, which is on this page already: it takes
+        # the tapped card's place, and the other goes.
+        page.evaluate(STALE_FINISH, cut)
+        expect(page.locator(f"#{cut}")).to_have_count(0)
+        expect(page.locator(f"#{new_id}")).to_have_count(1)
+        assert duplicate_ids_on(page) == []
+    assert problems == []
