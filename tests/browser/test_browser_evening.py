@@ -305,6 +305,47 @@ def test_switching_child_is_one_tap_and_the_story_is_in_their_language(
     assert watched.problems == []
 
 
+# The card being written, the story form's column and the content's width; and every
+# heading on the page whose text does not fit its box.
+COLUMNS = """card => ({
+  card: card.getBoundingClientRect().width,
+  form: document.querySelector(".home-form").getBoundingClientRect().width,
+  main: document.querySelector("main").clientWidth,
+  clipped: [...document.querySelectorAll("h1, h2, h3")]
+    .filter(h => h.scrollWidth > h.clientWidth + 1
+            || h.getBoundingClientRect().right > document.documentElement.clientWidth)
+    .map(h => h.textContent.trim()),
+})"""
+READING_COLUMN_PX = 800  # .home's 50rem: the width a story reads well at
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_story_being_written_takes_the_main_column_with_no_heading_clipped(
+    open_page, evening_app, fake_llm, size
+):
+    hold_half_written(fake_llm)
+    watched = open_page(evening_app, size)
+    page = watched.page
+    page.goto(evening_app + "/")
+    idea = f"a heron who reads maps ({size})"
+    page.fill("#prompt", idea)
+    page.get_by_role("button", name="Write the story").click()
+    card = page.locator("#jobs .job-card", has_text=idea)
+    expect(card.locator(".job-draft")).to_contain_text(PARAGRAPHS[1], timeout=STORY_WAIT_MS)
+    measured = card.evaluate(COLUMNS)
+    print(f"{size}: the card being written is {measured['card']:.0f} px wide, the form's "
+          f"column {measured['form']:.0f} px, the content {measured['main']:.0f} px")
+    # The whole column, as wide as the form's (one column: the card is not beside it).
+    assert measured["card"] >= min(READING_COLUMN_PX, measured["main"] - 32) - 1, measured
+    assert abs(measured["card"] - measured["form"]) < 1, measured
+    assert measured["clipped"] == [], measured
+    shot(page, "writing-column", size)
+    fake_llm.release()
+    expect(card.get_by_role("link", name="Read the story")).to_be_visible(
+        timeout=STORY_WAIT_MS)
+    assert watched.problems == []
+
+
 @pytest.mark.parametrize("size", list(SIZES))
 def test_a_story_for_both_children_is_one_tap_and_names_them_both(
     open_page, evening_app, children, fake_llm, size
