@@ -425,6 +425,21 @@ def test_night_comes_on_by_itself_at_the_evening_hour_on_every_page(
     assert watched.problems == []
 
 
+@pytest.mark.parametrize("size", list(SIZES))
+def test_dark_by_day_has_no_bright_slab_either(open_page, evening_app, children, size):
+    story = written(evening_app, {"prompt": "a sunny tortoise", "child_id": children["Mia"]})
+    watched = open_page(evening_app, size, timezone_id=DEVICE_TZ)
+    page = watched.page
+    page.clock.install(time=datetime(2026, 12, 1, 12, 0, tzinfo=UTC))  # midday: Dark
+    for name, path in (("home", "/"), ("story", f"/stories/{story['story_id']}")):
+        page.goto(evening_app + path)
+        expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+        # A written story's card and its "Read the story": outlines, as in Night.
+        assert page.evaluate(BRIGHT_SLABS, SLAB_LUMINANCE) == [], name
+        shot(page, f"dark-{name}", size)
+    assert watched.problems == []
+
+
 # -- Tap targets -------------------------------------------------------------------------------
 
 

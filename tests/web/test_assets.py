@@ -328,6 +328,7 @@ def test_night_is_calmer_than_dark_and_still_readable_on_every_surface():
 
 def test_nights_primary_buttons_are_a_dim_outline_not_a_slab():
     css = (STATIC_DIR / "style.css").read_text()
-    rule = re.search(r'\[data-theme="night"\] \.button\.primary \{([^}]*)\}', css)
+    rule = re.search(r'\[data-theme="night"\] \.button\.primary[^{]*\{([^}]*)\}', css)
     assert rule and "background: none" in rule.group(1)
     assert "color: var(--accent)" in rule.group(1)
+    assert '[data-theme="dark"] .button.primary' in rule.group(0)  # Dark's outlined too
