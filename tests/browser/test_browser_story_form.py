@@ -18,7 +18,14 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.browser import ARTIFACTS, SIZES, STORY_WAIT_MS, app_of_its_own, needs_chromium
+from tests.helpers.browser import (
+    ARTIFACTS,
+    SIZES,
+    STORY_WAIT_MS,
+    app_of_its_own,
+    app_writing_with,
+    needs_chromium,
+)
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
 
@@ -35,10 +42,8 @@ PROMPT_LABEL = "What should tonight's story be about?"
 @pytest.fixture(scope="module")
 def form_app(pg_url: str, fake_llm_server: FakeLLM,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with app_of_its_own(pg_url, tmp_path_factory.mktemp("story-form"), allow_open=True,
-                        storyteller="openai", openai_api_key="test-key",
-                        openai_base_url=fake_llm_server.url, story_model="fake-model",
-                        llm_timeout_s=60, daily_story_limit=1000) as url:
+    with app_writing_with(pg_url, tmp_path_factory.mktemp("story-form"),
+                          fake_llm_server.url) as url:
         yield url
 
 

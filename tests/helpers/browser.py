@@ -221,6 +221,15 @@ def app_of_its_own(pg_url: str, data_dir: Path, **overrides: object) -> Iterator
         admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def app_writing_with(pg_url: str, data_dir: Path,
+                     fake_llm_url: str) -> contextlib.AbstractContextManager[str]:
+    """app_of_its_own, writing with the fake LLM at `fake_llm_url`, with a day's limit no
+    test reaches."""
+    return app_of_its_own(pg_url, data_dir, allow_open=True, storyteller="openai",
+                          openai_api_key="test-key", openai_base_url=fake_llm_url,
+                          story_model="fake-model", llm_timeout_s=60, daily_story_limit=1000)
+
+
 def settled_scroll(page) -> float:
     """window.scrollY once a smooth scroll has come to rest."""
     last, since = page.evaluate("window.scrollY"), time.monotonic()

@@ -298,15 +298,22 @@ async def test_the_demo_storyteller_finishes_its_own_story(make_app, db):
     assert story["body"].count("(This story was written by the demo storyteller") == 1
 
 
-async def test_an_interrupted_story_is_finished_from_its_kept_words(make_app, fake_llm, db):
+async def interrupted_with(db, words: str):
+    """A job about a lost owl, claimed by a process that wrote `words` and died: the
+    sweeper judged it interrupted, its words kept."""
     store = JobStore(db)
     dead = uuid.uuid4()
     job = await add_job(store, new_key(), StoryRequest(prompt="a lost owl"))
     assert (await store.claim_next(dead)).id == job.id
-    assert await store.save_text_so_far(job.id, dead, "The Owl\n\nAn owl flew. She was")
+    assert await store.save_text_so_far(job.id, dead, words)
     await store.db.execute("UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
                            " WHERE id = $1", job.id)
     assert await store.sweep_dead_running(60) == ([], [job.id], [])  # its process died
+    return job
+
+
+async def test_an_interrupted_story_is_finished_from_its_kept_words(make_app, fake_llm, db):
+    job = await interrupted_with(db, "The Owl\n\nAn owl flew. She was")
     fake_llm.story = "And then she slept."
     async with serve(make_app()) as client:
         page = await client.get(f"/stories/jobs/{job.id}")
@@ -400,14 +407,7 @@ async def test_the_card_of_a_story_finished_already_leads_to_it_and_offers_no_se
 
 
 async def test_a_finish_card_shows_the_words_it_carries_from_the_start(make_app, db):
-    store = JobStore(db)
-    dead = uuid.uuid4()
-    job = await add_job(store, new_key(), StoryRequest(prompt="a lost owl"))
-    assert (await store.claim_next(dead)).id == job.id
-    assert await store.save_text_so_far(job.id, dead, "The Owl\n\nAn owl flew.\n\nShe was")
-    await store.db.execute("UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
-                           " WHERE id = $1", job.id)
-    assert await store.sweep_dead_running(60) == ([], [job.id], [])
+    job = await interrupted_with(db, "The Owl\n\nAn owl flew.\n\nShe was")
     async with serve(make_app(worker_concurrency=0)) as client:  # it waits in line
         answer = await client.post(f"/stories/jobs/{job.id}/finish", headers=HTMX,
                                    data={"idempotency_key": f"finish-{job.id}"})
