@@ -64,10 +64,12 @@ def household(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
 @pytest.fixture(scope="module")
 def slow_app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Stories that take 12 s to write, for watching the bar (two at once: none waits), its
-    cards polled at the contract's pace (3 s), the bar's to fill between polls."""
+    """Stories that take 40 s to write, for watching the bar (two at once: none waits), its
+    cards polled at the contract's pace (3 s), the bar's to fill between polls. The tests
+    watch a few polls and never wait for the end: a story that could end while watched (12 s
+    did, on a loaded machine) would show its finished bar."""
     data_dir = tmp_path_factory.mktemp("slow")
-    with app_of_its_own(pg_url, data_dir, allow_open=True, demo_delay_s=12,
+    with app_of_its_own(pg_url, data_dir, allow_open=True, demo_delay_s=40,
                         worker_concurrency=2, card_poll_s=3.0) as url:
         yield url
 
@@ -392,7 +394,9 @@ def test_read_aloud_reads_the_story_not_the_note_following_along_with_a_sleep_ti
 WATCH_THE_BAR = """
   window.__bar = [];
   let polls = 0;
-  const bar = () => window.__card && document.querySelector(`#${window.__card} progress`);
+  // The bar of the card while it is written (a finished card's bar is full by design).
+  const bar = () => window.__card && document.querySelector(
+    `#${window.__card}:not(.status-completed) progress[aria-label="Story progress"]`);
   document.addEventListener("htmx:afterRequest", (event) => {
     if (event.detail.requestConfig.verb !== "get" || !bar()) return;
     polls += 1;
