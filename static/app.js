@@ -133,15 +133,35 @@
   }
 
   // Room below a new card for it to come to the top of the screen, where its story will
-  // grow: the page is made at least that long (min-height: once the story is longer, it
-  // adds nothing).
+  // grow: its section is made at least that long (min-height: once the story is longer,
+  // it adds nothing), so what follows it (the newest stories) waits below the screen and
+  // is not pushed down in view as the words come.
   function roomToRead(card) {
-    var main = card.closest("main");
-    if (!main) return;
-    var need = card.getBoundingClientRect().top - main.getBoundingClientRect().top +
+    var room = card.closest(".in-progress") || card.closest("main");
+    if (!room) return;
+    var need = card.getBoundingClientRect().top - room.getBoundingClientRect().top +
       window.innerHeight;
-    if (main.offsetHeight < need) main.style.minHeight = Math.ceil(need) + "px";
+    if (room.offsetHeight < need) room.style.minHeight = Math.ceil(need) + "px";
   }
+
+  // The room is made as the story is asked for (a tap: nothing that moves then counts as
+  // the page jumping), so the card, however long its answer takes, comes into space kept
+  // for it and pushes nothing down in view.
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (event.detail.elt.id !== "story-form") return;
+    var room = document.querySelector(".in-progress");
+    if (!room) return;
+    room.classList.add("has-room");
+    room.style.minHeight = Math.ceil(room.offsetHeight + window.innerHeight) + "px";
+  });
+  // Refused, or not sent: no card came, and the room goes (after a swap: htmx says "after
+  // the request" once its answer is on the page).
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var room = document.querySelector(".in-progress.has-room");
+    if (!room || event.detail.elt.id !== "story-form" || room.querySelector(".job-card")) return;
+    room.classList.remove("has-room");
+    room.style.minHeight = "";
+  });
 
   function cardArrived(card, state) {
     document.title = pageTitle;

@@ -27,6 +27,8 @@ RETRY_KEY_PREFIX = "household-retry-of-job-"
 # A running job's owner that has not beaten for this many beats (and half the heartbeat's
 # stale threshold: a loaded machine's beat may be late) is no longer writing it.
 OWNER_QUIET_BEATS = 3
+# How much of a stopped or failed story its compact card shows: a line or two.
+FIRST_WORDS = 16
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,15 @@ class JobCard:
     @property
     def eta_minutes(self) -> int | None:
         return None if self.eta_s is None else max(math.ceil(self.eta_s / 60), 1)
+
+    @property
+    def first_words(self) -> str:
+        """A stopped or failed story's first words, for its compact card ("" : none yet)."""
+        _, draft = self.draft
+        words = " ".join(draft).split()
+        if len(words) <= FIRST_WORDS:
+            return " ".join(words)
+        return " ".join(words[:FIRST_WORDS]).rstrip(",;:.") + "…"
 
     @property
     def continues(self) -> int | None:

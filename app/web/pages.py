@@ -32,7 +32,7 @@ from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
 from app.stories import LANGUAGES, Child
-from app.web.cards import job_card
+from app.web.cards import JobCard, job_card
 from app.web.inputs import local_path, parse_form, read_body, services_of
 from app.web.preferences import (
     PREFERENCE_MAX_AGE_S,
@@ -54,7 +54,10 @@ IDEAS = (
     "a whale who sings lullabies",
     "a garden that grows at night",
 )
-HOME_NEWEST_STORIES = 6
+HOME_NEWEST_STORIES = 4
+# The home page's cards of the last few minutes' finished requests, at most (compact; the
+# rest are in the library). Unfinished ones are all there.
+HOME_FINISHED_CARDS = 3
 # Sibling stories are offered for each pair of the first three children (three buttons at
 # most); a bigger family picks two by their own buttons' order (the oldest profiles).
 SIBLING_PAIRS_FROM = 3
@@ -120,6 +123,24 @@ async def values_like(request: Request) -> dict[str, str] | None:
     return None
 
 
+async def home_cards(services: Services) -> list[JobCard]:
+    """The home page's cards, oldest first: a new one comes last (after them, so none of
+    them moves), every unfinished job and the last few finished."""
+    jobs = await services.store.recent()
+    finished = [job for job in jobs if job.status.finished][:HOME_FINISHED_CARDS]
+    shown = [job for job in jobs if not job.status.finished or job in finished]
+    return [await job_card(services, job) for job in reversed(shown)]
+
+
+async def newest_besides(services: Services, cards: list[JobCard]) -> dict[str, object]:
+    """The home page's newest stories besides those of its cards (each story once on the
+    page), and whether the shelf is empty ("No stories yet")."""
+    shown = {card.job.story_id for card in cards if card.job.story_id is not None}
+    stories = await services.shelf.list_stories(limit=HOME_NEWEST_STORIES + len(shown))
+    return {"stories": [story for story in stories if story.id not in shown][:HOME_NEWEST_STORIES],
+            "shelf_empty": not stories}
+
+
 async def home_context(
     request: Request,
     *,
@@ -133,6 +154,7 @@ async def home_context(
     else from the last story's child, age and length.
     """
     services = services_of(request)
+    cards = await home_cards(services)
     form_values = await remembered_values(request)
     form_values.update(values or {})
     children = await services.children.all()
@@ -155,8 +177,8 @@ async def home_context(
         "sibling_buttons": [(pair, new_form_key()) for pair in pairs],
         # By a child's id, or a pair's (child's id, sibling's id).
         "one_tap_ideas": ideas,
-        "jobs": [await job_card(services, job) for job in await services.store.recent()],
-        "stories": await services.shelf.list_stories(limit=HOME_NEWEST_STORIES),
+        "jobs": cards,
+        **await newest_besides(services, cards),
         # The provider no longer offers STORY_MODEL: said above everything else.
         "model_gone": (services.model_availability.notice_model
                        if services.model_availability is not None else None),

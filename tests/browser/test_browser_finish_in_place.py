@@ -26,6 +26,7 @@ from tests.helpers.browser import (
     CHROMIUM_ARGS,
     SIZES,
     needs_chromium,
+    request_story,
     served_over_http,
     settled_scroll,
     top_of_paragraph,
@@ -81,10 +82,7 @@ def writing(page, url: str) -> str:
     page.evaluate("document.documentElement.style.overflowAnchor = 'none';"
                   " document.body.style.overflowAnchor = 'none'")
     page.fill("#prompt", "a fox with a lantern")
-    page.get_by_role("button", name="Write the story").click()
-    card = page.locator("#jobs .job-card").first
-    card.wait_for(state="attached")
-    return card.get_attribute("id")
+    return "job-" + request_story(page)
 
 
 # Stop's box and the card's, read in one turn of the page's script (a card being written

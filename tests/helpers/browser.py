@@ -201,7 +201,7 @@ def request_story(page) -> str:
     page.get_by_role("button", name="Write the story").click()
     # A locator wait, not wait_for_function: that one evaluates a string, which the CSP forbids.
     page.locator("#jobs .job-card").nth(before).wait_for(state="attached")
-    return page.locator("#jobs .job-card").first.get_attribute("id").removeprefix("job-")
+    return page.locator("#jobs .job-card").last.get_attribute("id").removeprefix("job-")
 
 
 @contextlib.contextmanager

@@ -58,9 +58,11 @@ async def test_the_finished_cards_poll_answer_has_the_story_in_place_and_the_she
     assert [f"<p>{p}</p>" in text for p in PARAGRAPHS] == [True] * 3
     # The actions come after the text, so it stays where the draft was.
     assert card.text.index("Read the story") > card.text.index(PARAGRAPHS[-1])
-    # On the home page: the newest stories again, out of band, with this one.
+    # On the home page: the newest stories again, out of band, no longer empty, and not
+    # this one (its card is on the page): the library, where it is.
     shelf = card.text[card.text.index(OOB_SHELF):]
-    assert "The Lantern Fox" in shelf and "No stories yet" not in shelf
+    assert "No stories yet" not in shelf and 'href="/stories"' in shelf
+    assert "The Lantern Fox" not in shelf
     assert card.text.count("hx-swap-oob") == 1
 
     # The same card polled from the job page: the story, no shelf to update there.
@@ -68,10 +70,12 @@ async def test_the_finished_cards_poll_answer_has_the_story_in_place_and_the_she
     card = await client.get(f"/stories/jobs/{job_id}", headers=job_page)
     assert PARAGRAPHS[0] in card.text and "hx-swap-oob" not in card.text
 
-    # The home page's own cards of finished stories stay short: title and link only.
+    # The home page's own cards of finished stories stay short: a line, title and Read.
     home = await client.get("/")
     assert "The Lantern Fox" in home.text and PARAGRAPHS[0] not in home.text
-    assert 'id="newest-stories">' in home.text and OOB_SHELF not in home.text
+    assert 'id="newest-stories"' in home.text and OOB_SHELF not in home.text
+    newest = home.text[home.text.index('id="newest-stories"'):]
+    assert "The Lantern Fox" not in newest  # its card, not the newest stories too
 
 
 async def test_the_job_page_without_javascript_grows_the_text_then_shows_the_story(

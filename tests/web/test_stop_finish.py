@@ -443,3 +443,22 @@ async def test_a_finish_that_failed_before_any_word_is_tried_again_from_the_same
     assert (story["title"], story["body"]) == (
         "The Owl", "An owl slept. and the owl flew home. Goodnight.")
     assert fake_llm.calls_for(failed) == fake_llm.calls_for(new_id) == 1
+
+
+# -- the home page's earlier cards are short -----------------------------------------------
+
+
+async def test_on_the_home_page_a_card_cut_short_is_its_first_words_and_its_actions(
+    make_app, fake_llm, db
+):
+    words = " ".join(f"word{n}" for n in range(1, 61))
+    job = await interrupted_with(db, f"The Owl\n\n{words}")
+    async with serve(make_app()) as client:
+        home = await client.get("/")
+        whole = await client.get(f"/stories/jobs/{job.id}")  # its own page: every word
+    card = home.text[home.text.index(f'id="job-{job.id}"'):]
+    card = card[:card.index("</article>")]
+    assert "job-compact" in card
+    assert "word1 word2" in card and "word16…" in card and "word17" not in card
+    assert "Finish this story" in card and "Start it again" in card
+    assert "word60" in whole.text and "job-compact" not in whole.text
