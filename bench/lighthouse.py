@@ -39,6 +39,7 @@ from bench.perf import (  # noqa: E402
 from tests.helpers.fake_llm import FakeLLM  # noqa: E402
 
 RUNS = int(os.environ.get("LIGHTHOUSE_RUNS", "3"))
+EVENING = 10  # stories written before measuring: the home page as after an evening
 OUT = ROOT / "test-artifacts" / "lighthouse"
 DEVICES = {
     "phone": ["--form-factor=mobile"],
@@ -81,7 +82,7 @@ async def main() -> None:
         try:
             fake.story = STORY
             async with httpx.AsyncClient(base_url=app.url, timeout=30) as client:
-                for job_id in await submit(client, 6):  # a shelf, as most evenings
+                for job_id in await submit(client, EVENING):  # an evening's stories
                     await wait_for(conn, "SELECT status = 'completed' FROM story_jobs"
                                    " WHERE id = $1", job_id)
             story_id = await conn.fetchval("SELECT max(id) FROM stories")
