@@ -75,12 +75,16 @@ def southern_hemisphere(timezone: tzinfo) -> bool:
     return name.startswith(_SOUTHERN_ZONES)
 
 
-def tonight_idea(children: Sequence[Child], day: date, *, southern: bool = False) -> str:
+def tonight_idea(
+    children: Sequence[Child], day: date, *, southern: bool = False, told: int = 0
+) -> str:
     """The one-tap idea for these children (one, or two for a story for both) on the
     household's date `day`: another one each night, from their likes, a companion (by the
-    name before its description: "Pip" of "Pip, a little green dinosaur") and the season.
-    The storyteller is told the likes and companions whole besides (app/requests.py)."""
-    night = day.toordinal() + _number(children)
+    name before its description: "Pip" of "Pip, a little green dinosaur") and the season;
+    and another after each of the `told` stories asked for that day already, so a second
+    story tonight is not the first again. The storyteller is told the likes and companions
+    whole besides (app/requests.py)."""
+    night = day.toordinal() + _number(children) + told  # each list's next choice
     this_season = season(day, southern=southern)
     likes = [like for child in children for like in _parts(child.likes, _LIKES_BETWEEN)]
     companions = [_name_of(companion) for child in children

@@ -162,9 +162,12 @@ async def home_context(
     # What each one-tap story is about tonight (app/ideas.py): the profile says the rest.
     timezone = request.app.state.settings.tz
     tonight, southern = datetime.now(timezone).date(), southern_hemisphere(timezone)
+    told = await services.intake.used_today()  # a second story tonight: another idea
     ideas: dict[object, str] = {
-        child.id: tonight_idea([child], tonight, southern=southern) for child in children}
-    ideas |= {(child.id, sibling.id): tonight_idea([child, sibling], tonight, southern=southern)
+        child.id: tonight_idea([child], tonight, southern=southern, told=told)
+        for child in children}
+    ideas |= {(child.id, sibling.id):
+              tonight_idea([child, sibling], tonight, southern=southern, told=told)
               for child, sibling in pairs}
     return {
         **await form_context(services, form_values, errors=errors, notice=notice,

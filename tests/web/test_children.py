@@ -316,3 +316,10 @@ async def test_a_one_tap_story_is_about_tonight_s_idea_with_the_child_s_companio
         prompt = prompt_of(fake_llm.requests[-1])
         assert f"<idea>{idea}</idea>" in prompt
         assert "<companions>Pip, a little green dinosaur</companions>" in prompt
+        # A second story tonight is another idea, not the first again.
+        again = re.search(r'name="prompt" value="([^"]*)"\s*>\s*<input type="hidden" '
+                          rf'name="child_id" value="{mia["child_id"]}"',
+                          (await browser.get("/")).text)
+        assert again is not None
+        assert html.unescape(again[1]) == tonight_idea(
+            [children[mia["child_id"]]], tonight, southern=south, told=1) != idea
