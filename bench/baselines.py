@@ -90,10 +90,12 @@ async def card(request: Request) -> Response:
         id=row["id"], status=_Status(row["status"], finished), story_id=row["story_id"],
         error_text=row["error_text"], cancel_requested=False, can_finish=False,
         request=SimpleNamespace(prompt=row["prompt"], child_name=row["child_name"],
-                                language=row["language"]))
+                                sibling_name=row["sibling_name"],
+                                listeners=bool(row["child_name"]), language=row["language"]))
     body = row["body"] or ""
     card = SimpleNamespace(
         job=job, polls=not finished, title=row["title"], screening=row["screening"],
+        draft=(None, []), language=row["language"] or "en",
         story=[b.strip() for b in BLANK_LINES.split(body.strip()) if b.strip()])
     html = CARDS.get_template("_job_card.html").render(card=card, notice=None,
                                                         csrf_token=None)
