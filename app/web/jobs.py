@@ -28,7 +28,7 @@ from app.web.cards import RETRY_KEY_PREFIX, job_card, polled_card
 from app.web.generate import accepted_json
 from app.web.inputs import parse_form, parse_json, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
-from app.web.pages import home_cards, newest_besides
+from app.web.pages import newest_besides
 from app.web.templates import render
 
 if TYPE_CHECKING:
@@ -73,10 +73,12 @@ async def job_status(request: Request) -> Response:
     context: dict[str, object] = {"card": card}
     if is_htmx(request):
         # Only an unfinished card polls, so the answer showing its story is the first; on
-        # the home page the newest stories are sent again (out of band) as a reload would
-        # show them: no longer "No stories yet", and not this one, whose card is there.
+        # the home page the newest stories are sent again (out of band): no longer "No
+        # stories yet", and without any story whose card the page may show (this one, and
+        # any of the last minutes': a page open all evening keeps its cards whole).
         if card.story and urlsplit(request.headers.get("hx-current-url", "")).path == "/":
-            context |= await newest_besides(services, await home_cards(services))
+            recent = await services.store.recent()
+            context |= await newest_besides(services, {job.story_id for job in recent})
             return render(request, "_job_update.html", context, headers=VARY)
         return render(request, "_job_card.html", context, headers=VARY)  # the card alone
     return render(request, "job.html", context, headers=VARY)

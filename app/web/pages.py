@@ -132,10 +132,10 @@ async def home_cards(services: Services) -> list[JobCard]:
     return [await job_card(services, job) for job in reversed(shown)]
 
 
-async def newest_besides(services: Services, cards: list[JobCard]) -> dict[str, object]:
-    """The home page's newest stories besides those of its cards (each story once on the
-    page), and whether the shelf is empty ("No stories yet")."""
-    shown = {card.job.story_id for card in cards if card.job.story_id is not None}
+async def newest_besides(services: Services, shown: set[int | None]) -> dict[str, object]:
+    """The home page's newest stories besides those `shown` as its cards (each story once
+    on the page), and whether the shelf is empty ("No stories yet")."""
+    shown.discard(None)
     stories = await services.shelf.list_stories(limit=HOME_NEWEST_STORIES + len(shown))
     return {"stories": [story for story in stories if story.id not in shown][:HOME_NEWEST_STORIES],
             "shelf_empty": not stories}
@@ -181,7 +181,7 @@ async def home_context(
         # By a child's id, or a pair's (child's id, sibling's id).
         "one_tap_ideas": ideas,
         "jobs": cards,
-        **await newest_besides(services, cards),
+        **await newest_besides(services, {card.job.story_id for card in cards}),
         # The provider no longer offers STORY_MODEL: said above everything else.
         "model_gone": (services.model_availability.notice_model
                        if services.model_availability is not None else None),

@@ -89,6 +89,11 @@ def test_an_evening_of_ten_stories_moves_no_card_and_leaves_a_short_home(
         {"shifts": page.evaluate("window.__shifts"), "marks": page.evaluate("window.__marks")},
         indent=1))
     assert cls <= CLS_MAX, shifts
+    # Each story once on the page: none of the cards' stories in the newest stories too.
+    hrefs = "links => links.map((a) => a.getAttribute('href'))"
+    on_cards = set(page.locator("#jobs a").evaluate_all(hrefs))
+    in_newest = set(page.locator("#newest-stories li a").evaluate_all(hrefs))
+    assert not on_cards & in_newest, (on_cards, in_newest)
     # Written on one page, every card stays whole: none was cut short under its reader.
     expect(page.locator("#jobs .job-card", has_text=f"({size})")).to_have_count(EVENING)
     expect(page.locator("#jobs .job-compact", has_text=f"({size})")).to_have_count(0)
