@@ -121,6 +121,9 @@ def test_an_evening_of_ten_stories_moves_no_card_and_leaves_a_short_home(
       return document.querySelector('#newest-stories').getBoundingClientRect().bottom - top;
     }""")
     assert below_form <= SIZES[size]["height"], f"{below_form} px of cards and stories"
+    # And the whole page is 2.5 screens at most (the contract's bound).
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height <= 2.5 * SIZES[size]["height"], f"home is {height} px after an evening"
     cls, shifts = unprompted_shift(page)  # the page as it loads, with its cards
     assert cls <= CLS_MAX, shifts
     watched.shot(f"calm-home-{size}-after-the-evening")
