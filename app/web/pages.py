@@ -127,17 +127,17 @@ async def home_cards(services: Services) -> list[JobCard]:
     """The home page's cards, oldest first: a new one comes last (after them, so none of
     them moves), every unfinished job and the last few finished."""
     jobs = await services.store.recent()
-    finished = [job for job in jobs if job.status.finished][:HOME_FINISHED_CARDS]
-    shown = [job for job in jobs if not job.status.finished or job in finished]
+    finished = [job.id for job in jobs if job.status.finished][:HOME_FINISHED_CARDS]
+    shown = [job for job in jobs if not job.status.finished or job.id in finished]
     return [await job_card(services, job) for job in reversed(shown)]
 
 
 async def newest_besides(services: Services, shown: set[int | None]) -> dict[str, object]:
     """The home page's newest stories besides those `shown` as its cards (each story once
     on the page), and whether the shelf is empty ("No stories yet")."""
-    shown.discard(None)
-    stories = await services.shelf.list_stories(limit=HOME_NEWEST_STORIES + len(shown))
-    return {"stories": [story for story in stories if story.id not in shown][:HOME_NEWEST_STORIES],
+    mine = {story_id for story_id in shown if story_id is not None}
+    stories = await services.shelf.list_stories(limit=HOME_NEWEST_STORIES + len(mine))
+    return {"stories": [story for story in stories if story.id not in mine][:HOME_NEWEST_STORIES],
             "shelf_empty": not stories}
 
 
@@ -171,7 +171,7 @@ async def home_context(
               for child, sibling in pairs}
     return {
         **await form_context(services, form_values, errors=errors, notice=notice,
-                             children=children),
+                             children=children, used_today=told),
         "page_title": "A story for tonight",
         # One tap each: a plain form with the child's id and a key of its own (a double
         # tap is one story).
@@ -197,10 +197,14 @@ async def form_context(
     errors: dict[str, str] | None = None,
     notice: str | None = None,
     children: list[Child] | None = None,
+    used_today: int | None = None,
 ) -> dict[str, object]:
     """What the story form alone shows (_story_form.html), with a fresh idempotency key:
-    all a fragment that returns the form needs, without the rest of the home page."""
-    stories_left = services.intake.stories_left_today(await services.intake.used_today())
+    all a fragment that returns the form needs, without the rest of the home page.
+    `children` and `used_today`: when the caller has read them already."""
+    if used_today is None:
+        used_today = await services.intake.used_today()
+    stories_left = services.intake.stories_left_today(used_today)
     if children is None:
         children = await services.children.all()
     values = choose_for(values, children)
