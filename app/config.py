@@ -28,6 +28,12 @@ LLM_APIS = ("chat", "responses", "auto")
 # A current small model: listed by the pinned openai library and not marked deprecated
 # there (tests/test_models.py holds it to that).
 DEFAULT_STORY_MODEL = "gpt-6-luna"
+# Pictures: the provider's (openai), the app's own night scene (demo), none (off); auto
+# resolves to demo with the demo storyteller, openai with OpenAI itself, else off.
+ILLUSTRATORS = ("auto", "openai", "demo", "off")
+# A current GPT image model, the fast and cheap one of the library's newest pair (its
+# `ImageModel` list; tests/test_models.py holds it to not deprecated).
+DEFAULT_IMAGE_MODEL = "gpt-image-2.5-flare"
 # A heartbeat is judged stale only after this many intervals went by without one.
 HEARTBEAT_STALE_MIN_BEATS = 3
 # Set by the hosting platforms we document (Heroku, Render, Fly, Railway, Cloud Run): there,
@@ -53,6 +59,8 @@ class Settings:
     story_model: str = DEFAULT_STORY_MODEL
     story_temperature: float | None = None  # None: no sampling parameter is sent
     storyteller: str = "demo"
+    illustrator: str = "off"  # resolved from auto: openai, demo or off
+    image_model: str = DEFAULT_IMAGE_MODEL
     # chat: Chat Completions, streamed on this process's connection; responses: background
     # mode, the story written at the provider and picked up again by id (resolved from auto).
     llm_api: str = "chat"
@@ -115,6 +123,12 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         raise ConfigError("STORYTELLER=openai needs OPENAI_API_KEY to be set")
 
     base_url = read("OPENAI_BASE_URL", values.http_url, None)
+    illustrator = read("ILLUSTRATOR", values.choice(ILLUSTRATORS), "auto")
+    if illustrator == "auto":  # a local server has no Images API, as a rule
+        illustrator = ("demo" if storyteller == "demo" else
+                       "openai" if base_url is None else "off")
+    if illustrator == "openai" and not api_key:
+        raise ConfigError("ILLUSTRATOR=openai needs OPENAI_API_KEY to be set")
     llm_api = read("LLM_API", values.choice(LLM_APIS), "auto")
     if llm_api == "auto":  # OpenAI itself has background mode; other servers may not
         llm_api = "responses" if base_url is None else "chat"
@@ -157,6 +171,8 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         story_temperature=read("STORY_TEMPERATURE", values.number(minimum=0, maximum=2),
                                DEFAULT.story_temperature),
         storyteller=storyteller,
+        illustrator=illustrator,
+        image_model=read("IMAGE_MODEL", values.text, DEFAULT.image_model),
         llm_timeout_s=read("LLM_TIMEOUT_S", values.number(minimum=1, maximum=3600),
                            DEFAULT.llm_timeout_s),
         queue_max=read("QUEUE_MAX", values.whole(minimum=1, maximum=10_000), DEFAULT.queue_max),

@@ -50,6 +50,10 @@ PROFILE_IDS = ("child_id", "sibling_id")  # counted in the hash; the job keeps t
 # The job's columns for its request (story_jobs), in StoryRequest's order.
 COLUMNS = tuple(field.name for field in dataclasses.fields(StoryRequest)
                 if field.name not in PROFILE_IDS)
+# What a story's picture job copies of its story's request: who it was for, what they
+# like; not the words a finish carries on from (a picture finishes nothing).
+PICTURE_REQUEST_COLUMNS = tuple(name for name in COLUMNS
+                                if name not in ("finish_of", "carried_text"))
 # What a backup keeps of a request: ids differ between installations (a sequel names its
 # story by uid), and a finished story's carried words are in its text already.
 BACKED_UP = tuple(name for name in COLUMNS if name not in ("sequel_of", "finish_of",

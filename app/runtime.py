@@ -16,11 +16,15 @@ from collections.abc import AsyncIterator
 
 from app.config import Settings
 from app.db import database_url, pool_for
+from app.illustrating import Illustrator
+from app.illustrating.demo import DemoIllustrator
+from app.illustrating.openai_images import ImagesIllustrator
 from app.logs import log
 from app.services import Services
 from app.stories import Storyteller
 from app.storytelling.availability import ModelAvailability, check_model
 from app.storytelling.demo import DemoStoryteller
+from app.storytelling.models import image_models
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
 from app.storytelling.provider import ProviderClient, warm_up
@@ -36,8 +40,10 @@ async def running_services(
     await db.connect()
     chosen_storyteller = storyteller or make_storyteller(settings)
     moderator = make_moderator(settings)
+    illustrator = make_illustrator(settings)
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url,
-                              follower=follower_for(chosen_storyteller))
+                              follower=follower_for(chosen_storyteller),
+                              illustrator=illustrator)
     services.model_availability = availability_of(chosen_storyteller)
     try:
         await services.start()
@@ -53,6 +59,8 @@ async def running_services(
         await chosen_storyteller.aclose()
         if moderator is not None:
             await moderator.aclose()
+        if illustrator is not None:
+            await illustrator.aclose()
         await db.close()
 
 
@@ -92,6 +100,28 @@ def follower_for(storyteller: object) -> BackgroundStoryteller | None:
         return BackgroundStoryteller(storyteller.client, model=storyteller.model,
                                      availability=storyteller.availability)
     return None
+
+
+def make_illustrator(settings: Settings) -> Illustrator | None:
+    """ILLUSTRATOR (resolved from auto): the provider's Images API, the demo's night scene,
+    or none. A deprecated IMAGE_MODEL is said once, in the log."""
+    if settings.illustrator == "demo":
+        return DemoIllustrator()
+    if settings.illustrator != "openai":
+        return None
+    shutdown = image_models().deprecated
+    if settings.image_model in shutdown:
+        when = shutdown[settings.image_model]
+        log("model_deprecated", level=logging.WARNING, setting="IMAGE_MODEL",
+            model=settings.image_model, shutdown=when.isoformat() if when else "not announced",
+            detail="the openai library marks it deprecated: choose a current model")
+    client = ProviderClient(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        max_retries=0,  # one request per picture job, ever: a retry is a second bill
+        timeout_s=settings.llm_timeout_s,
+    )
+    return ImagesIllustrator(client, model=settings.image_model)
 
 
 def make_moderator(settings: Settings) -> Moderator | None:

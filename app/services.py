@@ -19,10 +19,13 @@ from dataclasses import dataclass, field
 from app.backoff import Backoff
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
+from app.illustrating import Illustrator
 from app.logs import log
 from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
 from app.queue.intake import Intake
 from app.queue.liveness import ProcessLiveness
+from app.queue.picture_writer import PictureWriter
+from app.queue.pictures import PictureStore
 from app.queue.processes import ProcessRegistry
 from app.queue.screener import RESCREEN_INTERVAL_S, ScreeningStore, StoryScreener
 from app.queue.store import JobStore
@@ -69,6 +72,8 @@ class Services:
     boot_id: uuid.UUID
     estimates: Estimates
     schedules: Schedules  # read by every process's home page, whoever writes the backups
+    pictures: PictureStore
+    illustrator: Illustrator | None = None  # ILLUSTRATOR=off: None
     screener: StoryScreener | None = None  # MODERATION=on
     backups: ScheduledBackups | None = None  # BACKUP_DIR is set
     # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
@@ -85,6 +90,7 @@ class Services:
         *,
         database_url: str | None = None,
         follower: BackgroundStoryteller | None = None,
+        illustrator: Illustrator | None = None,
     ) -> Services:
         """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone).
         `follower`: follows stories by response id when the storyteller does not."""
@@ -102,6 +108,11 @@ class Services:
             )
         shelf = ShelfStore(db)
         schedules = Schedules(db)
+        pictures = PictureStore(db)
+        painter = None
+        if illustrator is not None:
+            painter = PictureWriter(illustrator, pictures, store, boot_id,
+                                    timeout_s=settings.llm_timeout_s)
         backups = None
         if settings.backup_dir is not None:
             backups = ScheduledBackups(
@@ -136,6 +147,7 @@ class Services:
                 heartbeat_stale_s=settings.heartbeat_stale_s,
                 screener=screener,
                 follower=follower,
+                painter=painter,
             ),
             sweeper=Sweeper(
                 store,
@@ -154,6 +166,8 @@ class Services:
             boot_id=boot_id,
             estimates=estimates_for(settings, db),
             schedules=schedules,
+            pictures=pictures,
+            illustrator=illustrator,
             screener=screener,
             backups=backups,
         )
@@ -205,6 +219,7 @@ class Services:
             queue_max=self.settings.queue_max,
             daily_story_limit=self.settings.daily_story_limit,
             moderation="on" if self.intake.moderator else "off",
+            illustrator=self.illustrator.name if self.illustrator else "off",
         )
 
     def _process_found_gone(self) -> None:

@@ -40,11 +40,16 @@ CREATE TABLE public.story_jobs (
     sibling_name text,
     sibling_age integer,
     companions text,
-    CONSTRAINT completed_has_story CHECK (((status = 'completed'::text) = (story_id IS NOT NULL))),
+    kind text DEFAULT 'story'::text NOT NULL,
+    picture_of bigint,
+    claimed_kind text,
+    CONSTRAINT completed_has_story CHECK (((kind <> 'story'::text) OR ((status = 'completed'::text) = (story_id IS NOT NULL)))),
     CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
     CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
     CONSTRAINT handed_over_had_response CHECK (((claimed_by IS NOT NULL) OR (started_at IS NULL) OR (status <> 'running'::text) OR (response_id IS NOT NULL))),
     CONSTRAINT pending_not_claimed CHECK (((status <> 'pending'::text) OR (started_at IS NULL))),
+    CONSTRAINT picture_claimed_as_picture CHECK (((kind = 'story'::text) OR (started_at IS NULL) OR (claimed_kind = 'picture'::text))),
+    CONSTRAINT picture_draws_a_story CHECK ((((kind = 'picture'::text) = (picture_of IS NOT NULL)) AND ((kind = 'story'::text) OR (story_id IS NULL)))),
     CONSTRAINT running_was_claimed CHECK (((status <> 'running'::text) OR (started_at IS NOT NULL))),
     CONSTRAINT started_was_claimed CHECK ((((started_at IS NULL) = (heartbeat_at IS NULL)) AND ((started_at IS NOT NULL) OR (claimed_by IS NULL)))),
     CONSTRAINT story_jobs_age_check CHECK (((age >= 1) AND (age <= 12))),
@@ -53,6 +58,7 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT story_jobs_companions_short CHECK (((length(companions) >= 1) AND (length(companions) <= 402))),
     CONSTRAINT story_jobs_dates_readable CHECK ((((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((started_at IS NULL) OR ((started_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (started_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((heartbeat_at IS NULL) OR ((heartbeat_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (heartbeat_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((completed_at IS NULL) OR ((completed_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (completed_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))))),
     CONSTRAINT story_jobs_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT story_jobs_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text]))),
     CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text]))),
     CONSTRAINT story_jobs_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
     CONSTRAINT story_jobs_likes_short CHECK (((length(likes) >= 1) AND (length(likes) <= 402))),
@@ -78,9 +84,35 @@ BEGIN
     INSERT INTO story_jobs
     SELECT * FROM jsonb_populate_record(NULL::story_jobs, jsonb_build_object(
         'id', nextval('story_jobs_id_seq'), 'status', 'pending', 'created_at', now(),
-        'text_so_far', '', 'imported', false, 'language', 'en') || p_columns)
+        'text_so_far', '', 'imported', false, 'language', 'en', 'kind', 'story') || p_columns)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING * INTO job;
+    RETURN job;
+END
+$$;
+
+--
+-- Name: insert_picture_job(bigint, text, text[]); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.insert_picture_job(p_story_id bigint, p_idempotency_key text, p_columns text[]) RETURNS public.story_jobs
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    job story_jobs;
+BEGIN
+    SELECT (insert_job(
+               (SELECT jsonb_object_agg(key, value) FROM jsonb_each(to_jsonb(j))
+                 WHERE key = ANY (p_columns))
+               || jsonb_build_object('kind', 'picture', 'picture_of', s.id,
+                                     'idempotency_key', p_idempotency_key,
+                                     'request_hash', j.request_hash))).*
+      INTO job
+      FROM stories s JOIN story_jobs j ON j.id = s.job_id
+     WHERE s.id = p_story_id AND s.deleted_at IS NULL;
+    IF job.id IS NOT NULL THEN
+        PERFORM pg_notify('story_jobs', job.id::text);
+    END IF;
     RETURN job;
 END
 $$;
@@ -109,11 +141,12 @@ BEGIN
         END IF;
     END IF;
     SELECT count(*) INTO pending
-      FROM (SELECT FROM story_jobs WHERE status = 'pending' LIMIT p_queue_max) AS bounded;
+      FROM (SELECT FROM story_jobs WHERE status = 'pending' AND kind = 'story'
+             LIMIT p_queue_max) AS bounded;
     SELECT count(*) INTO used_today
       FROM (SELECT FROM story_jobs
              WHERE created_at >= p_since AND NOT (status = 'failed' AND started_at IS NULL)
-               AND NOT imported
+               AND NOT imported AND kind = 'story'
              LIMIT p_daily_limit) AS bounded;
     IF pending >= p_queue_max OR used_today >= p_daily_limit THEN
         job := NULL;
@@ -472,6 +505,27 @@ CREATE SEQUENCE public.story_jobs_id_seq
 ALTER SEQUENCE public.story_jobs_id_seq OWNED BY public.story_jobs.id;
 
 --
+-- Name: story_pictures; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.story_pictures (
+    story_id bigint NOT NULL,
+    job_id bigint,
+    content_type text NOT NULL,
+    image bytea NOT NULL,
+    small_type text NOT NULL,
+    small bytea NOT NULL,
+    model text NOT NULL,
+    etag text GENERATED ALWAYS AS (md5(image)) STORED,
+    small_etag text GENERATED ALWAYS AS (md5(small)) STORED,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT story_pictures_image_bounded CHECK (((octet_length(image) >= 1) AND (octet_length(image) <= 4194304))),
+    CONSTRAINT story_pictures_small_bounded CHECK (((octet_length(small) >= 1) AND (octet_length(small) <= 65536))),
+    CONSTRAINT story_pictures_small_type_known CHECK ((small_type = ANY (ARRAY['image/png'::text, 'image/webp'::text, 'image/jpeg'::text, 'image/svg+xml'::text]))),
+    CONSTRAINT story_pictures_type_known CHECK ((content_type = ANY (ARRAY['image/png'::text, 'image/webp'::text, 'image/jpeg'::text, 'image/svg+xml'::text])))
+);
+
+--
 -- Name: workers; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -570,6 +624,20 @@ ALTER TABLE ONLY public.story_jobs
     ADD CONSTRAINT story_jobs_pkey PRIMARY KEY (id);
 
 --
+-- Name: story_pictures story_pictures_job_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_pictures
+    ADD CONSTRAINT story_pictures_job_id_key UNIQUE (job_id);
+
+--
+-- Name: story_pictures story_pictures_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_pictures
+    ADD CONSTRAINT story_pictures_pkey PRIMARY KEY (story_id);
+
+--
 -- Name: workers workers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -643,6 +711,12 @@ CREATE INDEX story_jobs_created_at ON public.story_jobs USING btree (created_at)
 CREATE UNIQUE INDEX story_jobs_finish_of_once ON public.story_jobs USING btree (finish_of) WHERE (finish_of IS NOT NULL);
 
 --
+-- Name: story_jobs_one_picture_at_a_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX story_jobs_one_picture_at_a_time ON public.story_jobs USING btree (picture_of) WHERE ((kind = 'picture'::text) AND (status = ANY (ARRAY['pending'::text, 'running'::text])));
+
+--
 -- Name: story_jobs_pending; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -675,6 +749,13 @@ ALTER TABLE ONLY public.story_jobs
     ADD CONSTRAINT story_jobs_finish_of_fkey FOREIGN KEY (finish_of) REFERENCES public.story_jobs(id) ON DELETE SET NULL;
 
 --
+-- Name: story_jobs story_jobs_picture_of_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs
+    ADD CONSTRAINT story_jobs_picture_of_fkey FOREIGN KEY (picture_of) REFERENCES public.stories(id) ON DELETE CASCADE;
+
+--
 -- Name: story_jobs story_jobs_sequel_of_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -687,6 +768,20 @@ ALTER TABLE ONLY public.story_jobs
 
 ALTER TABLE ONLY public.story_jobs
     ADD CONSTRAINT story_jobs_story_fk FOREIGN KEY (story_id) REFERENCES public.stories(id);
+
+--
+-- Name: story_pictures story_pictures_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_pictures
+    ADD CONSTRAINT story_pictures_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.story_jobs(id) ON DELETE SET NULL;
+
+--
+-- Name: story_pictures story_pictures_story_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_pictures
+    ADD CONSTRAINT story_pictures_story_id_fkey FOREIGN KEY (story_id) REFERENCES public.stories(id) ON DELETE CASCADE;
 
 --
 -- PostgreSQL database dump complete

@@ -34,6 +34,13 @@ class FailReason(enum.StrEnum):
     CANCELLED = "cancelled"  # the family stopped it
 
 
+class Kind(enum.StrEnum):
+    """What a job makes (`story_jobs.kind`): a story, or a stored story's picture."""
+
+    STORY = "story"
+    PICTURE = "picture"
+
+
 class Screening(enum.StrEnum):
     """Where a stored story's kid-safe screening stands (`stories.screening`; NULL: shown)."""
 
@@ -68,6 +75,8 @@ class Job:
     response_id: str | None = None
     response_sequence: int | None = None
     cancel_requested: bool = False  # the family asked to stop it
+    kind: Kind = Kind.STORY
+    picture_of: int | None = None  # a picture job's story
 
     @property
     def can_finish(self) -> bool:
@@ -94,6 +103,8 @@ class Job:
             response_id=row["response_id"],
             response_sequence=row["response_sequence"],
             cancel_requested=row["cancel_requested_at"] is not None,
+            kind=Kind(row["kind"]),
+            picture_of=row["picture_of"],
         )
 
 

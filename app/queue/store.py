@@ -70,7 +70,7 @@ from datetime import datetime
 from typing import Any
 
 from app.logs import log
-from app.queries import Statements
+from app.queries import Queryable, Statements
 from app.queue.jobs import (
     CardStory,
     FailReason,
@@ -178,11 +178,14 @@ class JobStore(Statements):
         return IntakeResult(job=job, replayed=bool(row["replayed"]), pending=row["pending"],
                             used_today=row["used_today"])
 
-    async def claim_next(self, boot_id: uuid.UUID, *, defer_s: float | None = None) -> Job | None:
-        """pending -> running for the oldest waiting job; None when there is none to take
-        (or, with `defer_s`, while a story paid for already is about to be adopted)."""
+    async def claim_next(self, boot_id: uuid.UUID, *, defer_s: float | None = None,
+                         draws: bool = True) -> Job | None:
+        """pending -> running for the oldest waiting story, else picture (`draws`); None
+        when there is none to take (or, with `defer_s`, while a story paid for already is
+        about to be adopted)."""
         row = await self._one("claim_next_job", {
-            "boot_id": boot_id, "defer_s": None if defer_s is None else float(defer_s)})
+            "boot_id": boot_id, "defer_s": None if defer_s is None else float(defer_s),
+            "draws": draws})
         return Job.from_row(row) if row else None
 
     async def adopt(self, boot_id: uuid.UUID, stale_s: float) -> Job | None:
@@ -231,12 +234,12 @@ class JobStore(Statements):
 
     async def insert_story(
         self, job_id: int, boot_id: uuid.UUID, story: Story, *,
-        screening: Screening | None = None,
+        screening: Screening | None = None, on: Queryable | None = None,
     ) -> int | None:
         """Store the story of our job (idempotent: a retry gets the first insert's id);
         hidden until screened when `screening` is PENDING. None when the job is not ours
         to store a story for (adopted by another worker, stopped, or completed)."""
-        story_id: int | None = await self._val("insert_story", {
+        story_id: int | None = await self._val("insert_story", on=on, params={
             "job_id": job_id, "boot_id": boot_id, "title": story.title, "body": story.body,
             "model": story.model, "prompt_tokens": story.prompt_tokens,
             "completion_tokens": story.completion_tokens,

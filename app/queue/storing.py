@@ -1,6 +1,7 @@
-"""Storing a finished story: clean it, insert it, complete its job, screen it.
+"""Storing a finished story: clean it, insert it (with its picture job), complete its job,
+screen it.
 
-    storing = Storing(store, boot_id, screener=None)
+    storing = Storing(store, boot_id, screener=None, pictures=None)
     stored = await storing.store(writing, story)    # (story id, story as stored), or None
     if stored: await storing.screen(job_id, *stored)
 
@@ -8,7 +9,8 @@ The story was paid for, so storing waits out a database outage (STORE_RETRY_S); 
 error fails the job at once, keeping its words. Both statements are guarded by the job's
 owner: a job adopted elsewhere, stopped, or completed by recovery stores nothing here.
 With a screener (MODERATION=on) the story is stored hidden and screened after its job
-completed.
+completed. With `pictures` (ILLUSTRATOR not off) its picture job is made in the transaction
+that inserts the story: a stored story always has one, and a retry makes no second.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import asyncpg
 from app.backoff import Backoff
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
+from app.queries import transaction_on
 from app.queue.jobs import Screening, Status
+from app.queue.pictures import PictureStore, picture_key
 from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
 from app.queue.writing import Writing, fail
@@ -47,10 +51,12 @@ def store_backoff() -> Backoff:
 
 class Storing:
     def __init__(self, store: JobStore, boot_id: uuid.UUID, *,
-                 screener: StoryScreener | None = None) -> None:
+                 screener: StoryScreener | None = None,
+                 pictures: PictureStore | None = None) -> None:
         self.jobs = store
         self.boot_id = boot_id
         self.screener = screener
+        self.pictures = pictures
 
     async def store(self, writing: Writing, story: Story) -> tuple[int, Story] | None:
         """Clean and insert the story, then complete the job, retrying through a database
@@ -62,8 +68,7 @@ class Storing:
         while True:
             try:
                 story = clean_story(story)
-                story_id = await self.jobs.insert_story(job_id, self.boot_id, story,
-                                                         screening=screening)
+                story_id = await self._insert(job_id, story, screening)
                 if story_id is None:
                     await self._not_ours(job_id)
                     return None
@@ -82,6 +87,16 @@ class Storing:
                 await fail(writing, self.jobs, self.boot_id, "the story could not be saved",
                            repr(error), error=error)
                 return None
+
+    async def _insert(self, job_id: int, story: Story, screening: Screening | None) -> int | None:
+        if self.pictures is None:
+            return await self.jobs.insert_story(job_id, self.boot_id, story, screening=screening)
+        async with transaction_on(self.jobs.db) as connection:
+            story_id = await self.jobs.insert_story(job_id, self.boot_id, story,
+                                                     screening=screening, on=connection)
+            if story_id is not None:
+                await self.pictures.make_job(story_id, picture_key(story_id), on=connection)
+        return story_id
 
     async def screen(self, job_id: int, story_id: int, story: Story) -> None:
         """Screen the stored story; whatever goes wrong, it stays hidden until re-screened."""

@@ -27,6 +27,9 @@ provider, and fails the job 'cancelled', keeping its words.
 
 With a `screener` (MODERATION=on) the story is stored hidden and screened after its job
 completed, outside `llm_timeout_s`, which bounds the storyteller's call alone.
+
+A picture job (kind 'picture') is drawn by the `painter` (app/queue/picture_writer.py) in
+the same slot, heartbeat and all; a worker without one (ILLUSTRATOR=off) claims none.
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from app.db import DATABASE_UNAVAILABLE
 from app.logs import log
 from app.queue.background_writer import BackgroundWriter
 from app.queue.chat_writer import ChatWriter
-from app.queue.jobs import FailReason, Job
+from app.queue.jobs import FailReason, Job, Kind
+from app.queue.picture_writer import PictureWriter
 from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
 from app.queue.storing import Storing
@@ -72,6 +76,7 @@ class Worker:
         heartbeat_stale_s: float = 60.0,
         screener: StoryScreener | None = None,
         follower: BackgroundStoryteller | None = None,
+        painter: PictureWriter | None = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
@@ -80,7 +85,9 @@ class Worker:
                                                 llm_timeout_s=llm_timeout_s)
         # A background writer (LLM_API=responses) starts, follows, hands over, adopts.
         self.background = isinstance(self.writer, BackgroundWriter)
-        self.storing = Storing(store, boot_id, screener=screener)
+        self.painter = painter
+        self.storing = Storing(store, boot_id, screener=screener,
+                               pictures=painter.pictures if painter is not None else None)
         self.concurrency = concurrency
         self.heartbeat_interval_s = heartbeat_interval_s
         self.adopt_after_s = min(heartbeat_stale_s,
@@ -156,14 +163,16 @@ class Worker:
         if self._stopping:
             return None
         try:
+            draws = self.painter is not None
             if self.adopter is None:
-                return await self.store.claim_next(self.boot_id)
+                return await self.store.claim_next(self.boot_id, draws=draws)
             job = await self.store.adopt(self.boot_id, self.adopt_after_s)
             if job is not None:
                 log("job_adopted", job_id=job.id, response_id=job.response_id,
                     after=job.response_sequence)
                 return job
-            return await self.store.claim_next(self.boot_id, defer_s=self.defer_after_s)
+            return await self.store.claim_next(self.boot_id, defer_s=self.defer_after_s,
+                                               draws=draws)
         except Exception as error:  # the job stays where it was, for this or any process
             log("claim_failed", level=logging.WARNING, error=repr(error))
             await asyncio.sleep(CLAIM_RETRY_S)
@@ -181,6 +190,13 @@ class Worker:
             beat(writing, self.store, self.boot_id, every_s=self._beat_every_s))
         stored: tuple[int, Story] | None = None
         try:
+            if job.kind == Kind.PICTURE:  # never written as a story, whatever happens
+                if self.painter is None:
+                    await fail(writing, self.store, self.boot_id, "pictures are off here",
+                               "no illustrator")
+                else:
+                    await self.painter.draw(writing)
+                return
             if job.response_id is None:
                 log("job_started", job_id=job.id)
             story = await self._writer_for(job).write(writing)

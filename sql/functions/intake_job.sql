@@ -9,7 +9,7 @@
 -- Under the intake lock: the job the key made already (replayed), else, for a finish, the
 -- job that finishes that story already, whatever its key (replayed too: a story cut short
 -- is finished once, migration 018), else the counts (the queue bound, the day's limit;
--- imported stories count for neither), else the new job and the NOTIFY that wakes a
+-- imported stories count for neither, nor do pictures), else the new job and the NOTIFY that wakes a
 -- worker at commit.
 CREATE OR REPLACE FUNCTION intake_job(
     p_request jsonb, p_idempotency_key text, p_request_hash text,
@@ -33,11 +33,12 @@ BEGIN
         END IF;
     END IF;
     SELECT count(*) INTO pending
-      FROM (SELECT FROM story_jobs WHERE status = 'pending' LIMIT p_queue_max) AS bounded;
+      FROM (SELECT FROM story_jobs WHERE status = 'pending' AND kind = 'story'
+             LIMIT p_queue_max) AS bounded;
     SELECT count(*) INTO used_today
       FROM (SELECT FROM story_jobs
              WHERE created_at >= p_since AND NOT (status = 'failed' AND started_at IS NULL)
-               AND NOT imported
+               AND NOT imported AND kind = 'story'
              LIMIT p_daily_limit) AS bounded;
     IF pending >= p_queue_max OR used_today >= p_daily_limit THEN
         job := NULL;

@@ -20,7 +20,7 @@ SELECT (i.job).*, i.replayed, i.pending, i.used_today,
 SELECT j.*,
        CASE WHEN j.status = 'pending' THEN
            (SELECT count(*) FROM story_jobs ahead
-             WHERE ahead.status = 'pending'
+             WHERE ahead.status = 'pending' AND ahead.kind = j.kind
                AND (ahead.created_at, ahead.id) <= (j.created_at, j.id))
        END AS position
   FROM story_jobs j
@@ -33,7 +33,7 @@ SELECT j.*,
 SELECT j.*,
        CASE WHEN j.status = 'pending' THEN
            (SELECT count(*) FROM story_jobs ahead
-             WHERE ahead.status = 'pending'
+             WHERE ahead.status = 'pending' AND ahead.kind = j.kind
                AND (ahead.created_at, ahead.id) <= (j.created_at, j.id))
        END AS position,
        s.title AS story_title, s.screening AS story_screening, s.model AS story_model,
@@ -62,23 +62,27 @@ SELECT id FROM story_jobs WHERE finish_of = :job_id
 -- imported one was asked for somewhere else: neither is counted.
 SELECT count(*) FROM story_jobs
  WHERE created_at >= :since AND NOT (status = 'failed' AND started_at IS NULL)
-   AND NOT imported
+   AND NOT imported AND kind = 'story'
 
 -- name: count_pending
--- Jobs waiting in the whole database (every process's), for QUEUE_MAX and /healthz.
-SELECT count(*) FROM story_jobs WHERE status = 'pending'
+-- Stories waiting in the whole database (every process's), for QUEUE_MAX and /healthz.
+SELECT count(*) FROM story_jobs WHERE status = 'pending' AND kind = 'story'
 
 -- name: claim_next_job
--- pending -> running: an idle worker takes the oldest waiting job, stamping its boot id.
+-- pending -> running: an idle worker takes the oldest waiting story (a picture only when
+-- no story waits: a picture never delays a story), stamping its boot id and the kind it
+-- took the job for (migration 024's CHECK). Without :draws (ILLUSTRATOR=off here), no
+-- picture: they wait for a process that draws.
 -- SKIP LOCKED lets workers in any number of processes claim side by side; the outer
 -- status guard makes a claim that lost a race a no-op (no row back: nothing to run).
 -- With :defer_s (a worker that can adopt), no new job is taken while a story paid for
 -- already has no live owner (handed over, its owner found gone) or one that missed beats
 -- for that long: it is adopted now or soon, and comes first.
 UPDATE story_jobs
-   SET status = 'running', started_at = now(), heartbeat_at = now(), claimed_by = :boot_id
+   SET status = 'running', started_at = now(), heartbeat_at = now(), claimed_by = :boot_id,
+       claimed_kind = kind
  WHERE id = (SELECT id FROM story_jobs
-              WHERE status = 'pending'
+              WHERE status = 'pending' AND (kind = 'story' OR CAST(:draws AS boolean))
                 AND NOT (:defer_s::float8 IS NOT NULL AND EXISTS (
                     SELECT 1 FROM story_jobs orphan
                      WHERE orphan.status = 'running' AND orphan.response_id IS NOT NULL
@@ -87,7 +91,7 @@ UPDATE story_jobs
                             OR orphan.heartbeat_at < now() - make_interval(secs => :defer_s)
                             OR orphan.claimed_by IN (SELECT boot_id FROM workers
                                                       WHERE gone_at IS NOT NULL))))
-              ORDER BY created_at, id
+              ORDER BY kind = 'picture', created_at, id
               FOR UPDATE SKIP LOCKED
               LIMIT 1)
    AND status = 'pending'
@@ -284,7 +288,8 @@ SELECT (SELECT count(*) FROM story_jobs
 
 -- name: recent_jobs
 -- Unfinished jobs and those finished in the last few minutes, newest first; while
--- pending, each with its place in line. Not imported ones: they are no request of ours.
+-- pending, each with its place in line. Not imported ones: they are no request of ours;
+-- no pictures: they are shown with their stories.
 -- (Every pending job is in the selection, so counting along it gives the place in line.)
 SELECT j.*,
        CASE WHEN j.status = 'pending' THEN
@@ -292,7 +297,7 @@ SELECT j.*,
                OVER (ORDER BY j.created_at, j.id ROWS UNBOUNDED PRECEDING)
        END AS position
   FROM story_jobs j
- WHERE NOT j.imported
+ WHERE NOT j.imported AND j.kind = 'story'
    AND (j.status IN ('pending', 'running')
         OR j.completed_at > now() - make_interval(secs => :recent_s))
  ORDER BY j.id DESC
@@ -301,7 +306,7 @@ SELECT j.*,
 -- name: last_request
 -- The newest job's request: the form's defaults, so a parent can tap once (not an
 -- imported job's: that was asked for somewhere else).
-SELECT * FROM story_jobs WHERE NOT imported ORDER BY id DESC LIMIT 1
+SELECT * FROM story_jobs WHERE NOT imported AND kind = 'story' ORDER BY id DESC LIMIT 1
 
 -- The stories a job makes: purged with their jobs (screened after they are stored:
 -- screening.sql; a backup's restored with a job of their own: imports.sql).

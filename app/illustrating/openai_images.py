@@ -1,0 +1,97 @@
+"""A story's picture from the provider's Images API: one `images.generate` per picture job.
+
+    illustrator = ImagesIllustrator(client, model="gpt-image-2.5-flare")
+    picture = await illustrator.draw(scene, job_id=17)
+
+One image, small (IMAGE_SIZE, the page's 3:2), at low quality, as WebP: a picture above a
+bedtime story needs no more, and each of those choices lowers the price. The call carries
+`X-Story-Job-Id` (the picture job's own id) and the client makes no retries
+(max_retries=0), so one job is one billed call. What the provider refuses becomes a short
+sentence for the family (PictureError); the story is never touched.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any, Final
+
+from app.illustrating import Picture, PictureError, Scene
+from app.illustrating.prompt import picture_prompt
+from app.illustrating.small import NotAPicture, checked
+from app.storytelling.provider import ProviderClient
+
+IMAGE_SIZE = "768x512"  # 3:2, each side a multiple of 16, as the current GPT image models take
+IMAGE_QUALITY: Final = "low"
+IMAGE_FORMAT: Final = "webp"
+IMAGE_COMPRESSION = 80
+# OpenAI's code for a prompt or an image its safety system would not draw.
+MODERATION_BLOCKED = "moderation_blocked"
+REFUSED = ("the illustrator would not draw this story: it is kept as it is, and you can"
+           " try another picture")
+
+
+class ImagesIllustrator:
+    name = "openai"
+
+    def __init__(self, client: ProviderClient, *, model: str) -> None:
+        self.client = client
+        self.model = model
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def draw(self, scene: Scene, *, job_id: int) -> Picture:
+        import openai  # loaded by now (app/storytelling/provider.py warms it up)
+
+        try:
+            answer = await self.client().images.generate(
+                model=self.model, prompt=picture_prompt(scene), n=1, size=IMAGE_SIZE,
+                quality=IMAGE_QUALITY, output_format=IMAGE_FORMAT,
+                output_compression=IMAGE_COMPRESSION,
+                extra_headers={"X-Story-Job-Id": str(job_id)},
+            )
+        except openai.BadRequestError as error:
+            if _code(error) == MODERATION_BLOCKED:
+                raise PictureError(REFUSED) from None
+            raise PictureError("the illustrator refused the request (HTTP 400)") from None
+        except openai.APIError as error:
+            raise _provider_error(error) from None
+        data = _image_of(answer)
+        try:
+            content_type = checked(data)
+        except NotAPicture:
+            raise PictureError("the illustrator sent a picture that cannot be shown") from None
+        return Picture(data, content_type, self.model)
+
+
+def _image_of(answer: Any) -> bytes:
+    try:
+        encoded = answer.data[0].b64_json
+        data = base64.b64decode(encoded, validate=True)
+    except (AttributeError, IndexError, TypeError, binascii.Error):
+        raise PictureError("the illustrator sent no picture") from None
+    return data
+
+
+def _code(error: Exception) -> str | None:
+    code, body = getattr(error, "code", None), getattr(error, "body", None)
+    if code is None and isinstance(body, dict):
+        code = body.get("code")
+    return code if isinstance(code, str) else None
+
+
+def _provider_error(error: Exception) -> PictureError:
+    import openai
+
+    if isinstance(error, openai.APITimeoutError):
+        return PictureError("the illustrator took too long")
+    if isinstance(error, openai.APIConnectionError):
+        return PictureError("could not reach the illustrator")
+    if isinstance(error, openai.RateLimitError):
+        return PictureError("the illustrator is busy (rate limited)")
+    if isinstance(error, openai.NotFoundError):
+        return PictureError("the illustrator does not offer this model (set IMAGE_MODEL)")
+    if isinstance(error, openai.APIStatusError):
+        return PictureError(f"the illustrator failed (HTTP {error.status_code})")
+    return PictureError("the illustrator sent an unreadable answer")

@@ -1,0 +1,88 @@
+"""Drawing a picture job this worker has claimed: one illustrator call, then the picture
+and its small version stored with the job's completion, in one statement.
+
+    painter = PictureWriter(illustrator, pictures, store, boot_id, timeout_s=120)
+    await painter.draw(writing)          # the worker's slot, heartbeat beating
+
+As for a story, the illustrator is called once per job and never again: whatever goes wrong
+after the claim fails the picture job (its story untouched), with a sentence the story page
+shows, except a database outage while storing a picture already paid for, which is waited
+out (app/queue/storing.py's patience). A crash mid-call leaves the job to the sweeper,
+which fails it 'interrupted'; nothing draws it again unless the family asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from app.illustrating import Illustrator, PictureError, Scene
+from app.illustrating.small import NotAPicture, small_version
+from app.logs import log
+from app.queue.pictures import Drawn, PictureStore
+from app.queue.store import JobStore
+from app.queue.storing import STORE_RETRYABLE, store_backoff
+from app.queue.writing import Writing, fail
+
+OPENING_CHARS = 1200  # what the prompt may take of the story's start (it takes less)
+
+
+class PictureWriter:
+    def __init__(self, illustrator: Illustrator, pictures: PictureStore, store: JobStore,
+                 boot_id: uuid.UUID, *, timeout_s: float) -> None:
+        self.illustrator = illustrator
+        self.pictures = pictures
+        self.store = store
+        self.boot_id = boot_id
+        self.timeout_s = timeout_s
+
+    async def draw(self, writing: Writing) -> None:
+        job = writing.job
+        assert job.picture_of is not None, job
+        source = await self.pictures.source(job.picture_of)
+        if source is None:
+            await fail(writing, self.store, self.boot_id, "the story is gone", "no story")
+            return
+        title, body = source
+        scene = Scene(title, body[:OPENING_CHARS], job.request.likes)
+        log("picture_started", job_id=job.id, story_id=job.picture_of,
+            illustrator=self.illustrator.name)
+        try:
+            picture = await asyncio.wait_for(self.illustrator.draw(scene, job_id=job.id),
+                                             self.timeout_s)
+            small, small_type = await asyncio.to_thread(small_version, picture.data,
+                                                        picture.content_type)
+        except PictureError as error:
+            await fail(writing, self.store, self.boot_id, str(error), "illustrator")
+            return
+        except TimeoutError:
+            await fail(writing, self.store, self.boot_id, "the illustrator took too long",
+                       "timeout")
+            return
+        except NotAPicture as error:
+            await fail(writing, self.store, self.boot_id,
+                       "the illustrator sent a picture that cannot be shown", str(error))
+            return
+        drawn = Drawn(picture.data, picture.content_type, small, small_type, picture.model)
+        await self._store(writing, drawn)
+
+    async def _store(self, writing: Writing, drawn: Drawn) -> None:
+        """The picture was paid for: stored through a database outage, within patience."""
+        job = writing.job
+        backoff = store_backoff()
+        while True:
+            try:
+                if await self.pictures.complete(job.id, self.boot_id, drawn):
+                    log("picture_completed", job_id=job.id, story_id=job.picture_of,
+                        bytes=len(drawn.image), content_type=drawn.content_type)
+                else:
+                    log("job_lost", level=logging.WARNING, job_id=job.id,
+                        detail="storing no picture")
+                return
+            except STORE_RETRYABLE as error:
+                if backoff.time_left_s < 0:
+                    log("picture_lost", level=logging.ERROR, job_id=job.id, error=repr(error))
+                    raise
+                log("store_retry", level=logging.WARNING, job_id=job.id, error=repr(error))
+                await backoff.wait()

@@ -1,0 +1,137 @@
+"""A story's picture in the queue: its jobs (kind 'picture') and the picture they store;
+the only code that knows the names of sql/queries/pictures.sql's statements.
+
+    pictures = PictureStore(db)
+    job = await pictures.make_job(story_id, key)        # None: replayed key, or no story
+    stored = await pictures.complete(job_id, boot_id, drawn)   # False: not ours any more
+    states = await pictures.states([story_id, ...])     # {story id: PictureState}
+
+A picture job is claimed, beaten, swept and failed by the story's own statements
+(app/queue/store.py's table); its two of its own:
+
+    statement                 transition                         guard (the WHERE)
+    insert_picture_job        (new) -> pending                   a new key (insert_job's ON
+      (sql/functions/insert_picture_job.sql)                     CONFLICT), one picture at a
+                                                                 time (migration 024's index)
+    complete_picture_job      running -> completed, or           kind 'picture', ours,
+                              failed 'interrupted' -> completed  status = 'running' or
+                              (the picture stored with it)       'interrupted'
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+
+from app.errors import Conflict
+from app.queries import Queryable, Statements
+from app.queue.jobs import Job, Status
+from app.requests import PICTURE_REQUEST_COLUMNS
+
+KEY_PREFIX = "picture:"
+KEY_DIGEST_CHARS = 32  # a client's key, hashed: the job's key stays within 255 characters
+
+
+class PictureStatus(enum.StrEnum):
+    """Where a story's picture stands, as the JSON API says it."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    READY = "ready"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A picture drawn, and its small version, to store."""
+
+    image: bytes
+    content_type: str
+    small: bytes
+    small_type: str
+    model: str
+
+
+@dataclass(frozen=True)
+class PictureState:
+    story_id: int
+    job_id: int | None  # its newest picture job (None: never asked for, or imported)
+    status: PictureStatus | None  # None: no picture and none asked for
+    error: str | None  # why the newest failed
+    etag: str | None  # the picture shown (None: none yet); a redraw keeps it until ready
+    small_etag: str | None
+
+    @property
+    def drawing(self) -> bool:
+        return self.status in (PictureStatus.PENDING, PictureStatus.RUNNING)
+
+
+def picture_key(story_id: int, client_key: str | None = None) -> str:
+    """The job key of a story's first picture, or of a redraw asked for with `client_key`."""
+    if client_key is None:
+        return f"{KEY_PREFIX}{story_id}"
+    digest = hashlib.sha256(client_key.encode()).hexdigest()[:KEY_DIGEST_CHARS]
+    return f"{KEY_PREFIX}{story_id}:{digest}"
+
+
+def state_of(row: Any) -> PictureState:
+    status = None
+    if row["etag"] is not None:
+        status = PictureStatus.READY
+    if row["status"] in (Status.PENDING, Status.RUNNING):
+        status = PictureStatus(row["status"])
+    elif row["status"] == Status.FAILED and row["etag"] is None:
+        status = PictureStatus.FAILED
+    return PictureState(row["story_id"], row["job_id"], status,
+                        row["error_text"] if status == PictureStatus.FAILED else None,
+                        row["etag"], row["small_etag"])
+
+
+class PictureStore(Statements):
+    async def make_job(self, story_id: int, key: str, *,
+                       on: Queryable | None = None) -> Job | None:
+        """(new) -> pending. None when the key made one already (see `by_key`) or the story
+        is gone; Conflict `picture_in_progress` while one is pending or running."""
+        try:
+            row = await self._one("insert_picture_job", {
+                "story_id": story_id, "idempotency_key": key,
+                "columns": list(PICTURE_REQUEST_COLUMNS)}, on=on)
+        except asyncpg.UniqueViolationError:
+            raise Conflict("A picture for this story is being drawn already.",
+                           code="picture_in_progress") from None
+        return Job.from_row(row) if row is not None and row["id"] is not None else None
+
+    async def complete(self, job_id: int, boot_id: uuid.UUID, drawn: Drawn) -> bool:
+        """Our picture job -> completed, its picture stored in the same statement."""
+        stored = await self._val("complete_picture_job", {
+            "job_id": job_id, "boot_id": boot_id, "content_type": drawn.content_type,
+            "image": drawn.image, "small_type": drawn.small_type, "small": drawn.small,
+            "model": drawn.model})
+        return stored is not None
+
+    async def newest_job(self, story_id: int) -> Job | None:
+        row = await self._one("picture_job_of", {"story_id": story_id})
+        return Job.from_row(row) if row else None
+
+    async def states(self, story_ids: list[int]) -> dict[int, PictureState]:
+        rows = await self._all("picture_states", {"story_ids": story_ids})
+        return {row["story_id"]: state_of(row) for row in rows}
+
+    async def state(self, story_id: int) -> PictureState | None:
+        """None: no such story (or deleted)."""
+        return (await self.states([story_id])).get(story_id)
+
+    async def image(self, story_id: int, *, small: bool) -> tuple[str, bytes, str] | None:
+        """(content type, bytes, etag) of the story's picture, whole or small."""
+        row = await self._one("picture_image", {"story_id": story_id, "small": small})
+        return (row["content_type"], bytes(row["image"]), row["etag"]) if row else None
+
+    async def source(self, story_id: int) -> tuple[str, str] | None:
+        """(title, text) of the story a picture is drawn from; None: gone."""
+        row = await self._one("picture_for_drawing", {"story_id": story_id})
+        return (row["title"], row["body"]) if row else None
