@@ -17,6 +17,7 @@ from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import CardStory, Job, Screening, Status
 from app.stories import paragraphs, split_title, written_in
 from app.web.failures import FailureNote, failure_note
+from app.web.pictures import frame_context
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -55,6 +56,8 @@ class JobCard:
     # Running, but the process writing it is known not to be (stopped, found gone, silent
     # for OWNER_QUIET_BEATS beats): said at once, not once the sweeper's threshold passes.
     owner_lost: bool = False
+    # A finished story's picture, as templates/_picture.html shows it (None: not shown).
+    picture: dict[str, object] | None = None
 
     @functools.cached_property  # the card's template asks for it more than once
     def story(self) -> list[str]:
@@ -211,4 +214,16 @@ async def _card(
         body=body,
         language=written_in(job.request, model),
         owner_lost=owner_lost,
+        picture=await _picture(services, job, title, body),
     )
+
+
+async def _picture(services: Services, job: Job, title: str | None,
+                   body: str | None) -> dict[str, object] | None:
+    """A story shown whole on its card has its picture below it (drawn, being drawn)."""
+    if job.status != Status.COMPLETED or job.story_id is None or not title or not body:
+        return None
+    state = await services.pictures.state(job.story_id)
+    if state is None or state.status is None:
+        return None  # none asked for: the card says nothing (the story's page offers it)
+    return frame_context(job.story_id, title, state, can_draw=services.illustrator is not None)

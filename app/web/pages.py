@@ -34,6 +34,7 @@ from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_v
 from app.stories import LANGUAGES, Child
 from app.web.cards import JobCard, job_card
 from app.web.inputs import local_path, parse_form, read_body, services_of
+from app.web.pictures import thumbnails
 from app.web.preferences import (
     PREFERENCE_MAX_AGE_S,
     TEXT_SIZES,
@@ -137,8 +138,9 @@ async def newest_besides(services: Services, shown: set[int | None]) -> dict[str
     on the page), and whether the shelf is empty ("No stories yet")."""
     mine = {story_id for story_id in shown if story_id is not None}
     stories = await services.shelf.list_stories(limit=HOME_NEWEST_STORIES + len(mine))
-    return {"stories": [story for story in stories if story.id not in mine][:HOME_NEWEST_STORIES],
-            "shelf_empty": not stories}
+    newest = [story for story in stories if story.id not in mine][:HOME_NEWEST_STORIES]
+    return {"stories": newest, "shelf_empty": not stories,
+            "thumbs": await thumbnails(services.pictures, [story.id for story in newest])}
 
 
 async def home_context(

@@ -15,15 +15,15 @@ rule, and are JSON for a client that takes no HTML at all.
 
 Every handler lives in app/web, one module per resource: `jobs` (a job, and healthz),
 `generate` (a new job), `stories` (the library, a story and its actions, downloads),
-`children`, `login`, `pages` (home, preferences), `backups` (the import form) and `offline`
-(the service worker).
+`children`, `login`, `pages` (home, preferences), `pictures` (a story's picture, its place
+and a redraw), `backups` (the import form) and `offline` (the service worker).
 """
 
 from __future__ import annotations
 
 from starlette.routing import Route
 
-from app.web import backups, children, generate, jobs, login, offline, pages, stories
+from app.web import backups, children, generate, jobs, login, offline, pages, pictures, stories
 from app.web.assets import Assets
 
 
@@ -58,6 +58,9 @@ def routes(assets: Assets) -> list[Route]:
         Route("/stories/{story_id}/delete", stories.delete, methods=["POST"]),
         Route("/stories/{story_id}/restore", stories.restore, methods=["POST"]),
         Route("/stories/{story_id}/markdown", stories.story_markdown_file, methods=["GET"]),
+        Route("/stories/{story_id}/picture", pictures.image, methods=["GET"]),
+        Route("/stories/{story_id}/picture", pictures.redraw, methods=["POST"]),
+        Route("/stories/{story_id}/picture/frame", pictures.frame, methods=["GET"]),
         # Offline and static: the service worker, and /static/{path} from memory.
         Route("/sw.js", offline.service_worker(assets), methods=["GET"]),
         *assets.routes(),

@@ -28,6 +28,7 @@ from app.shelf.store import StoredStory, StorySummary
 from app.stories import DELETED_KEEP_S, clean_text, parse_id
 from app.web.inputs import local_path, parse_form, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
+from app.web.pictures import page_frame, picture_json, thumbnails
 from app.web.templates import render
 
 LIBRARY_SEARCH_MAX_CHARS = 100
@@ -64,6 +65,8 @@ async def library_page(request: Request) -> Response:
     more_query = {"q": search, "page": page + 1} if search else {"page": page + 1}
     context: dict[str, object] = {
         "stories": found.stories,
+        "thumbs": await thumbnails(services_of(request).pictures,
+                                   [story.id for story in found.stories]),
         "search": search,
         "page": page,
         "more_url": f"/stories?{urlencode(more_query)}" if found.more else None,
@@ -198,10 +201,14 @@ async def story_page(request: Request) -> Response:
             raise NotFound("There is no story with that number.")
         context = {"page_title": deleted.title, "story": deleted}
         return render(request, "story_deleted.html", context, status_code=404, headers=VARY)
+    picture = await services_of(request).pictures.state(story.id)
     if answers_json(request):
-        return JSONResponse(story_json(story), headers=VARY)
+        return JSONResponse(story_json(story) | {"picture": picture_json(story.id, picture)},
+                            headers=VARY)
     sequels = await shelf.story_sequels(story.id)
-    return render(request, "story.html", {"story": story, "sequels": sequels}, headers=VARY)
+    context = {"story": story, "sequels": sequels,
+               "picture_frame": page_frame(request, story.id, story.title, picture)}
+    return render(request, "story.html", context, headers=VARY)
 
 
 async def library(request: Request) -> Response:

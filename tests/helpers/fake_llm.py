@@ -68,6 +68,9 @@ the Responses writing exactly as they pace a chat stream. In the Responses API, 
 "refusal" writes a refusal part, "no_choices" completes with no output, "malformed" answers
 the create with garbage; in_flight counts the responses being written.
 
+Pictures: `POST /v1/images/generations`, its own counts and modes (fake.images, a
+FakeImages: tests/helpers/fake_images.py).
+
 It runs uvicorn in a thread with its own event loop, so it keeps answering while a test's
 own loop is blocked on a database lock.
 """
@@ -94,6 +97,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from tests.helpers.fake_images import FakeImages
 from tests.helpers.waits import WAIT_S
 
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
@@ -216,6 +220,7 @@ class FakeLLM:
         self.silent_stream_after_events: int | None = None
         self.malformed_final_event = False
         self.null_deltas = False
+        self.images = FakeImages()
         self._responses: dict[str, _Stored] = {}
         self._ids_by_job: defaultdict[str, list[str]] = defaultdict(list)
         self._lock = threading.Lock()
@@ -229,6 +234,7 @@ class FakeLLM:
         app = Starlette(routes=[
             Route("/v1/chat/completions", self._complete, methods=["POST"]),
             Route("/v1/moderations", self._moderate, methods=["POST"]),
+            Route("/v1/images/generations", self.images.generate, methods=["POST"]),
             Route("/v1/models/{model:path}", self._retrieve_model, methods=["GET"]),
             Route("/v1/responses", self._create_response, methods=["POST"]),
             Route("/v1/responses/{response_id}", self._retrieve_response, methods=["GET"]),
@@ -261,6 +267,7 @@ class FakeLLM:
 
     def reset(self) -> None:
         self.forget_all()  # a previous test's writing stops and leaves no trace
+        self.images.reset()
         with self._lock:
             self.calls.clear()
             self.requests.clear()

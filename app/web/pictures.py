@@ -1,0 +1,135 @@
+"""A story's picture: the image, its place on the page while it is drawn, and a redraw.
+
+    GET  /stories/{id}/picture[?size=small]   the image (its own type, an ETag, cached)
+    GET  /stories/{id}/picture/frame          its place on the page (the placeholder's poll)
+    POST /stories/{id}/picture                draw it (again): 202 {"job_id"}; the same key
+                                              again, the same job; 409 while one is drawn
+
+A page links the image with `?v=` (its ETag's start), so a browser keeps it for a year and
+a redraw is a new URL; without `v` (or an old one) it is asked for again each time (the ETag
+answers 304). An SVG picture is served with a CSP that lets it run nothing, even opened on
+its own.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from app.errors import Conflict, NotFound
+from app.queue.intake import parse_idempotency_key
+from app.queue.pictures import PictureState, PictureStore, picture_key
+from app.web.assets import etag_matches
+from app.web.inputs import parse_form, path_id, read_body, services_of
+from app.web.negotiation import VARY, answers_json, is_htmx
+from app.web.templates import render
+
+YEAR_S = 365 * 24 * 3600
+VERSION_CHARS = 12
+IMAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+
+
+def picture_url(story_id: int, state: PictureState | None, *, small: bool = False) -> str | None:
+    """The picture's URL, versioned (None: no picture yet)."""
+    etag = state and (state.small_etag if small else state.etag)
+    if not etag:
+        return None
+    size = "size=small&" if small else ""
+    return f"/stories/{story_id}/picture?{size}v={etag[:VERSION_CHARS]}"
+
+
+def picture_json(story_id: int, state: PictureState | None) -> dict[str, object] | None:
+    """The story JSON's "picture": null when none was ever asked for."""
+    if state is None or state.status is None:
+        return None
+    return {"job_id": state.job_id, "status": state.status.value,
+            "url": picture_url(story_id, state) if state.status == "ready" else None}
+
+
+async def thumbnails(pictures: PictureStore, story_ids: list[int]) -> dict[int, str]:
+    """{story id: its small picture's URL} for the stories that have one."""
+    if not story_ids:
+        return {}
+    states = await pictures.states(story_ids)
+    return {story_id: url for story_id, state in states.items()
+            if (url := picture_url(story_id, state, small=True)) is not None}
+
+
+def frame_context(story_id: int, title: str, state: PictureState | None, *,
+                  can_draw: bool) -> dict[str, object]:
+    """What `_picture.html` shows: the picture, its placeholder, or Draw a picture."""
+    return {"picture": state, "picture_story_id": story_id, "picture_title": title,
+            "picture_src": picture_url(story_id, state), "can_draw": can_draw,
+            "picture_key": uuid.uuid4().hex}
+
+
+def page_frame(request: Request, story_id: int, title: str,
+               state: PictureState | None) -> dict[str, object]:
+    return frame_context(story_id, title, state,
+                         can_draw=services_of(request).illustrator is not None)
+
+
+async def image(request: Request) -> Response:
+    story_id = path_id(request.path_params["story_id"])
+    small = request.query_params.get("size") == "small"
+    found = await services_of(request).pictures.image(story_id, small=small)
+    if found is None:
+        raise NotFound("This story has no picture.")
+    content_type, data, etag = found
+    tag = f'"{etag}"'
+    current = request.query_params.get("v") == etag[:VERSION_CHARS]
+    headers = {"ETag": tag, "Content-Security-Policy": IMAGE_CSP,
+               "Cache-Control": f"private, max-age={YEAR_S}, immutable" if current
+               else "private, no-cache"}
+    if etag_matches(request.headers.get("if-none-match", ""), tag):
+        return Response(status_code=304, headers=headers)
+    return Response(data, media_type=content_type, headers=headers)
+
+
+async def frame(request: Request) -> Response:
+    story_id = path_id(request.path_params["story_id"])
+    services = services_of(request)
+    state = await services.pictures.state(story_id)
+    title = await services.shelf.story_title(story_id)
+    if state is None or title is None:
+        raise NotFound("There is no story with that number.")
+    return render(request, "_picture.html", page_frame(request, story_id, title, state),
+                  headers=VARY)
+
+
+async def redraw(request: Request) -> Response:
+    services = services_of(request)
+    story_id = path_id(request.path_params["story_id"])
+    body = await read_body(request)
+    if answers_json(request):
+        key = parse_idempotency_key(request.headers.get("idempotency-key"))
+    else:
+        form = await parse_form(request, body)
+        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
+    title = await services.shelf.story_title(story_id)
+    if title is None:
+        raise NotFound("There is no story with that number.")
+    job_key = picture_key(story_id, key)
+    job = await services.store.get_by_key(job_key)  # a replay is answered first
+    if job is None:
+        if services.illustrator is None:
+            raise Conflict("Pictures are turned off here (ILLUSTRATOR=off).",
+                           code="pictures_off")
+        try:
+            job = await services.pictures.make_job(story_id, job_key)
+        except Conflict:  # one is drawn already: this key's own, made meanwhile, or another
+            job = await services.store.get_by_key(job_key)
+            if job is None:
+                raise
+        job = job or await services.store.get_by_key(job_key)  # made meanwhile: a replay
+        if job is None:
+            raise NotFound("There is no story with that number.")
+    if answers_json(request):
+        return JSONResponse({"job_id": job.id}, status_code=202, headers=VARY)
+    if is_htmx(request):
+        state = await services.pictures.state(story_id)
+        return render(request, "_picture.html",
+                      page_frame(request, story_id, title, state), headers=VARY)
+    return RedirectResponse(f"/stories/{story_id}", status_code=303)
