@@ -48,7 +48,7 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
     CONSTRAINT handed_over_had_response CHECK (((claimed_by IS NOT NULL) OR (started_at IS NULL) OR (status <> 'running'::text) OR (response_id IS NOT NULL))),
     CONSTRAINT pending_not_claimed CHECK (((status <> 'pending'::text) OR (started_at IS NULL))),
-    CONSTRAINT picture_claimed_as_picture CHECK (((kind = 'story'::text) OR (started_at IS NULL) OR (claimed_kind = 'picture'::text))),
+    CONSTRAINT picture_claimed_as_picture CHECK (((kind = 'story'::text) OR (started_at IS NULL) OR (NOT (claimed_kind IS DISTINCT FROM 'picture'::text)))),
     CONSTRAINT picture_draws_a_story CHECK ((((kind = 'picture'::text) = (picture_of IS NOT NULL)) AND ((kind = 'story'::text) OR (story_id IS NULL)))),
     CONSTRAINT running_was_claimed CHECK (((status <> 'running'::text) OR (started_at IS NOT NULL))),
     CONSTRAINT started_was_claimed CHECK ((((started_at IS NULL) = (heartbeat_at IS NULL)) AND ((started_at IS NOT NULL) OR (claimed_by IS NULL)))),
@@ -101,14 +101,15 @@ CREATE FUNCTION public.insert_picture_job(p_story_id bigint, p_idempotency_key t
 DECLARE
     job story_jobs;
 BEGIN
-    SELECT (insert_job(
+    -- In FROM, so insert_job runs once (`(f()).*` would call it once per column).
+    SELECT made.* INTO job
+      FROM stories s JOIN story_jobs j ON j.id = s.job_id,
+           LATERAL insert_job(
                (SELECT jsonb_object_agg(key, value) FROM jsonb_each(to_jsonb(j))
                  WHERE key = ANY (p_columns))
                || jsonb_build_object('kind', 'picture', 'picture_of', s.id,
                                      'idempotency_key', p_idempotency_key,
-                                     'request_hash', j.request_hash))).*
-      INTO job
-      FROM stories s JOIN story_jobs j ON j.id = s.job_id
+                                     'request_hash', j.request_hash)) AS made
      WHERE s.id = p_story_id AND s.deleted_at IS NULL;
     IF job.id IS NOT NULL THEN
         PERFORM pg_notify('story_jobs', job.id::text);

@@ -11,14 +11,15 @@ CREATE OR REPLACE FUNCTION insert_picture_job(
 DECLARE
     job story_jobs;
 BEGIN
-    SELECT (insert_job(
+    -- In FROM, so insert_job runs once (`(f()).*` would call it once per column).
+    SELECT made.* INTO job
+      FROM stories s JOIN story_jobs j ON j.id = s.job_id,
+           LATERAL insert_job(
                (SELECT jsonb_object_agg(key, value) FROM jsonb_each(to_jsonb(j))
                  WHERE key = ANY (p_columns))
                || jsonb_build_object('kind', 'picture', 'picture_of', s.id,
                                      'idempotency_key', p_idempotency_key,
-                                     'request_hash', j.request_hash))).*
-      INTO job
-      FROM stories s JOIN story_jobs j ON j.id = s.job_id
+                                     'request_hash', j.request_hash)) AS made
      WHERE s.id = p_story_id AND s.deleted_at IS NULL;
     IF job.id IS NOT NULL THEN
         PERFORM pg_notify('story_jobs', job.id::text);

@@ -20,7 +20,7 @@ ALTER TABLE story_jobs
         CHECK ((kind = 'picture') = (picture_of IS NOT NULL)
                AND (kind = 'story' OR story_id IS NULL)),
     ADD CONSTRAINT picture_claimed_as_picture
-        CHECK (kind = 'story' OR started_at IS NULL OR claimed_kind = 'picture');
+        CHECK (kind = 'story' OR started_at IS NULL OR claimed_kind IS NOT DISTINCT FROM 'picture');
 
 -- One picture at a time for a story: a second request while one waits or is drawn fails
 -- on this index, whoever makes it (the redraw's 409).

@@ -6,7 +6,7 @@
 -- (new) -> pending: the picture job of a story just stored, in the transaction that
 -- stores it, or a redraw's (:idempotency_key is 'picture:<story id>[:<client key>]').
 -- NULL id: the key made one already (replayed), or the story is deleted.
-SELECT (insert_picture_job(:story_id, :idempotency_key, CAST(:columns AS text[]))).*
+SELECT * FROM insert_picture_job(:story_id, :idempotency_key, CAST(:columns AS text[]))
 
 -- name: complete_picture_job
 -- running -> completed, or failed ('interrupted') -> completed by the worker that still
