@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from app.dates import file_stamp, iso_time, when
 from app.errors import Invalid
+from app.illustrating.small import image_type
 from app.requests import parse_backed_up, request_json, stored_text
 from app.shelf.archive import (
     FORMAT,
@@ -45,6 +46,7 @@ from app.shelf.archive import (
     stories_json,
 )
 from app.shelf.archive import BackupError as BackupError  # re-exported: the refusal
+from app.shelf.backup_pictures import member_name, picture_name
 from app.shelf.children import CHILD_FIELDS, CHILDREN_MAX, Children, child_json, parse_child
 from app.shelf.store import BackupStory, ShelfStore, StoredStory
 from app.stories import INT4_MAX, Child, reading_minutes, token_count
@@ -88,7 +90,7 @@ def markdown_name(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
     return f"{file_stamp(story.created_at, timezone)}-{slug}{suffix}.md"
 
 
-def story_json(story: BackupStory, file: str) -> dict[str, object]:
+def story_json(story: BackupStory, file: str, picture: str | None = None) -> dict[str, object]:
     return {
         "uid": str(story.uid), "title": story.title, "body": story.body,
         "created_at": iso_time(story.created_at, exact=True),
@@ -97,6 +99,7 @@ def story_json(story: BackupStory, file: str) -> dict[str, object]:
         "prompt_tokens": story.prompt_tokens, "completion_tokens": story.completion_tokens,
         "sequel_of": str(story.sequel_of_uid) if story.sequel_of_uid else None,
         "file": file,
+        **({"picture": picture} if picture else {}),
     }
 
 
@@ -108,7 +111,11 @@ def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: date
         for story in stories:
             file = f"stories/{markdown_name(story, timezone)}"
             archive.writestr(file, story_markdown(story, timezone))
-            entries.append(story_json(story, file))
+            picture = None
+            if story.picture is not None:
+                picture = member_name(story.uid, image_type(story.picture) or "image/png")
+                archive.writestr(picture, story.picture, compress_type=zipfile.ZIP_STORED)
+            entries.append(story_json(story, file, picture))
         document = {"format": FORMAT, "version": FORMAT_VERSION,
                     "exported_at": iso_time(exported_at, exact=True), "count": len(entries),
                     "children": [child_json(child) for child in children or []],
@@ -204,6 +211,7 @@ def _story_from_json(entry: object) -> BackupStory:
         completion_tokens=_token_count(entry, "completion_tokens"),
         favourite=_flag(entry, "favourite"),
         sequel_of_uid=_optional_uid(entry, "sequel_of"),
+        picture_file=picture_name(entry),
     )
 
 

@@ -20,11 +20,13 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from app.illustrating.small import small_version
 from app.logs import log
 from app.queries import Queryable, Statements, transaction_on
 from app.requests import request_hash, to_params
 from app.shelf.archive import Source
 from app.shelf.backup import read_stories
+from app.shelf.backup_pictures import read_picture
 from app.shelf.children import Children
 from app.shelf.store import BackupStory
 from app.stories import Child
@@ -47,19 +49,29 @@ async def import_backup(db: Queryable, source: Source) -> ImportResult:
     whose profiles would take the household past CHILDREN_MAX is refused (BackupError),
     counted under the profiles' lock so that two imports racing cannot pass it together."""
     children: list[Child] = []
-    total = await asyncio.to_thread(lambda: sum(1 for _ in read_stories(source, children)))
+    total = await asyncio.to_thread(checked_stories, source, children)
     async with transaction_on(db) as connection:
         children_restored = await Children(db).restore(children, on=connection)
         with contextlib.closing(read_stories(source)) as stories:
-            restored = await ImportStore(connection).import_stories(stories)
+            restored = await ImportStore(connection).import_stories(stories, source)
     return ImportResult(restored=restored, already_here=total - restored,
                         children_restored=children_restored)
+
+
+def checked_stories(source: Source, children: list[Child]) -> int:
+    """How many stories the backup holds, every one and its picture checked."""
+    total = 0
+    for story in read_stories(source, children):
+        if story.picture_file is not None:
+            read_picture(source, story.picture_file)
+        total += 1
+    return total
 
 
 class ImportStore(Statements):
     """`db`: one connection whose open transaction every statement joins (the import's)."""
 
-    async def import_stories(self, stories: Iterable[BackupStory]) -> int:
+    async def import_stories(self, stories: Iterable[BackupStory], source: Source) -> int:
         """Put a backup's stories on the shelf, each (with its request's hash) given a
         completed job of its own, made and finished at the story's own time and marked
         imported; a story whose uid is here already is skipped. An error from `stories`,
@@ -67,10 +79,10 @@ class ImportStore(Statements):
         number restored."""
         restored = 0
         for story in stories:
-            restored += await self._import_story(story)
+            restored += await self._import_story(story, source)
         return restored
 
-    async def _import_story(self, story: BackupStory) -> bool:
+    async def _import_story(self, story: BackupStory, source: Source) -> bool:
         if await self._val("story_by_uid", {"uid": story.uid}):
             return False
         job_id = await self._val("import_job", {
@@ -92,4 +104,15 @@ class ImportStore(Statements):
             log("guard_lost", level=logging.WARNING, job_id=job_id,
                 transition="complete_imported")
         assert completed is not None, "an imported job is ours until it commits"
+        if story.picture_file is not None:
+            await self._import_picture(story_id, story, source)
         return True
+
+    async def _import_picture(self, story_id: int, story: BackupStory, source: Source) -> None:
+        """The story's picture as the backup holds it, its small version made here."""
+        assert story.picture_file is not None
+        data, content_type = await asyncio.to_thread(read_picture, source, story.picture_file)
+        small, small_type = await asyncio.to_thread(small_version, data, content_type)
+        await self._val("import_picture", {
+            "story_id": story_id, "content_type": content_type, "image": data,
+            "small_type": small_type, "small": small, "model": story.model})

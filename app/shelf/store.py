@@ -75,6 +75,8 @@ class BackupStory:
     favourite: bool = False
     sequel_of_uid: uuid.UUID | None = None
     sequel_of_title: str | None = None
+    picture: bytes | None = None  # exported: its bytes; read from a backup: None
+    picture_file: str | None = None  # read from a backup: its zip member
 
 @dataclass(frozen=True)
 class StorySummary:
@@ -276,6 +278,7 @@ class ShelfStore(Statements):
                 model=row["model"], prompt_tokens=row["prompt_tokens"],
                 completion_tokens=row["completion_tokens"], favourite=row["favourite"],
                 sequel_of_uid=row["sequel_of_uid"], sequel_of_title=row["sequel_of_title"],
+                picture=bytes(row["picture"]) if row["picture"] is not None else None,
             )
             for row in rows
         ]

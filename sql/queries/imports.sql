@@ -30,6 +30,12 @@ RETURNING id
 -- A story restored earlier (or made here) with this stable id, deleted or not.
 SELECT id FROM stories WHERE uid = :uid
 
+-- name: import_picture
+-- A story's picture from a backup, as it was (byte for byte), drawn by no job here.
+INSERT INTO story_pictures (story_id, content_type, image, small_type, small, model)
+VALUES (:story_id, :content_type, :image, :small_type, :small, :model)
+RETURNING story_id
+
 -- name: import_story
 -- A story from a backup, under its own uid, time and favourite mark.
 INSERT INTO stories (uid, job_id, title, body, model, prompt_tokens, completion_tokens,

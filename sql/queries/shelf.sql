@@ -110,12 +110,13 @@ SELECT s.id, s.title FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
 -- name: export_stories
 -- Everything a backup needs to restore the shelf elsewhere, oldest first (so a sequel
 -- comes after the story it continues, which it names by uid), each with its job's row as
--- JSON (whose request columns app/requests.py reads).
+-- JSON (whose request columns app/requests.py reads), and its picture, if it has one.
 SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.created_at,
        s.favourite, to_jsonb(j) AS job, earlier.uid AS sequel_of_uid,
-       earlier.title AS sequel_of_title
+       earlier.title AS sequel_of_title, p.image AS picture, p.content_type AS picture_type
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN stories earlier ON earlier.id = j.sequel_of
+  LEFT JOIN story_pictures p ON p.story_id = s.id
  ORDER BY s.created_at, s.id
 
 -- name: deleted_story_title
