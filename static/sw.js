@@ -9,7 +9,10 @@
      ?v= of the asking page (the pages' fingerprinted URLs, an older deploy's, or none);
    - story pages (/stories/123): from the network whenever it answers (and kept, fresh,
      for later); from the cache when it does not; a story deleted meanwhile (404) is
-     forgotten. Kept across deploys, so yesterday's story stays readable;
+     forgotten (and its picture with it). Kept across deploys, so yesterday's story stays
+     readable;
+   - a story's picture (/stories/123/picture?v=...), whole or small: as a story page, so
+     a story kept offline keeps its picture;
    - any other page (home, library, a job): always the network; with none, the calm
      offline page, which lists the stories this device can still open.
    Never kept: anything but a GET (the story form, favourites, deletes), htmx requests
@@ -27,6 +30,7 @@ var OFFLINE_PAGE = "/static/offline.html";
 // a kept file miss.
 var SHELL_MATCH = { cacheName: SHELL_CACHE, ignoreSearch: true, ignoreVary: true };
 var STORY_PAGE = /^\/stories\/\d+$/;
+var STORY_PICTURE = /^\/stories\/\d+\/picture$/;
 
 self.addEventListener("install", function (event) {
   event.waitUntil(
@@ -75,7 +79,11 @@ function storyPage(event, url) {
       }));
     } else if (response.status === 404) {
       event.waitUntil(caches.open(STORIES_CACHE).then(function (cache) {
-        return cache.delete(key);
+        return cache.keys().then(function (kept) {
+          return Promise.all(kept.filter(function (request) {
+            return request.url === key || request.url.indexOf(key + "/picture") === 0;
+          }).map(function (request) { return cache.delete(request); }));
+        });
       }));
     }
     return response;
@@ -83,6 +91,22 @@ function storyPage(event, url) {
     return caches.open(STORIES_CACHE)
       .then(function (cache) { return cache.match(key, { ignoreVary: true }); })
       .then(function (kept) { return kept || offlinePage(); });
+  });
+}
+
+function storyPicture(event, request) {
+  return fetch(request).then(function (response) {
+    if (response.ok) {
+      var copy = response.clone();
+      event.waitUntil(caches.open(STORIES_CACHE).then(function (cache) {
+        return cache.put(request.url, copy);
+      }));
+    }
+    return response;
+  }).catch(function () {
+    return caches.open(STORIES_CACHE).then(function (cache) {
+      return cache.match(request.url, { ignoreVary: true });
+    }).then(function (kept) { return kept || Response.error(); });
   });
 }
 
@@ -94,6 +118,10 @@ self.addEventListener("fetch", function (event) {
   if (request.headers.get("HX-Request")) return;
   if (url.pathname.indexOf("/static/") === 0) {
     event.respondWith(fromShell(request));
+    return;
+  }
+  if (STORY_PICTURE.test(url.pathname)) {
+    event.respondWith(storyPicture(event, request));
     return;
   }
   if (request.mode !== "navigate") return;

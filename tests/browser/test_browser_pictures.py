@@ -1,0 +1,89 @@
+"""A story's picture in a real browser, at the three sizes: the story page opened while the
+picture is drawn shows its calm placeholder in the picture's place, and when the picture
+comes nothing on the page moves (no layout shift, the first paragraph where it was); in
+Night the picture is dimmed. Debian's chromium through Playwright; screenshots go to
+test-artifacts/."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from tests.helpers.browser import ARTIFACTS, CARD_POLL_S, SIZES, needs_chromium, served_over_http
+from tests.helpers.waits import WAIT_S
+
+pytestmark = needs_chromium
+
+STILL_PX = 1
+TITLE = "The Whale Who Hummed"
+STORY = TITLE + "\n\n" + "\n\n".join(
+    f"Paragraph {n}: the whale hummed and the sea grew still and sleepy." for n in range(6))
+SHIFTS = """
+window.__shifts = 0;
+new PerformanceObserver(list => { for (const e of list.getEntries())
+  if (!e.hadRecentInput) window.__shifts += e.value; }).observe({type: "layout-shift", buffered: true});
+"""
+
+
+def finished_story(url: str) -> int:
+    """A story asked for over the JSON API and written: its id (its picture being drawn)."""
+    with httpx.Client(base_url=url, timeout=10) as client:
+        job = client.post("/stories/generate", json={"prompt": "a humming whale"},
+                          headers={"Idempotency-Key": f"whale-{time.monotonic_ns()}"}).json()
+        deadline = time.monotonic() + WAIT_S
+        while (state := client.get(f"/stories/jobs/{job['job_id']}",
+                                   headers={"Accept": "application/json"}).json()
+               )["status"] != "completed":
+            assert time.monotonic() < deadline, state
+            time.sleep(0.05)
+        return state["story_id"]
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_picture_arrives_in_its_place_and_nothing_moves(browser, settings, fake_llm, size):
+    fake_llm.story = STORY
+    fake_llm.images.delay_s = 2.5  # the page opens while the picture is drawn
+    drawing = replace(settings, illustrator="openai", image_model="fake-image",
+                      card_poll_s=CARD_POLL_S)
+    with served_over_http(drawing) as url:
+        story_id = finished_story(url)
+        context = browser.new_context(viewport=SIZES[size])
+        try:
+            page = context.new_page()
+            page.add_init_script(SHIFTS)
+            page.goto(f"{url}/stories/{story_id}", wait_until="networkidle")
+            # From here on: what the picture's coming moves (the page's own start is
+            # measured by Lighthouse, bench/lighthouse.py).
+            page.evaluate("window.__shifts = 0")
+            placeholder = page.locator("figure.picture .picture-placeholder")
+            assert placeholder.is_visible()
+            frame = page.locator("figure.picture").bounding_box()
+            first = page.locator(".story-text p").first.bounding_box()
+            assert frame["width"] > 0 and abs(frame["height"] - frame["width"] * 2 / 3) < 2
+            page.locator("figure.picture img").wait_for(state="visible",
+                                                        timeout=WAIT_S * 1000)
+            page.wait_for_function("document.querySelector('figure.picture img').complete")
+            page.screenshot(path=str(ARTIFACTS / f"picture-{size}.png"))
+            after = page.locator(".story-text p").first.bounding_box()
+            assert abs(after["y"] - first["y"]) <= STILL_PX
+            assert abs(page.locator("figure.picture").bounding_box()["height"]
+                       - frame["height"]) <= STILL_PX
+            assert page.evaluate("window.__shifts") == 0
+            assert page.locator("figure.picture img").get_attribute("alt") == TITLE
+            # The placeholder polls no more once the picture is there.
+            assert page.locator("figure.picture").get_attribute("hx-trigger") is None
+            # In Night the picture is dimmed: never the brightest thing on the screen.
+            assert page.evaluate("getComputedStyle(document.querySelector("
+                                 "'figure.picture img')).filter") == "none"
+            context.add_cookies([{"name": "theme", "value": "night", "url": url}])
+            page.reload()
+            assert page.locator("html").get_attribute("data-theme") == "night"
+            dimmed = page.evaluate("getComputedStyle(document.querySelector("
+                                   "'figure.picture img')).filter")
+            assert "brightness(0.55)" in dimmed
+            page.screenshot(path=str(ARTIFACTS / f"picture-{size}-night.png"))
+        finally:
+            context.close()
