@@ -47,12 +47,11 @@ another writer moved the job first; it is logged once and the caller leaves the 
     purge_deleted_stories     completed -> (gone)                status = 'completed', its
                                                                  story deleted 30 days ago
 
-The worker writes claim, adopt, release, complete and fail; the sweeper both sweeps and the
-purge; intake the first; the stop handler the pending cancel; a backup's import its two,
-for the whole backup in one transaction.
-
-"Its owner found gone": a process starting on its host saw that its pid is no longer
-alive (app/queue/processes.py, the `workers` table).
+The worker writes claim, adopt, release, complete and fail; the sweeper the sweeps and the
+purge; intake the first; the stop handler the cancel; an import its two, in one transaction.
+A picture job (kind 'picture') moves by the same statements, and its own two (made, and
+completed with its picture) are app/queue/pictures.py's. "Its owner found gone": a process
+on its host saw its pid no longer alive (app/queue/processes.py, the `workers` table).
 
 `beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
 status, and all but the last only while the job is `running` and claimed by the caller
@@ -180,9 +179,8 @@ class JobStore(Statements):
 
     async def claim_next(self, boot_id: uuid.UUID, *, defer_s: float | None = None,
                          draws: bool = True) -> Job | None:
-        """pending -> running for the oldest waiting story, else picture (`draws`); None
-        when there is none to take (or, with `defer_s`, while a story paid for already is
-        about to be adopted)."""
+        """pending -> running, the oldest story, else picture (`draws`); None: none to take
+        (or, with `defer_s`, while a story paid for already is about to be adopted)."""
         row = await self._one("claim_next_job", {
             "boot_id": boot_id, "defer_s": None if defer_s is None else float(defer_s),
             "draws": draws})
@@ -236,9 +234,8 @@ class JobStore(Statements):
         self, job_id: int, boot_id: uuid.UUID, story: Story, *,
         screening: Screening | None = None, on: Queryable | None = None,
     ) -> int | None:
-        """Store the story of our job (idempotent: a retry gets the first insert's id);
-        hidden until screened when `screening` is PENDING. None when the job is not ours
-        to store a story for (adopted by another worker, stopped, or completed)."""
+        """Store our job's story (a retry gets the first insert's id), hidden while
+        `screening` is PENDING; None: not ours (adopted, stopped, or completed)."""
         story_id: int | None = await self._val("insert_story", on=on, params={
             "job_id": job_id, "boot_id": boot_id, "title": story.title, "body": story.body,
             "model": story.model, "prompt_tokens": story.prompt_tokens,
