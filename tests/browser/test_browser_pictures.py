@@ -24,7 +24,8 @@ STORY = TITLE + "\n\n" + "\n\n".join(
 SHIFTS = """
 window.__shifts = 0;
 new PerformanceObserver(list => { for (const e of list.getEntries())
-  if (!e.hadRecentInput) window.__shifts += e.value; }).observe({type: "layout-shift", buffered: true});
+  if (!e.hadRecentInput) window.__shifts += e.value; })
+  .observe({type: "layout-shift", buffered: true});
 """
 
 
