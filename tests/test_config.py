@@ -198,3 +198,24 @@ def test_a_backup_folder_that_is_not_there_does_not_stop_start_up(tmp_path):
 def test_a_bad_backup_setting_names_its_variable(name, value):
     with pytest.raises(ConfigError, match=name):
         settings_from(BACKUP_DIR="/tmp/b", **{name: value})
+
+
+@pytest.mark.parametrize(("environ", "illustrator"), [
+    ({}, "demo"),  # the demo storyteller draws its own
+    ({"OPENAI_API_KEY": "k"}, "openai"),  # OpenAI itself has the Images API
+    ({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://localhost:11434/v1"}, "off"),
+    ({"OPENAI_API_KEY": "k", "ILLUSTRATOR": "demo"}, "demo"),
+    ({"ILLUSTRATOR": "off"}, "off"),
+])
+def test_illustrator_auto_follows_the_storyteller(environ, illustrator):
+    assert load_settings(environ, env_file="/nonexistent").illustrator == illustrator
+
+
+@pytest.mark.parametrize(("environ", "named"), [
+    ({"ILLUSTRATOR": "crayons"}, "ILLUSTRATOR"),
+    ({"ILLUSTRATOR": "openai"}, "ILLUSTRATOR=openai needs OPENAI_API_KEY"),
+])
+def test_a_bad_illustrator_stops_start_up_naming_it(environ, named):
+    with pytest.raises(ConfigError) as refused:
+        load_settings(environ, env_file="/nonexistent")
+    assert named in str(refused.value) and "\n" not in str(refused.value)

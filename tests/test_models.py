@@ -73,3 +73,13 @@ def test_a_list_without_a_deprecated_block_has_no_deprecated_models(tmp_path):
     path.write_text('from typing import Literal\nM = Literal["a", "b"]\n"""Just a list."""\n')
     known = read_model_list(path)
     assert known.names == ("a", "b") and known.deprecated == {}
+
+
+def test_the_default_image_model_is_listed_by_the_openai_library_and_not_deprecated():
+    from app.config import DEFAULT_IMAGE_MODEL
+    from app.storytelling.models import image_models
+
+    known = image_models()
+    assert load_settings({}, env_file="/nonexistent").image_model == DEFAULT_IMAGE_MODEL
+    assert known.is_current(DEFAULT_IMAGE_MODEL)
+    assert "gpt-image-1" in known.deprecated  # the library's own word: shut down
