@@ -527,6 +527,27 @@ CREATE TABLE public.story_pictures (
 );
 
 --
+-- Name: story_picture_states; Type: VIEW; Schema: public; Owner: -
+--
+
+CREATE VIEW public.story_picture_states AS
+ SELECT s.id AS story_id,
+    j.id AS picture_job_id,
+    j.status AS picture_status,
+    j.error_text AS picture_error,
+    p.etag AS picture_etag,
+    p.small_etag AS picture_small_etag
+   FROM ((public.stories s
+     LEFT JOIN LATERAL ( SELECT story_jobs.id,
+            story_jobs.status,
+            story_jobs.error_text
+           FROM public.story_jobs
+          WHERE (story_jobs.picture_of = s.id)
+          ORDER BY story_jobs.id DESC
+         LIMIT 1) j ON (true))
+     LEFT JOIN public.story_pictures p ON ((p.story_id = s.id)));
+
+--
 -- Name: workers; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -722,6 +743,12 @@ CREATE UNIQUE INDEX story_jobs_one_picture_at_a_time ON public.story_jobs USING 
 --
 
 CREATE INDEX story_jobs_pending ON public.story_jobs USING btree (created_at, id) WHERE (status = 'pending'::text);
+
+--
+-- Name: story_jobs_pictures; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_jobs_pictures ON public.story_jobs USING btree (picture_of, id) WHERE (picture_of IS NOT NULL);
 
 --
 -- Name: story_jobs_unfinished; Type: INDEX; Schema: public; Owner: -

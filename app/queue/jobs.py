@@ -48,6 +48,44 @@ class Screening(enum.StrEnum):
     FLAGGED = "flagged"  # the provider flagged it: hidden for good, but kept
 
 
+class PictureStatus(enum.StrEnum):
+    """Where a story's picture stands, as the JSON API says it."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    READY = "ready"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class PictureState:
+    story_id: int
+    job_id: int | None  # its newest picture job (None: never asked for, or imported)
+    status: PictureStatus | None  # None: no picture and none asked for
+    error: str | None  # why the newest failed
+    etag: str | None  # the picture shown (None: none yet); a redraw keeps it until ready
+    small_etag: str | None
+
+    @property
+    def drawing(self) -> bool:
+        return self.status in (PictureStatus.PENDING, PictureStatus.RUNNING)
+
+
+def picture_state(row: Any, story_id: int) -> PictureState:
+    """A story's picture from story_picture_states' columns (migration 024's view), as
+    picture_states and the cards' queries read them. A failed redraw leaves the earlier
+    picture shown (ready)."""
+    job_status, etag = row["picture_status"], row["picture_etag"]
+    status = PictureStatus.READY if etag is not None else None
+    if job_status in (Status.PENDING, Status.RUNNING):
+        status = PictureStatus(job_status)
+    elif job_status == Status.FAILED and etag is None:
+        status = PictureStatus.FAILED
+    return PictureState(story_id, row["picture_job_id"], status,
+                        row["picture_error"] if status == PictureStatus.FAILED else None,
+                        etag, row["picture_small_etag"])
+
+
 class CardStory(NamedTuple):
     """What a status card shows of a job's story (ShelfStore.story_for_card's answer)."""
 

@@ -20,30 +20,19 @@ A picture job is claimed, beaten, swept and failed by the story's own statements
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import uuid
 from dataclasses import dataclass
-from typing import Any
 
 import asyncpg
 
 from app.errors import Conflict
 from app.queries import Queryable, Statements
-from app.queue.jobs import Job, Status
+from app.queue.jobs import Job, PictureState, picture_state
 from app.requests import PICTURE_REQUEST_COLUMNS
 
 KEY_PREFIX = "picture:"
 KEY_DIGEST_CHARS = 32  # a client's key, hashed: the job's key stays within 255 characters
-
-
-class PictureStatus(enum.StrEnum):
-    """Where a story's picture stands, as the JSON API says it."""
-
-    PENDING = "pending"
-    RUNNING = "running"
-    READY = "ready"
-    FAILED = "failed"
 
 
 @dataclass(frozen=True)
@@ -57,20 +46,6 @@ class Drawn:
     model: str
 
 
-@dataclass(frozen=True)
-class PictureState:
-    story_id: int
-    job_id: int | None  # its newest picture job (None: never asked for, or imported)
-    status: PictureStatus | None  # None: no picture and none asked for
-    error: str | None  # why the newest failed
-    etag: str | None  # the picture shown (None: none yet); a redraw keeps it until ready
-    small_etag: str | None
-
-    @property
-    def drawing(self) -> bool:
-        return self.status in (PictureStatus.PENDING, PictureStatus.RUNNING)
-
-
 def picture_key(story_id: int, client_key: str | None = None) -> str:
     """The job key of a story's first picture, or of a redraw asked for with `client_key`."""
     if client_key is None:
@@ -79,24 +54,12 @@ def picture_key(story_id: int, client_key: str | None = None) -> str:
     return f"{KEY_PREFIX}{story_id}:{digest}"
 
 
-def state_of(row: Any) -> PictureState:
-    status = None
-    if row["etag"] is not None:
-        status = PictureStatus.READY
-    if row["status"] in (Status.PENDING, Status.RUNNING):
-        status = PictureStatus(row["status"])
-    elif row["status"] == Status.FAILED and row["etag"] is None:
-        status = PictureStatus.FAILED
-    return PictureState(row["story_id"], row["job_id"], status,
-                        row["error_text"] if status == PictureStatus.FAILED else None,
-                        row["etag"], row["small_etag"])
-
-
 class PictureStore(Statements):
     async def make_job(self, story_id: int, key: str, *,
                        on: Queryable | None = None) -> Job | None:
-        """(new) -> pending. None when the key made one already (see `by_key`) or the story
-        is gone; Conflict `picture_in_progress` while one is pending or running."""
+        """(new) -> pending. None when the key made one already (JobStore.get_by_key
+        finds it) or the story is gone; Conflict `picture_in_progress` while one is
+        pending or running."""
         try:
             row = await self._one("insert_picture_job", {
                 "story_id": story_id, "idempotency_key": key,
@@ -114,13 +77,9 @@ class PictureStore(Statements):
             "model": drawn.model})
         return stored is not None
 
-    async def newest_job(self, story_id: int) -> Job | None:
-        row = await self._one("picture_job_of", {"story_id": story_id})
-        return Job.from_row(row) if row else None
-
     async def states(self, story_ids: list[int]) -> dict[int, PictureState]:
         rows = await self._all("picture_states", {"story_ids": story_ids})
-        return {row["story_id"]: state_of(row) for row in rows}
+        return {row["story_id"]: picture_state(row, row["story_id"]) for row in rows}
 
     async def state(self, story_id: int) -> PictureState | None:
         """None: no such story (or deleted)."""

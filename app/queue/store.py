@@ -76,15 +76,16 @@ from app.queue.jobs import (
     Held,
     IntakeResult,
     Job,
+    PictureState,
     Screening,
     Status,
+    picture_state,
 )
 from app.requests import request_from_row, to_params
 from app.stories import DELETED_KEEP_S, Story, StoryRequest
 
-# pg_advisory_xact_lock key for job intake; any constant unique to this app.
-INTAKE_LOCK_KEY = 0x5707_10B
-ForCard = tuple[Job, CardStory | None, bool]  # get_for_card's: the job, its story, owner lost
+INTAKE_LOCK_KEY = 0x5707_10B  # the intake's pg_advisory_xact_lock: a constant of this app
+ForCard = tuple[Job, CardStory | None, bool, PictureState | None]  # get_for_card's answer
 
 
 def intake_params(
@@ -109,18 +110,19 @@ class JobStore(Statements):
         return Job.from_row(row) if row else None
 
     async def get_for_card(self, job_id: int, *, quiet_s: float) -> ForCard | None:
-        """The job, what its card shows of its story (None: none, or deleted) and whether it
-        runs with its owner lost (stopped, gone, silent for `quiet_s`): one round trip."""
+        """The job, its card's story (None: none, or deleted), whether its owner is lost
+        (stopped, gone, silent for `quiet_s`) and the story's picture: one round trip."""
         row = await self._one("get_job_for_card", {"job_id": job_id, "quiet_s": quiet_s})
         if row is None:
             return None
-        story = None
+        story = picture = None
         if row["story_title"] is not None:
             screening = row["story_screening"]
             story = CardStory(row["story_title"],
                               Screening(screening) if screening is not None else None,
                               row["story_body"], row["story_model"])
-        return Job.from_row(row), story, bool(row["owner_lost"])
+            picture = picture_state(row, row["story_id"])
+        return Job.from_row(row), story, bool(row["owner_lost"]), picture
 
     async def get_by_key(self, idempotency_key: str) -> Job | None:
         row = await self._one("get_job_by_key", {"idempotency_key": idempotency_key})
@@ -135,16 +137,15 @@ class JobStore(Statements):
         return int(await self._val("count_jobs_since", {"since": since}))
 
     async def count_pending(self) -> int:
-        """Jobs waiting to be claimed, in every process sharing the database."""
+        """Stories waiting to be claimed, in every process sharing the database."""
         return int(await self._val("count_pending"))
 
     async def recent(self, *, recent_s: float = 600, limit: int = 20) -> list[Job]:
         rows = await self._all("recent_jobs", {"recent_s": float(recent_s), "limit": limit})
         return [Job.from_row(row) for row in rows]
 
-    async def queue_capacity(
-        self, stale_s: float, *, besides: int | None = None
-    ) -> tuple[int, int]:
+    async def queue_capacity(self, stale_s: float, *, besides: int | None = None,
+                             ) -> tuple[int, int]:
         """(jobs running but `besides`, job slots of the live workers), in the database."""
         row = await self._one("queue_capacity", {"stale_s": stale_s, "besides": besides})
         return row["running"], row["slots"]
@@ -157,8 +158,7 @@ class JobStore(Statements):
     # -- transitions -----------------------------------------------------------------
 
     async def purge_deleted_stories(self, *, keep_s: float = DELETED_KEEP_S) -> list[int]:
-        """completed -> (gone): stories deleted more than `keep_s` ago, gone for good with
-        their jobs; their ids."""
+        """completed -> (gone): stories deleted over `keep_s` ago, with their jobs; their ids."""
         rows = await self._all("purge_deleted_stories", {"keep_s": float(keep_s)})
         return sorted(row["id"] for row in rows)
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from app.queries import Statements
-from app.queue.jobs import CardStory, Screening
+from app.queue.jobs import CardStory, PictureState, Screening, picture_state
 from app.requests import request_from_row
 from app.stories import (
     DELETED_KEEP_S,
@@ -203,12 +203,20 @@ class ShelfStore(Statements):
     ) -> CardStory | None:
         """A stored story's title, screening, (`with_body`, once shown) its text and its
         model; None once it has been deleted."""
+        found = await self.card_story(story_id, with_body=with_body)
+        return found[0] if found is not None else None
+
+    async def card_story(
+        self, story_id: int, *, with_body: bool = False
+    ) -> tuple[CardStory, PictureState] | None:
+        """story_for_card's story, and where its picture stands, in the same round trip."""
         row = await self._one("story_for_card", {"story_id": story_id, "with_body": with_body})
         if row is None:
             return None
         screening = row["screening"]
-        return CardStory(row["title"], Screening(screening) if screening is not None else None,
-                         row["body"], row["model"])
+        story = CardStory(row["title"], Screening(screening) if screening is not None else None,
+                          row["body"], row["model"])
+        return story, picture_state(row, story_id)
 
     async def delete_story(self, story_id: int) -> bool:
         """Take a story off the shelf; False when it was not there."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.queue.estimates import progress_percent, queue_eta_s
-from app.queue.jobs import CardStory, Job, Screening, Status
+from app.queue.jobs import CardStory, Job, PictureState, Screening, Status
 from app.stories import paragraphs, split_title, written_in
 from app.web.failures import FailureNote, failure_note
 from app.web.pictures import frame_context
@@ -143,10 +143,11 @@ async def job_card(services: Services, job: Job, *, with_story: bool = False) ->
     far, the finished story's title, or why it cannot be shown. `with_story`: a finished
     story's text too, in place of its draft (the home page's cards of earlier stories stay
     short)."""
-    story = None
+    found = None
     if job.story_id is not None:
-        story = await services.shelf.story_for_card(job.story_id, with_body=with_story)
-    return await _card(services, job, story)
+        found = await services.shelf.card_story(job.story_id, with_body=with_story)
+    story, picture = found if found is not None else (None, None)
+    return await _card(services, job, story, picture=picture)
 
 
 async def polled_card(services: Services, job_id: int) -> JobCard | None:
@@ -161,7 +162,8 @@ async def polled_card(services: Services, job_id: int) -> JobCard | None:
 
 
 async def _card(
-    services: Services, job: Job, story: CardStory | None, owner_lost: bool = False
+    services: Services, job: Job, story: CardStory | None, owner_lost: bool = False,
+    picture: PictureState | None = None,
 ) -> JobCard:
     if job.status == Status.PENDING and job.position is None:
         job = await services.store.get(job.id) or job  # with its place in line
@@ -214,16 +216,15 @@ async def _card(
         body=body,
         language=written_in(job.request, model),
         owner_lost=owner_lost,
-        picture=await _picture(services, job, title, body),
+        picture=_picture(services, job, title, body, picture),
     )
 
 
-async def _picture(services: Services, job: Job, title: str | None,
-                   body: str | None) -> dict[str, object] | None:
-    """A story shown whole on its card has its picture below it (drawn, being drawn)."""
-    if job.status != Status.COMPLETED or job.story_id is None or not title or not body:
+def _picture(services: Services, job: Job, title: str | None, body: str | None,
+             state: PictureState | None) -> dict[str, object] | None:
+    """A story shown whole on its card has its picture below it (drawn, being drawn); none
+    asked for, the card says nothing (the story's page offers it)."""
+    if (job.status != Status.COMPLETED or job.story_id is None or not title or not body
+            or state is None or state.status is None):
         return None
-    state = await services.pictures.state(job.story_id)
-    if state is None or state.status is None:
-        return None  # none asked for: the card says nothing (the story's page offers it)
     return frame_context(job.story_id, title, state, can_draw=services.illustrator is not None)

@@ -14,17 +14,22 @@ its own.
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from app.errors import Conflict, NotFound
+from app.errors import AppError, Conflict, NotFound
 from app.queue.intake import parse_idempotency_key
-from app.queue.pictures import PictureState, PictureStore, picture_key
+from app.queue.jobs import Job, PictureState
+from app.queue.pictures import PictureStore, picture_key
 from app.web.assets import etag_matches
 from app.web.inputs import parse_form, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
 from app.web.templates import render
+
+if TYPE_CHECKING:  # built by the lifespan, handed in
+    from app.services import Services
 
 YEAR_S = 365 * 24 * 3600
 VERSION_CHARS = 12
@@ -95,8 +100,8 @@ async def frame(request: Request) -> Response:
     title = await services.shelf.story_title(story_id)
     if state is None or title is None:
         raise NotFound("There is no story with that number.")
-    return render(request, "_picture.html", page_frame(request, story_id, title, state),
-                  headers=VARY)
+    return render(request, "_picture.html",
+                  {"frame": page_frame(request, story_id, title, state)}, headers=VARY)
 
 
 async def redraw(request: Request) -> Response:
@@ -114,22 +119,27 @@ async def redraw(request: Request) -> Response:
     job_key = picture_key(story_id, key)
     job = await services.store.get_by_key(job_key)  # a replay is answered first
     if job is None:
-        if services.illustrator is None:
-            raise Conflict("Pictures are turned off here (ILLUSTRATOR=off).",
-                           code="pictures_off")
-        try:
-            job = await services.pictures.make_job(story_id, job_key)
-        except Conflict:  # one is drawn already: this key's own, made meanwhile, or another
-            job = await services.store.get_by_key(job_key)
-            if job is None:
-                raise
-        job = job or await services.store.get_by_key(job_key)  # made meanwhile: a replay
-        if job is None:
-            raise NotFound("There is no story with that number.")
+        job = await _new_job(services, story_id, job_key)
     if answers_json(request):
         return JSONResponse({"job_id": job.id}, status_code=202, headers=VARY)
     if is_htmx(request):
         state = await services.pictures.state(story_id)
         return render(request, "_picture.html",
-                      page_frame(request, story_id, title, state), headers=VARY)
+                      {"frame": page_frame(request, story_id, title, state)}, headers=VARY)
     return RedirectResponse(f"/stories/{story_id}", status_code=303)
+
+
+async def _new_job(services: Services, story_id: int, key: str) -> Job:
+    """A redraw's job: made now, or by a request with the same key meanwhile (a replay);
+    Conflict while another is drawn, NotFound once the story is gone."""
+    if services.illustrator is None:
+        raise Conflict("Pictures are turned off here (ILLUSTRATOR=off).", code="pictures_off")
+    refusal: AppError = NotFound("There is no story with that number.")
+    try:
+        made = await services.pictures.make_job(story_id, key)
+    except Conflict as busy:  # one is drawn already: perhaps this key's, made meanwhile
+        made, refusal = None, busy
+    job = made or await services.store.get_by_key(key)
+    if job is None:
+        raise refusal
+    return job

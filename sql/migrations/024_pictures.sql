@@ -22,6 +22,9 @@ ALTER TABLE story_jobs
     ADD CONSTRAINT picture_claimed_as_picture
         CHECK (kind = 'story' OR started_at IS NULL OR claimed_kind IS NOT DISTINCT FROM 'picture');
 
+-- A story's picture jobs, newest first (the pages' and cards' look-up, and the cascade).
+CREATE INDEX story_jobs_pictures ON story_jobs (picture_of, id) WHERE picture_of IS NOT NULL;
+
 -- One picture at a time for a story: a second request while one waits or is drawn fails
 -- on this index, whoever makes it (the redraw's 409).
 CREATE UNIQUE INDEX story_jobs_one_picture_at_a_time
@@ -47,3 +50,16 @@ CREATE TABLE story_pictures (
     small_etag text GENERATED ALWAYS AS (md5(small)) STORED,
     created_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- Where each story's picture stands: its newest picture job (none: never asked for) and the
+-- picture stored, by its validators (none yet: NULL). Joined by the queries that read a
+-- story for a page or a card anyway, so showing the picture costs no round trip of its own.
+CREATE VIEW story_picture_states AS
+SELECT s.id AS story_id, j.id AS picture_job_id, j.status AS picture_status,
+       j.error_text AS picture_error, p.etag AS picture_etag,
+       p.small_etag AS picture_small_etag
+  FROM stories s
+  LEFT JOIN LATERAL (SELECT id, status, error_text FROM story_jobs
+                      WHERE picture_of = s.id
+                      ORDER BY id DESC LIMIT 1) j ON true
+  LEFT JOIN story_pictures p ON p.story_id = s.id;

@@ -29,7 +29,8 @@ SELECT j.*,
 -- name: get_job_for_card
 -- One job by id as its status card shows it, in one round trip: get_job's row, and its
 -- story's title, where the story's screening stands (NULL: shown) and, unless flagged, its
--- text and model, as story_for_card reads them (story_title NULL: no story, or deleted).
+-- text and model, as story_for_card reads them (story_title NULL: no story, or deleted),
+-- and where its picture stands (story_picture_states' columns).
 SELECT j.*,
        CASE WHEN j.status = 'pending' THEN
            (SELECT count(*) FROM story_jobs ahead
@@ -43,9 +44,12 @@ SELECT j.*,
        (j.status = 'running' AND NOT EXISTS (
            SELECT 1 FROM workers w
             WHERE w.boot_id = j.claimed_by AND w.stopped_at IS NULL AND w.gone_at IS NULL
-              AND w.heartbeat_at >= now() - make_interval(secs => :quiet_s))) AS owner_lost
+              AND w.heartbeat_at >= now() - make_interval(secs => :quiet_s))) AS owner_lost,
+       ps.picture_job_id, ps.picture_status, ps.picture_error, ps.picture_etag,
+       ps.picture_small_etag
   FROM story_jobs j
   LEFT JOIN stories s ON s.id = j.story_id AND s.deleted_at IS NULL
+  LEFT JOIN story_picture_states ps ON ps.story_id = s.id
  WHERE j.id = :job_id
 
 -- name: get_job_by_key

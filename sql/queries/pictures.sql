@@ -28,23 +28,11 @@ ON CONFLICT (story_id) DO UPDATE
        model = EXCLUDED.model, created_at = now()
 RETURNING story_id AS id
 
--- name: picture_job_of
--- A story's newest picture job, if any.
-SELECT * FROM story_jobs
- WHERE picture_of = :story_id AND kind = 'picture'
- ORDER BY id DESC LIMIT 1
-
 -- name: picture_states
--- Where each story's picture stands: its newest picture job (none: never asked for), and
--- the picture stored, by its validators (NULL: none yet). Stories deleted are left out.
-SELECT s.id AS story_id, j.id AS job_id, j.status, j.error_text,
-       p.etag, p.small_etag, p.content_type
-  FROM stories s
-  LEFT JOIN LATERAL (SELECT id, status, error_text FROM story_jobs
-                      WHERE picture_of = s.id AND kind = 'picture'
-                      ORDER BY id DESC LIMIT 1) j ON true
-  LEFT JOIN story_pictures p ON p.story_id = s.id
- WHERE s.id = ANY (CAST(:story_ids AS bigint[])) AND s.deleted_at IS NULL
+-- Where each story's picture stands (migration 024's view); stories deleted are left out.
+SELECT ps.*
+  FROM story_picture_states ps JOIN stories s ON s.id = ps.story_id
+ WHERE ps.story_id = ANY (CAST(:story_ids AS bigint[])) AND s.deleted_at IS NULL
 
 -- name: picture_image
 -- A story's picture to serve, whole or small.

@@ -72,10 +72,14 @@ SELECT title FROM shelf_stories WHERE id = :story_id
 -- story was deleted from the shelf. The body only when asked for (:with_body) and not
 -- flagged: the card's last answer puts the story where its draft was (while it is being
 -- checked too: the words the family watched being written stay until the check says no).
--- Its model too: the language its words are in (the demo writes English whatever asked).
-SELECT title, screening, model,
-       CASE WHEN :with_body AND screening IS DISTINCT FROM 'flagged' THEN body END AS body
-  FROM stories WHERE id = :story_id AND deleted_at IS NULL
+-- Its model too: the language its words are in (the demo writes English whatever asked);
+-- and where its picture stands (story_picture_states' columns).
+SELECT s.title, s.screening, s.model,
+       CASE WHEN :with_body AND s.screening IS DISTINCT FROM 'flagged' THEN s.body END AS body,
+       ps.picture_job_id, ps.picture_status, ps.picture_error, ps.picture_etag,
+       ps.picture_small_etag
+  FROM stories s JOIN story_picture_states ps ON ps.story_id = s.id
+ WHERE s.id = :story_id AND s.deleted_at IS NULL
 
 -- name: restore_story
 -- Undo a delete: back on the shelf, in its old place (nothing else about it changed).
@@ -113,7 +117,7 @@ SELECT s.id, s.title FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
 -- JSON (whose request columns app/requests.py reads), and its picture, if it has one.
 SELECT s.uid, s.title, s.body, s.model, s.prompt_tokens, s.completion_tokens, s.created_at,
        s.favourite, to_jsonb(j) AS job, earlier.uid AS sequel_of_uid,
-       earlier.title AS sequel_of_title, p.image AS picture, p.content_type AS picture_type
+       earlier.title AS sequel_of_title, p.image AS picture
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
   LEFT JOIN stories earlier ON earlier.id = j.sequel_of
   LEFT JOIN story_pictures p ON p.story_id = s.id

@@ -19,8 +19,8 @@ from app.shelf.backup import export_zip
 from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.backups import document, entry, rows, stories_json, zipped
+from tests.helpers.pictures import BOOT, DRAWN, stored_story
 from tests.helpers.sql import fetch_val
-from tests.pictures.test_picture_jobs import BOOT, DRAWN, stored_story
 
 pytestmark = pytest.mark.anyio
 

@@ -11,24 +11,17 @@ import asyncpg
 import pytest
 
 from app.errors import Conflict
-from app.queue.jobs import Kind, Status
-from app.queue.pictures import Drawn, PictureStatus, PictureStore, picture_key
+from app.queue.jobs import Kind, PictureStatus, Status
+from app.queue.pictures import PictureStore, picture_key
 from app.queue.store import JobStore
-from app.queue.storing import Storing
-from app.queue.writing import Writing
-from app.stories import Story, StoryRequest
-from tests.helpers.fake_images import small_image
+from app.stories import StoryRequest
 from tests.helpers.jobs import BEFORE_ANY_JOB, add_job
 from tests.helpers.locks import holding, wait_until_blocked
+from tests.helpers.pictures import BOOT, DRAWN, STORY, stored_story
 from tests.helpers.sql import execute, fetch_val
 
 pytestmark = pytest.mark.anyio
 
-BOOT = uuid.uuid4()
-STORY = Story(title="The Sleepy Whale", body="Once upon a time, by the sea.", model="fake")
-REQUEST = StoryRequest(prompt="a whale", child_name="Mia", age=5, length="short",
-                       likes="boats, the colour blue")
-DRAWN = Drawn(small_image(), "image/webp", small_image(size=(24, 16)), "image/webp", "fake-image")
 # The release before pictures claimed any waiting job as a story, with this statement.
 PREVIOUS_CLAIM = """
 UPDATE story_jobs
@@ -48,16 +41,6 @@ async def store(db):
 @pytest.fixture
 async def pictures(db):
     return PictureStore(db)
-
-
-async def stored_story(store: JobStore, pictures: PictureStore | None) -> tuple[int, int]:
-    """A story written and stored by the app's own Storing: (its job, its story)."""
-    job = await add_job(store, uuid.uuid4().hex, REQUEST)
-    claimed = await store.claim_next(BOOT)
-    assert job is not None and claimed is not None and claimed.id == job.id
-    stored = await Storing(store, BOOT, pictures=pictures).store(Writing(claimed), STORY)
-    assert stored is not None
-    return job.id, stored[0]
 
 
 async def picture_jobs(db, story_id: int) -> list[dict]:
