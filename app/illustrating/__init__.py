@@ -19,7 +19,7 @@ class Scene:
     own drawing only, what the child likes (never sent to a provider)."""
 
     title: str
-    opening: str
+    opening: str  # the story's text: a prompt takes its first lines
     likes: str | None = None
 
 

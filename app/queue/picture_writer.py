@@ -20,12 +20,11 @@ import uuid
 from app.illustrating import Illustrator, PictureError, Scene
 from app.illustrating.small import NotAPicture, small_version
 from app.logs import log
+from app.queue.jobs import Job
 from app.queue.pictures import Drawn, PictureStore
 from app.queue.store import JobStore
-from app.queue.storing import STORE_RETRYABLE, store_backoff
+from app.queue.storing import through_outage
 from app.queue.writing import Writing, fail
-
-OPENING_CHARS = 1200  # what the prompt may take of the story's start (it takes less)
 
 
 class PictureWriter:
@@ -45,7 +44,7 @@ class PictureWriter:
             await fail(writing, self.store, self.boot_id, "the story is gone", "no story")
             return
         title, body = source
-        scene = Scene(title, body[:OPENING_CHARS], job.request.likes)
+        scene = Scene(title, body, job.request.likes)
         log("picture_started", job_id=job.id, story_id=job.picture_of,
             illustrator=self.illustrator.name)
         try:
@@ -65,24 +64,15 @@ class PictureWriter:
                        "the illustrator sent a picture that cannot be shown", str(error))
             return
         drawn = Drawn(picture.data, picture.content_type, small, small_type, picture.model)
-        await self._store(writing, drawn)
+        await self._store(job, drawn)
 
-    async def _store(self, writing: Writing, drawn: Drawn) -> None:
+    async def _store(self, job: Job, drawn: Drawn) -> None:
         """The picture was paid for: stored through a database outage, within patience."""
-        job = writing.job
-        backoff = store_backoff()
-        while True:
-            try:
-                if await self.pictures.complete(job.id, self.boot_id, drawn):
-                    log("picture_completed", job_id=job.id, story_id=job.picture_of,
-                        bytes=len(drawn.image), content_type=drawn.content_type)
-                else:
-                    log("job_lost", level=logging.WARNING, job_id=job.id,
-                        detail="storing no picture")
-                return
-            except STORE_RETRYABLE as error:
-                if backoff.time_left_s < 0:
-                    log("picture_lost", level=logging.ERROR, job_id=job.id, error=repr(error))
-                    raise
-                log("store_retry", level=logging.WARNING, job_id=job.id, error=repr(error))
-                await backoff.wait()
+        stored = await through_outage(
+            job.id, lambda: self.pictures.complete(job.id, self.boot_id, drawn),
+            lost="picture_lost")
+        if stored:
+            log("picture_completed", job_id=job.id, story_id=job.picture_of,
+                bytes=len(drawn.image), content_type=drawn.content_type)
+        else:
+            log("job_lost", level=logging.WARNING, job_id=job.id, detail="storing no picture")

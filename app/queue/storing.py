@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import asyncpg
 
@@ -32,6 +34,8 @@ from app.queue.writing import Writing, fail
 from app.stories import Story, clean_story
 
 # Storing a story that was paid for is retried through a database outage this long.
+T = TypeVar("T")
+
 STORE_RETRY_S = 300.0
 STORE_RETRY_FIRST_DELAY_S = 0.2
 STORE_RETRY_MAX_DELAY_S = 5.0
@@ -49,6 +53,22 @@ def store_backoff() -> Backoff:
                    patience_s=STORE_RETRY_S)
 
 
+async def through_outage(job_id: int, attempt: Callable[[], Awaitable[T]], *, lost: str) -> T:
+    """`attempt`'s answer, tried again through a database outage (or a deadlock) for
+    STORE_RETRY_S: what was paid for is stored, not given up at the first error. Past
+    that, `lost` is logged as an ERROR and the error raised."""
+    backoff = store_backoff()
+    while True:
+        try:
+            return await attempt()
+        except STORE_RETRYABLE as error:
+            if backoff.time_left_s < 0:
+                log(lost, level=logging.ERROR, job_id=job_id, error=repr(error))
+                raise
+            log("store_retry", level=logging.WARNING, job_id=job_id, error=repr(error))
+            await backoff.wait()
+
+
 class Storing:
     def __init__(self, store: JobStore, boot_id: uuid.UUID, *,
                  screener: StoryScreener | None = None,
@@ -64,29 +84,28 @@ class Storing:
         the reason, or it is not ours any more) when it cannot be stored."""
         job_id = writing.job.id
         screening = Screening.PENDING if self.screener is not None else None
-        backoff = store_backoff()
-        while True:
-            try:
-                story = clean_story(story)
-                story_id = await self._insert(job_id, story, screening)
-                if story_id is None:
-                    await self._not_ours(job_id)
-                    return None
-                if await self.jobs.complete(job_id, self.boot_id, story_id):
-                    log("job_completed", job_id=job_id, story_id=story_id)
-                else:
-                    await self._completed_by_recovery(job_id, story_id)
-                return story_id, story
-            except STORE_RETRYABLE as error:
-                if backoff.time_left_s < 0:
-                    log("story_lost", level=logging.ERROR, job_id=job_id, error=repr(error))
-                    raise
-                log("store_retry", level=logging.WARNING, job_id=job_id, error=repr(error))
-                await backoff.wait()
-            except Exception as error:  # not an outage: waiting would not help
-                await fail(writing, self.jobs, self.boot_id, "the story could not be saved",
-                           repr(error), error=error)
-                return None
+        try:
+            return await through_outage(
+                job_id, lambda: self._store_once(job_id, story, screening), lost="story_lost")
+        except STORE_RETRYABLE:
+            raise  # past its patience: the sweeper sees the stopped heartbeat
+        except Exception as error:  # not an outage: waiting would not help
+            await fail(writing, self.jobs, self.boot_id, "the story could not be saved",
+                       repr(error), error=error)
+            return None
+
+    async def _store_once(self, job_id: int, story: Story,
+                          screening: Screening | None) -> tuple[int, Story] | None:
+        story = clean_story(story)
+        story_id = await self._insert(job_id, story, screening)
+        if story_id is None:
+            await self._not_ours(job_id)
+            return None
+        if await self.jobs.complete(job_id, self.boot_id, story_id):
+            log("job_completed", job_id=job_id, story_id=story_id)
+        else:
+            await self._completed_by_recovery(job_id, story_id)
+        return story_id, story
 
     async def _insert(self, job_id: int, story: Story, screening: Screening | None) -> int | None:
         if self.pictures is None:
