@@ -22,9 +22,8 @@ from app.illustrating.openai_images import ImagesIllustrator
 from app.logs import log
 from app.services import Services
 from app.stories import Storyteller
-from app.storytelling.availability import ModelAvailability, check_model
+from app.storytelling.availability import ModelAvailability, check_image_model, check_model
 from app.storytelling.demo import DemoStoryteller
-from app.storytelling.models import image_models
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
 from app.storytelling.provider import ProviderClient, warm_up
@@ -51,6 +50,9 @@ async def running_services(
                                               OpenAIStoryteller | BackgroundStoryteller):
             services.tasks.append(
                 asyncio.create_task(after_start_up(chosen_storyteller), name="warm_up"))
+        if isinstance(illustrator, ImagesIllustrator):  # a deprecated IMAGE_MODEL, said once
+            services.tasks.append(asyncio.create_task(check_image_model(illustrator.model),
+                                                      name="image_model_check"))
         try:
             yield services
         finally:
@@ -104,17 +106,11 @@ def follower_for(storyteller: object) -> BackgroundStoryteller | None:
 
 def make_illustrator(settings: Settings) -> Illustrator | None:
     """ILLUSTRATOR (resolved from auto): the provider's Images API, the demo's night scene,
-    or none. A deprecated IMAGE_MODEL is said once, in the log."""
+    or none."""
     if settings.illustrator == "demo":
         return DemoIllustrator()
     if settings.illustrator != "openai":
         return None
-    shutdown = image_models().deprecated
-    if settings.image_model in shutdown:
-        when = shutdown[settings.image_model]
-        log("model_deprecated", level=logging.WARNING, setting="IMAGE_MODEL",
-            model=settings.image_model, shutdown=when.isoformat() if when else "not announced",
-            detail="the openai library marks it deprecated: choose a current model")
     client = ProviderClient(
         api_key=settings.openai_api_key,
         base_url=settings.openai_base_url,

@@ -18,7 +18,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from app.logs import log
-from app.storytelling.models import chat_models
+from app.storytelling.models import ModelList, chat_models, image_models
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -73,18 +73,27 @@ def is_model_not_found(error: Exception, model: str) -> bool:
     return model.lower() in lowered and ("does not exist" in lowered or "not found" in lowered)
 
 
+def warn_if_deprecated(setting: str, model: str, known: ModelList) -> None:
+    """One WARNING for a model the openai library marks deprecated, with its shutdown date."""
+    if model in known.deprecated:
+        shutdown = known.deprecated[model]
+        log("model_deprecated", level=logging.WARNING, setting=setting, model=model,
+            shutdown=shutdown.isoformat() if shutdown else "not announced",
+            detail="the openai library marks it deprecated: choose a current model")
+
+
+async def check_image_model(model: str) -> None:
+    """IMAGE_MODEL against the library's list, read once the app serves (off start-up)."""
+    warn_if_deprecated("IMAGE_MODEL", model, await asyncio.to_thread(image_models))
+
+
 async def check_model(client: ProviderClient, availability: ModelAvailability) -> None:
     """Warn of a model the openai library marks deprecated, then ask the provider for it
     once (a retrieve: billed nothing, never retried)."""
     import openai
 
     model = availability.model
-    known = await asyncio.to_thread(chat_models)
-    if model in known.deprecated:
-        shutdown = known.deprecated[model]
-        log("model_deprecated", level=logging.WARNING, setting=SETTING, model=model,
-            shutdown=shutdown.isoformat() if shutdown else "not announced",
-            detail="the openai library marks it deprecated: choose a current model")
+    warn_if_deprecated(SETTING, model, await asyncio.to_thread(chat_models))
     try:
         await client().with_options(timeout=MODEL_CHECK_TIMEOUT_S, max_retries=0).models.retrieve(
             model)

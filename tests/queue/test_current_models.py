@@ -194,6 +194,18 @@ async def test_a_model_the_library_marks_deprecated_is_warned_of_with_its_shutdo
     assert "setting=STORY_MODEL model=gpt-4o-mini shutdown=2027-01-14" in warning.getMessage()
 
 
+async def test_an_image_model_the_library_marks_deprecated_is_warned_of_once_it_serves(
+    make_app, fake_llm, caplog
+):
+    caplog.set_level(logging.INFO, logger="bedtime")
+    async with serve(make_app(illustrator="openai", image_model="gpt-image-1")):
+        await until(lambda: "setting=IMAGE_MODEL" in caplog.text)
+    [warning] = [r for r in caplog.records if "setting=IMAGE_MODEL" in r.getMessage()]
+    assert warning.levelno == logging.WARNING
+    assert "event=model_deprecated" in warning.getMessage()
+    assert "model=gpt-image-1 shutdown=2026-10-23" in warning.getMessage()
+
+
 async def test_the_model_check_is_one_free_retrieve_with_a_short_timeout_and_no_retries(
     settings, fake_llm
 ):
