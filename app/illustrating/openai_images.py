@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from app.illustrating import Picture, PictureError, Scene
 from app.illustrating.prompt import picture_prompt
 from app.illustrating.small import NotAPicture, checked
 from app.storytelling.provider import ProviderClient
+
+if TYPE_CHECKING:
+    from openai.types import ImagesResponse
 
 IMAGE_SIZE = "768x512"  # 3:2, each side a multiple of 16, as the current GPT image models take
 IMAGE_QUALITY: Final = "low"
@@ -65,12 +68,14 @@ class ImagesIllustrator:
         return Picture(data, content_type, self.model)
 
 
-def _image_of(answer: Any) -> bytes:
+def _image_of(answer: ImagesResponse) -> bytes:
     try:
-        encoded = answer.data[0].b64_json
-        data = base64.b64decode(encoded, validate=True)
-    except (AttributeError, IndexError, TypeError, binascii.Error):
-        raise PictureError("the illustrator sent no picture") from None
+        encoded = (answer.data or [])[0].b64_json
+        data = base64.b64decode(encoded, validate=True) if encoded else b""
+    except (AttributeError, IndexError, binascii.Error):
+        data = b""
+    if not data:
+        raise PictureError("the illustrator sent no picture")
     return data
 
 
