@@ -1,6 +1,6 @@
 -- A story's picture job (kind 'picture', pending): the one made with a stored story
 -- (app/queue/storing.py, in the transaction that stores it) and a redraw's
--- (sql/queries/pictures.sql, request_picture). Its request columns (`p_columns`,
+-- (sql/queries/pictures.sql, insert_picture_job). Its request columns (`p_columns`,
 -- app/requests.py's PICTURE_REQUEST_COLUMNS) are copied from the story's own job: who it
 -- was for and what they like. Through insert_job, so a key taken already makes nothing
 -- (NULL); a second picture while one waits or is drawn fails on migration 024's index.
