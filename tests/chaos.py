@@ -4,6 +4,7 @@ on the same database, and check that nothing was lost and nothing was paid for t
     python -m tests.chaos --runs 30 --seed 1      # what `make chaos` runs: every moment
     python -m tests.chaos --runs 12 --seed 1 --moments bg_mid_stream,bg_sigterm
     python -m tests.chaos --runs 6 --seed 1 --llm-api responses    # the bg_ moments only
+    python -m tests.chaos --runs 4 --seed 1 --moments pictures
 
 Each run starts `uvicorn app.main:app` as one or two subprocesses against its own fresh
 database and the fake OpenAI-compatible server, submits a few jobs (through every
@@ -31,6 +32,10 @@ and followed by its id, which any live worker adopts):
                               (within 10 s on a loaded machine; honcho's 5 s is an idle one's)
 - bg_two_processes            two processes, a story streaming in a seeded one, kill -9 it:
                               the survivor adopts it
+
+And with pictures on (ILLUSTRATOR=openai, the fake's Images API), the moments of
+tests/chaos_pictures.py, which says what they check: picture_during_call and
+picture_two_processes.
 
 With one process, the app is restarted; with two, the survivor alone must finish. A run
 passes when every job is terminal within 2 minutes, no job was called twice, every
@@ -64,9 +69,10 @@ import asyncpg
 import httpx
 
 from app.stories import clean_text, split_title
+from tests.chaos_pictures import PICTURE_MOMENTS, run_picture_once
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.locks import lock_row, wait_until_blocked, wait_until_waiting
-from tests.helpers.processes import AppProcess, submit
+from tests.helpers.processes import AppProcess, problems_in_logs_and_check, submit
 from tests.helpers.waits import HTTP_TIMEOUT_S
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,7 +80,7 @@ CHAT_MOMENTS = ("before_claim", "during_call", "after_story_insert", "while_wait
                 "two_during_call", "two_random")
 BG_MOMENTS = ("bg_before_create_returns", "bg_after_id_saved", "bg_mid_stream",
               "bg_after_provider_finished", "bg_sigterm", "bg_two_processes")
-MOMENTS = CHAT_MOMENTS + BG_MOMENTS
+MOMENTS = CHAT_MOMENTS + BG_MOMENTS + PICTURE_MOMENTS
 TWO_PROCESS_MOMENTS = ("two_during_call", "two_random", "bg_two_processes")
 TERMINAL_WITHIN_S = 120
 MOMENT_WITHIN_S = 30  # a moment not reached by then is a failed run (the harness's fault)
@@ -161,6 +167,12 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
     result = RunResult(seed=seed, moment=moment)
     fake.reset()
     fake.hold()
+    if moment in PICTURE_MOMENTS:
+        try:
+            await run_picture_once(seed, moment, database_url, fake, log_dir, result)
+        except Exception as error:  # a harness failure is a failed run, with its reason
+            result.problems.append(f"harness error: {error!r}")
+        return result
     background = moment.startswith("bg_")
     two = moment in TWO_PROCESS_MOMENTS
     apps = [AppProcess(database_url, fake.url, log_dir / f"chaos-{seed}-{moment}-{n}.log")
@@ -383,17 +395,7 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
                              f" job {target}'s words seen")))
             await check_background(moment, target, job_ids, by_id, progress, apps, fake, conn,
                                    result)
-        errors = [line for app in apps
-                  for line in app.log_path.read_text(errors="replace").splitlines()
-                  if line.startswith(("ERROR", "CRITICAL")) or line.startswith("Traceback")]
-        if errors:
-            result.problems.append(f"{len(errors)} error lines in the logs, the first:"
-                                   f" {errors[0][:300]}")
-        check = subprocess.run(
-            [sys.executable, "-m", "app", "check"], cwd=ROOT, env=apps[0].env,
-            capture_output=True, text=True, timeout=60)
-        if check.returncode != 0:
-            result.problems.append("invariant check failed:\n" + check.stdout + check.stderr)
+        result.problems += problems_in_logs_and_check(apps)
     except MomentMissed as missed:
         result.missed = str(missed)
     except Exception as error:  # a harness failure is a failed run, with its reason
@@ -644,7 +646,7 @@ def chosen_moments(names: str | None, llm_api: str) -> tuple[str, ...]:
         chosen: list[str] = []
         for name in (n.strip() for n in names.split(",") if n.strip()):
             group = {"chat": CHAT_MOMENTS, "bg": BG_MOMENTS, "responses": BG_MOMENTS,
-                     "all": MOMENTS}.get(name)
+                     "pictures": PICTURE_MOMENTS, "all": MOMENTS}.get(name)
             if group is None and name not in MOMENTS:
                 raise SystemExit(f"unknown moment {name!r}; the moments: {', '.join(MOMENTS)}")
             chosen += group or [name]

@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import pwd
 import shutil
+import subprocess
+import sys
+import uuid
 import warnings
+from pathlib import Path
 
 import asyncpg
+import pytest
 
 from app.db import EMBEDDED_POSTGRES_MAJOR, embedded_server
 from app.logs import LOGGER_NAME
 from tests.helpers.database import postgres_dir
+from tests.helpers.platform import ROOT
 
 
 async def _version_and_rows(url: str) -> tuple[int, list[str]]:
@@ -66,3 +74,22 @@ def test_a_data_directory_from_the_earlier_release_keeps_its_stories_and_says_ho
         server.cleanup()
     finally:
         shutil.rmtree(data_dir.parent, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0,
+                    reason="only root makes the embedded server's system user")
+def test_processes_starting_at_once_make_the_system_user_once(tmp_path):
+    """Four processes at once, as the test workers start on a new machine: one user, one
+    uid, the one each of them was given (concurrent useradds each made one)."""
+    name = f"bedtime-t{uuid.uuid4().hex[:8]}"
+    code = "import sys; from app.db import system_user_made_once; print(system_user_made_once(sys.argv[1]))"
+    try:
+        starts = [subprocess.Popen([sys.executable, "-c", code, name], cwd=ROOT,
+                                   stdout=subprocess.PIPE, text=True) for _ in range(4)]
+        uids = {int(p.communicate(timeout=60)[0]) for p in starts}
+        entries = [line for line in Path("/etc/passwd").read_text().splitlines()
+                   if line.startswith(f"{name}:")]
+        assert len(entries) == 1, entries
+        assert uids == {pwd.getpwnam(name).pw_uid}
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)

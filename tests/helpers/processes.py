@@ -97,6 +97,22 @@ class AppProcess:
                 self.process.wait()
 
 
+def problems_in_logs_and_check(apps: list[AppProcess]) -> list[str]:
+    """After a run: its ERROR lines and tracebacks, and what `python -m app check` (the
+    invariants, on the apps' database) finds broken."""
+    problems = []
+    errors = [line for app in apps
+              for line in app.log_path.read_text(errors="replace").splitlines()
+              if line.startswith(("ERROR", "CRITICAL", "Traceback"))]
+    if errors:
+        problems.append(f"{len(errors)} error lines in the logs, the first: {errors[0][:300]}")
+    check = subprocess.run([sys.executable, "-m", "app", "check"], cwd=ROOT, env=apps[0].env,
+                           capture_output=True, text=True, timeout=60)
+    if check.returncode != 0:
+        problems.append("invariant check failed:\n" + check.stdout + check.stderr)
+    return problems
+
+
 async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0) -> list[int]:
     ids = []
     for i in range(start, start + n):
