@@ -41,7 +41,7 @@ test: $(STAMP)
 
 # Everything `make test` runs, then the long campaigns at their full size: the properties
 # (pytest -m campaign) at every test's full count of examples, the deploy rehearsal with
-# its build from requirements.txt alone (a fresh virtualenv and pip), and the 39-run crash
+# its build from requirements.txt alone (a fresh virtualenv and pip), and the 45-run crash
 # campaign (make chaos). CI runs this; about 15 minutes more than `make test`.
 test-all: test
 	FULL_CAMPAIGNS=1 $(BIN)/python -m pytest -m campaign $(XDIST) $(PYTEST_ARGS)
@@ -94,11 +94,11 @@ bench-queue: $(STAMP)
 	$(BIN)/python bench/scale_out.py
 
 # The long crash campaign: kill -9 (and SIGTERM) at seeded moments, restart, check every
-# invariant, with LLM_API=chat and LLM_API=responses (the bg_ moments): 39 runs, each of
-# the 13 moments three times, about 4 minutes. MOMENTS=bg_mid_stream,bg_sigterm (or chat,
-# bg) runs only those.
+# invariant, with LLM_API=chat and LLM_API=responses (the bg_ moments), and while a
+# picture is drawn (the picture_ moments): 45 runs, each of the 15 moments three times,
+# about 5 minutes. MOMENTS=bg_mid_stream,bg_sigterm (or chat, bg, pictures) runs only those.
 chaos: $(STAMP)
-	$(BIN)/python -m tests.chaos --runs $(or $(RUNS),39) --seed $(or $(SEED),1) \
+	$(BIN)/python -m tests.chaos --runs $(or $(RUNS),45) --seed $(or $(SEED),1) \
 	  $(if $(MOMENTS),--moments $(MOMENTS))
 
 # Re-pin the dependencies after changing pyproject.toml: requirements.txt is what a platform

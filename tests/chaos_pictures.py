@@ -47,7 +47,7 @@ async def run_picture_once(seed: int, moment: str, database_url: str, fake: Fake
     victim = apps[rng.randrange(len(apps))]
     fake.release()
     if two:
-        fake.images.delay_s = rng.uniform(0.2, 0.8)
+        fake.images.delay_s = rng.uniform(0.6, 1.5)  # the kill lands within it
     else:
         fake.images.mode = "hang"
     conn = await asyncpg.connect(database_url)
@@ -59,7 +59,8 @@ async def run_picture_once(seed: int, moment: str, database_url: str, fake: Fake
             async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
                 job_ids += await submit(client, rng.randint(2, 3), seed, start=len(job_ids))
         target = await _picture_in_flight(conn, fake, victim)
-        await asyncio.sleep(rng.uniform(0.0, 0.3))
+        await asyncio.sleep(rng.uniform(0.0, 0.2))
+        victim_pid = victim.pid  # a restart gives the victim a new one
         victim.kill9()
         result.kills += 1
         at_kill = {row["id"]: row for row in await conn.fetch(
@@ -87,7 +88,7 @@ async def run_picture_once(seed: int, moment: str, database_url: str, fake: Fake
         await asyncio.sleep(0.5)  # a second draw, were there one, would have begun by now
         for app in apps:
             app.stop()
-        await _check(conn, fake, job_ids, target, victim, at_kill, drawn_at_kill, result)
+        await _check(conn, fake, job_ids, target, victim_pid, at_kill, drawn_at_kill, result)
         result.problems += problems_in_logs_and_check(apps)
     finally:
         for app in apps:
@@ -111,7 +112,7 @@ async def _picture_in_flight(conn: asyncpg.Connection, fake: FakeLLM,
 
 
 async def _check(conn: asyncpg.Connection, fake: FakeLLM, job_ids: list[int], target: int,
-                 victim: AppProcess, at_kill: dict, drawn_at_kill: set[int], result) -> None:
+                 victim_pid: int, at_kill: dict, drawn_at_kill: set[int], result) -> None:
     rows = {row["id"]: row for row in await conn.fetch(
         "SELECT id, kind, status, error_text, started_at, picture_of, story_id"
         " FROM story_jobs ORDER BY id")}
@@ -148,7 +149,7 @@ async def _check(conn: asyncpg.Connection, fake: FakeLLM, job_ids: list[int], ta
                             f" (claimed: {row['started_at'] is not None})")
         killed = at_kill.get(job_id)
         victims = (killed is not None and killed["status"] == "running"
-                   and killed["pid"] == victim.pid and job_id not in drawn_at_kill)
+                   and killed["pid"] == victim_pid and job_id not in drawn_at_kill)
         expected = ("failed", "interrupted") if victims else ("completed", None)
         if (row["status"], row["error_text"]) != expected:
             problems.append(f"picture job {job_id} ended {row['status']} ({row['error_text']}),"

@@ -82,7 +82,8 @@ def test_processes_starting_at_once_make_the_system_user_once(tmp_path):
     """Four processes at once, as the test workers start on a new machine: one user, one
     uid, the one each of them was given (concurrent useradds each made one)."""
     name = f"bedtime-t{uuid.uuid4().hex[:8]}"
-    code = "import sys; from app.db import system_user_made_once; print(system_user_made_once(sys.argv[1]))"
+    code = ("import sys; from app.db import system_user_made_once;"
+            " print(system_user_made_once(sys.argv[1]))")
     try:
         starts = [subprocess.Popen([sys.executable, "-c", code, name], cwd=ROOT,
                                    stdout=subprocess.PIPE, text=True) for _ in range(4)]

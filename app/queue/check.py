@@ -3,8 +3,8 @@
     report = await check_invariants(db, settings)
     print(report.format()); sys.exit(1 if report.broken else 0)
 
-Every finding is a defect: a story its job cannot reach was paid for and is not where
-the family looks; a job expired while a worker was alive should have run.
+Every finding is a defect: a story (or a picture) its job cannot reach was paid for and
+is not where the family looks; a job expired while a worker was alive should have run.
 """
 
 from __future__ import annotations
@@ -64,6 +64,10 @@ async def check_invariants(db: Queryable, settings: Settings) -> Report:
                 await store.ids("check_completed_without_story")),
         Finding("stories not reachable from their job",
                 await store.ids("check_unreachable_stories")),
+        Finding("completed picture jobs without a picture",
+                await store.ids("check_completed_without_picture")),
+        Finding("pictures not reachable from their job",
+                await store.ids("check_unreachable_pictures")),
         Finding("running jobs with a dead heartbeat",
                 await store.ids("check_dead_running", stale_s=stale_s)),
         Finding("pending jobs with no live worker",

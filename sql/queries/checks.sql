@@ -2,10 +2,23 @@
 -- the ids of the jobs or stories that break one; none should ever find any.
 
 -- name: check_completed_without_story
--- Invariant: a completed job points at a story that exists.
+-- Invariant: a completed story job points at a story that exists.
 SELECT j.id FROM story_jobs j LEFT JOIN stories s ON s.id = j.story_id
- WHERE j.status = 'completed' AND s.id IS NULL
+ WHERE j.kind = 'story' AND j.status = 'completed' AND s.id IS NULL
  ORDER BY j.id
+
+-- name: check_completed_without_picture
+-- Invariant: a completed picture job's story has a picture (its own, or a later redraw's:
+-- the picture and the completion are one statement).
+SELECT j.id FROM story_jobs j LEFT JOIN story_pictures p ON p.story_id = j.picture_of
+ WHERE j.kind = 'picture' AND j.status = 'completed' AND p.story_id IS NULL
+ ORDER BY j.id
+
+-- name: check_unreachable_pictures
+-- Invariant: a picture drawn here belongs to a completed picture job of its story.
+SELECT p.story_id AS id FROM story_pictures p JOIN story_jobs j ON j.id = p.job_id
+ WHERE j.status <> 'completed' OR j.kind <> 'picture' OR j.picture_of <> p.story_id
+ ORDER BY p.story_id
 
 -- name: check_unreachable_stories
 -- Invariant: every story is reachable from its job (the job completed with it). A story

@@ -1,6 +1,7 @@
 """A short crash campaign in every test run: one `kill -9` at each moment of a job's life,
 with one process and with two, each moment a test of its own (so the workers share them
-out). The long campaign is `make chaos` (39 seeded runs), which `make test-all` runs."""
+out). The long campaign is `make chaos` (45 seeded runs, each moment three times), which
+`make test-all` runs."""
 
 from __future__ import annotations
 

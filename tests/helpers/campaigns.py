@@ -1,7 +1,7 @@
 """How big the long campaigns run: short in `make test`, full in `make test-all`.
 
 `make test-all` sets FULL_CAMPAIGNS=1: Hypothesis at each test's full count of examples
-(and `make chaos`, the 39-run crash campaign). `make test` runs the same properties on
+(and `make chaos`, the 45-run crash campaign). `make test` runs the same properties on
 fewer examples, so a change that breaks one is still likely to be caught in minutes.
 """
 

@@ -10,7 +10,9 @@ import uuid
 import asyncpg
 import pytest
 
+from app.config import Settings
 from app.errors import Conflict
+from app.queue.check import Invariants, check_invariants
 from app.queue.jobs import Kind, PictureStatus, Status
 from app.queue.pictures import PictureStore, picture_key
 from app.queue.store import JobStore
@@ -174,3 +176,25 @@ async def test_pictures_count_toward_neither_the_queue_bound_nor_the_day(store, 
                                 since=BEFORE_ANY_JOB, queue_max=1, daily_limit=4)
     assert result.job is not None  # 3 stories today, no story waiting: within both
 
+
+
+async def test_the_invariant_check_knows_picture_jobs_from_story_jobs(store, pictures, db):
+    """A completed picture job has no story of its own (its story is the one it draws), so
+    the story check passes it; the picture checks find a picture lost or misplaced."""
+    _, story_id = await stored_story(store, pictures)
+    claimed = await store.claim_next(BOOT)
+    assert claimed is not None and await pictures.complete(claimed.id, BOOT, DRAWN)
+    invariants = Invariants(db)
+    for check in ("check_completed_without_story", "check_completed_without_picture",
+                  "check_unreachable_pictures"):
+        assert await invariants.ids(check) == [], check
+    report = await check_invariants(db, Settings())
+    assert not report.broken, report.format()
+    # Made broken by hand: the picture's job not completed, then the picture gone.
+    await execute(db, "UPDATE story_jobs SET status = 'failed', error_text = 'interrupted'"
+                      " WHERE id = :id", {"id": claimed.id})
+    assert await invariants.ids("check_unreachable_pictures") == [story_id]
+    await execute(db, "UPDATE story_jobs SET status = 'completed', error_text = NULL"
+                      " WHERE id = :id", {"id": claimed.id})
+    await execute(db, "DELETE FROM story_pictures WHERE story_id = :id", {"id": story_id})
+    assert await invariants.ids("check_completed_without_picture") == [claimed.id]
