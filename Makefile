@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-all lint schema smoke bench bench-handover bench-queue bench-lighthouse profile chaos lock clean
+.PHONY: run test test-all lint schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -87,6 +87,11 @@ bench-lighthouse: $(STAMP)
 # bench/cprofile_app.py.
 profile: $(STAMP)
 	$(BIN)/python bench/profile.py
+
+# A story's picture: story stored -> picture ready beyond the drawing, and the story page
+# and a library of 50 with pictures on the wire (chromium), about 2 minutes.
+bench-pictures: $(STAMP)
+	$(BIN)/python bench/pictures.py
 
 # The queue's own figures: job overhead, jobs/s with 1, 2 and 4 processes, POST -> running.
 bench-queue: $(STAMP)

@@ -155,9 +155,10 @@ def wrk(url: str, *, headers: dict[str, str] | None = None,
     return result
 
 
-async def page_bytes(url: str) -> tuple[int, int, list[str]]:
-    """(first visit, repeat visit) bytes received for the home page and everything it
-    loads, as Chromium counts them (headers included); and what each visit fetched."""
+async def page_bytes(url: str, *, scroll: bool = False) -> tuple[int, int, list[str]]:
+    """(first visit, repeat visit) bytes received for a page and everything it loads, as
+    Chromium counts them (headers included); and what each visit fetched. `scroll`: to the
+    page's end first, so that every lazy image loads."""
     origin = url.rstrip("/")
     from playwright.async_api import async_playwright
 
@@ -181,6 +182,11 @@ async def page_bytes(url: str) -> tuple[int, int, list[str]]:
             received.clear()
             urls.clear()
             await page.goto(url, wait_until="networkidle")
+            if scroll:
+                for _ in range(40):
+                    await page.mouse.wheel(0, 800)
+                    await page.wait_for_timeout(50)
+                await page.wait_for_load_state("networkidle")
             await page.wait_for_timeout(300)
             totals.append(sum(received.values()))
             fetched.append(", ".join(f"{urls.get(rid, '?').removeprefix(origin)} {size}"

@@ -4,6 +4,9 @@ and its small version stored with the job's completion, in one statement.
     painter = PictureWriter(illustrator, pictures, store, boot_id, timeout_s=120)
     await painter.draw(writing)          # the worker's slot, heartbeat beating
 
+What is kept is the picture fitted to the page (app/illustrating/small.py): a model that
+sends a PNG, or more pixels than asked for, costs no family a heavy page.
+
 As for a story, the illustrator is called once per job and never again: whatever goes wrong
 after the claim fails the picture job (its story untouched), with a sentence the story page
 shows, except a database outage while storing a picture already paid for, which is waited
@@ -18,7 +21,7 @@ import logging
 import uuid
 
 from app.illustrating import Illustrator, PictureError, Scene
-from app.illustrating.small import NotAPicture, small_version
+from app.illustrating.small import NotAPicture, versions
 from app.logs import log
 from app.queue.jobs import Job
 from app.queue.pictures import Drawn, PictureStore
@@ -50,8 +53,9 @@ class PictureWriter:
         try:
             picture = await asyncio.wait_for(self.illustrator.draw(scene, job_id=job.id),
                                              self.timeout_s)
-            small, small_type = await asyncio.to_thread(small_version, picture.data,
-                                                        picture.content_type)
+            # Fitted to the page (what is kept), and made small, once.
+            (image, image_type), (small, small_type) = await asyncio.to_thread(
+                versions, picture.data, picture.content_type)
         except PictureError as error:
             await fail(writing, self.store, self.boot_id, str(error), "illustrator")
             return
@@ -63,7 +67,7 @@ class PictureWriter:
             await fail(writing, self.store, self.boot_id,
                        "the illustrator sent a picture that cannot be shown", str(error))
             return
-        drawn = Drawn(picture.data, picture.content_type, small, small_type, picture.model)
+        drawn = Drawn(image, image_type, small, small_type, picture.model)
         await self._store(job, drawn)
 
     async def _store(self, job: Job, drawn: Drawn) -> None:

@@ -52,6 +52,8 @@ def test_the_picture_arrives_in_its_place_and_nothing_moves(browser, settings, f
     with served_over_http(drawing) as url:
         story_id = finished_story(url)
         context = browser.new_context(viewport=SIZES[size])
+        # Light, whatever the hour: "auto" turns to Night in the evening (bedtime).
+        context.add_cookies([{"name": "theme", "value": "light", "url": url}])
         try:
             page = context.new_page()
             page.add_init_script(SHIFTS)

@@ -5,6 +5,7 @@
     fake.images.delay_s = 2.0        # each answer takes this long (the fake's drawing time)
     fake.images.requests             # the bodies sent, with their job ids
     fake.images.wait_for_call(17)    # block until job 17's call has arrived
+    fake.images.picture = painted((1536, 1024), "PNG")   # answer with these bytes instead
 
 An answer is one real image (a small WebP, or PNG for output_format=png) in `b64_json`,
 with usage as the GPT image models report it. "refuse" is OpenAI's 400
@@ -37,6 +38,37 @@ def small_image(fmt: str = "WEBP", size: tuple[int, int] = (96, 64)) -> bytes:
     return out.getvalue()
 
 
+def painted(size: tuple[int, int] = (768, 512), fmt: str = "WEBP", quality: int = 80,
+            seed: int = 1) -> bytes:
+    """A picture as busy as a painted one: a night sky's gradient, soft hills and a moon,
+    and grain all over (what makes a real illustration weigh what it does)."""
+    import random
+
+    from PIL import Image, ImageDraw, ImageFilter
+
+    width, height = size
+    rng = random.Random(seed)
+    image = Image.linear_gradient("L").resize(size).convert("RGB")
+    image = Image.merge("RGB", [band.point(lambda v, k=k: int(20 + v * k))
+                                for band, k in zip(image.split(), (0.2, 0.3, 0.5), strict=True)])
+    draw = ImageDraw.Draw(image)
+    for _ in range(40):  # stars
+        x, y = rng.randrange(width), rng.randrange(height // 2)
+        draw.ellipse((x, y, x + 3, y + 3), fill=(250, 240, 200))
+    draw.ellipse((width * 0.7, height * 0.1, width * 0.8, height * 0.1 + width * 0.1),
+                 fill=(240, 230, 190))
+    for k in range(3):  # hills
+        top = height * (0.55 + 0.12 * k)
+        draw.ellipse((-width * 0.2 + k * width * 0.3, top, width * (0.6 + 0.3 * k),
+                      height * 1.6), fill=(30 + 20 * k, 60 + 15 * k, 50 + 10 * k))
+    image = image.filter(ImageFilter.GaussianBlur(2))
+    grain = Image.effect_noise(size, 24).convert("RGB")
+    image = Image.blend(image, grain, 0.3)
+    out = io.BytesIO()
+    image.save(out, fmt, **({"quality": quality} if fmt in ("WEBP", "JPEG") else {}))
+    return out.getvalue()
+
+
 class FakeImages:
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -49,6 +81,7 @@ class FakeImages:
             self.requests: list[dict] = []
         self.mode = "ok"
         self.delay_s = 0.0
+        self.picture: bytes | None = None  # the bytes to answer with (default: small_image)
 
     def calls_for(self, job_id: int) -> int:
         with self._lock:
@@ -87,7 +120,7 @@ class FakeImages:
         if self.mode == "500":
             return JSONResponse({"error": {"message": "server error", "type": "server_error",
                                            "param": None, "code": None}}, status_code=500)
-        data = (b"not a picture" if self.mode == "garbage" else
+        data = (b"not a picture" if self.mode == "garbage" else self.picture or
                 small_image("PNG" if body.get("output_format") == "png" else "WEBP"))
         return JSONResponse({
             "created": int(time.time()),

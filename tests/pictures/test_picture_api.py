@@ -4,43 +4,21 @@ served with its type, ETag and cache, redrawn by key, refused kindly; the demo's
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
 from app.illustrating.small import SMALL_MAX_BYTES, image_type
-from tests.helpers.app import ACCEPT_JSON, JSON, new_key, post_story, serve, wait_for_job
+from tests.helpers.app import ACCEPT_JSON, JSON, new_key, serve
+from tests.helpers.pictures import STORY_TEXT, picture_when, story_of
 from tests.helpers.sql import fetch_val
-from tests.helpers.waits import WAIT_S
 
 pytestmark = pytest.mark.anyio
-
-STORY_TEXT = "The Whale Who Hummed\n\nOnce upon a time a whale hummed the sea to sleep."
 
 
 @pytest.fixture
 def drawing_app(make_app, fake_llm):
     fake_llm.story = STORY_TEXT
     return make_app(illustrator="openai", image_model="fake-image")
-
-
-async def story_of(client, body: dict | None = None) -> int:
-    job = (await post_story(client, body)).json()
-    done = await wait_for_job(client, job["job_id"])
-    assert done["status"] == "completed", done
-    return done["story_id"]
-
-
-async def picture_when(client, story_id: int, statuses: tuple[str, ...] = ("ready", "failed"),
-                       ) -> dict:
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        story = (await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)).json()
-        picture = story["picture"]
-        if picture is not None and picture["status"] in statuses:
-            return picture
-        assert time.monotonic() < deadline, f"picture still {picture}"
-        await asyncio.sleep(0.05)
 
 
 async def test_a_story_gets_one_picture_from_the_images_api(drawing_app, fake_llm, db):
