@@ -1,5 +1,6 @@
 """Lighthouse's performance score for the home page, the library and a story, on a phone
-and on a tablet, against the app served as bench/perf.py serves it.
+and on a tablet, against the app served as bench/perf.py serves it, with every story's
+picture drawn (the fake's Images API, a 70 KB painted-looking WebP each).
 
     .venv/bin/python bench/lighthouse.py            # make bench-lighthouse; about two minutes
 
@@ -36,6 +37,7 @@ from bench.perf import (  # noqa: E402
     submit,
     wait_for,
 )
+from tests.helpers.fake_images import painted  # noqa: E402
 from tests.helpers.fake_llm import FakeLLM  # noqa: E402
 
 RUNS = int(os.environ.get("LIGHTHOUSE_RUNS", "3"))
@@ -74,7 +76,10 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeLLM() as fake:
         database_url = await fresh_database(embedded_postgres_url(Path(tmp) / "pg",
                                                                   stop_at_exit=True))
-        app = Server("app.main:app", app_env(database_url, fake.url), Path(tmp) / "app.log")
+        # With pictures: each story's drawn by the fake, as heavy as a painted one (70 KB).
+        fake.images.picture = painted((768, 512), "WEBP")
+        app = Server("app.main:app", app_env(database_url, fake.url, ILLUSTRATOR="openai"),
+                     Path(tmp) / "app.log")
         app.start()
         import asyncpg
 
@@ -85,6 +90,7 @@ async def main() -> None:
                 for job_id in await submit(client, EVENING):  # an evening's stories
                     await wait_for(conn, "SELECT status = 'completed' FROM story_jobs"
                                    " WHERE id = $1", job_id)
+            await wait_for(conn, "SELECT count(*) = $1 FROM story_pictures", EVENING)
             story_id = await conn.fetchval("SELECT max(id) FROM stories")
             pages = {"home": "/", "library": "/stories", "story": f"/stories/{story_id}"}
             rows = []

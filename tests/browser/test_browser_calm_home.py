@@ -1,6 +1,7 @@
 """A calm home over an evening (issue 29, item 1): ten stories for two children written from
-the home page, one after another, at the three sizes. No card moves when a new one comes
-(the layout shifts not caused by a tap add up to 0.02 at most), and the page the family comes
+the home page, one after another, at the three sizes, each with the demo's picture. No card
+moves when a new one (or its picture) comes (the layout shifts not caused by a tap add up
+to 0.02 at most), and the page the family comes
 back to is short: the earlier requests a line or two each, the newest few stories after them,
 everything else in the library."""
 
@@ -49,9 +50,12 @@ WATCH_SHIFTS = """
 
 @pytest.fixture(scope="module")
 def evening(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The demo storyteller, quick, for Mia and Leo (each size writes its own evening)."""
+    """The demo storyteller, quick, for Mia and Leo (each size writes its own evening), and
+    the demo's pictures, as a family trying it has them: each finished card's picture
+    comes after its story, in the place the card kept for it."""
     with app_of_its_own(pg_url, tmp_path_factory.mktemp("calm-home"), allow_open=True,
-                        demo_delay_s=0.6, daily_story_limit=100, queue_max=20) as url:
+                        demo_delay_s=0.6, daily_story_limit=100, queue_max=20,
+                        illustrator="demo") as url:
         for child in ({"name": "Mia", "age": 5}, {"name": "Leo", "age": 7}):
             response = httpx.post(url + "/children", json=child, timeout=HTTP_TIMEOUT_S)
             assert response.status_code == 201, response.text

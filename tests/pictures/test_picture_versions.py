@@ -17,6 +17,7 @@ from app.illustrating.small import (
     PAGE_SIDE,
     PNG,
     SMALL_MAX_BYTES,
+    SMALL_SIDE,
     SVG,
     WEBP,
     image_type,
@@ -85,3 +86,13 @@ async def test_a_provider_sending_a_heavy_png_costs_the_page_no_more_than_its_bo
         assert max(size_of(served.content)) <= PAGE_SIDE
         page = await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)
         assert page.json()["picture"]["status"] == "ready"
+
+
+def test_even_a_picture_of_noise_has_a_thumbnail_a_library_page_of_50_can_carry():
+    """50 rows of the heaviest thumbnails there are stay far within the page's 600 KB."""
+    noise = Image.effect_noise((768, 512), 120).convert("RGB")
+    out = io.BytesIO()
+    noise.save(out, "PNG")
+    _, (small, _) = versions(out.getvalue(), PNG)
+    assert max(size_of(small)) <= SMALL_SIDE
+    assert 50 * len(small) <= 400_000
