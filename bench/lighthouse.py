@@ -8,7 +8,8 @@ Needs Node (`npx lighthouse`, or LIGHTHOUSE=/path/to/lighthouse) and Debian's Ch
 (CHROME_PATH, /usr/bin/chromium by default). The phone is Lighthouse's own mobile profile
 (a Moto G Power on slow 4G, the CPU slowed four times); the tablet is the same network and
 CPU at 820 x 1180, two device pixels a CSS pixel. Each page is measured RUNS times
-(LIGHTHOUSE_RUNS, 3) and the median score kept. Reports go to test-artifacts/lighthouse/.
+(LIGHTHOUSE_RUNS, 3) and the median score kept; LIGHTHOUSE_PAGES=story (or home,library)
+measures only those. Reports go to test-artifacts/lighthouse/.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from tests.helpers.fake_images import painted  # noqa: E402
 from tests.helpers.fake_llm import FakeLLM  # noqa: E402
 
 RUNS = int(os.environ.get("LIGHTHOUSE_RUNS", "3"))
+PAGES = [name for name in os.environ.get("LIGHTHOUSE_PAGES", "").split(",") if name]
 EVENING = 10  # stories written before measuring: the home page as after an evening
 OUT = ROOT / "test-artifacts" / "lighthouse"
 DEVICES = {
@@ -93,6 +95,8 @@ async def main() -> None:
             await wait_for(conn, "SELECT count(*) = $1 FROM story_pictures", EVENING)
             story_id = await conn.fetchval("SELECT max(id) FROM stories")
             pages = {"home": "/", "library": "/stories", "story": f"/stories/{story_id}"}
+            if PAGES:
+                pages = {name: path for name, path in pages.items() if name in PAGES}
             rows = []
             for page, path in pages.items():
                 for device in DEVICES:
