@@ -4,6 +4,7 @@
     python -m app worker     # run jobs and the sweeper, serve no HTTP (a Procfile worker:)
     python -m app migrate    # apply pending migrations (the Procfile's release step)
     python -m app check      # report broken invariants; exit status 1 if any
+    python -m app spend      # the month's spending against MONTHLY_BUDGET, in one table
     python -m app export [FILE]   # every story, as a zip (Markdown + stories.json)
     python -m app import FILE     # restore a backup zip, whole or not at all; stories
                                   # already here are skipped
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app", description="Bedtime Stories")
     parser.add_argument(
         "command", nargs="?", default="serve",
-        choices=["serve", "worker", "migrate", "check", "export", "import"],
+        choices=["serve", "worker", "migrate", "check", "spend", "export", "import"],
     )
     parser.add_argument("file", nargs="?", help="export: the zip to write (default: "
                         "bedtime-stories-DATE.zip here); import: the backup to restore")
@@ -55,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(run_migrations(settings))
     if args.command == "check":
         return asyncio.run(run_check(settings))
+    if args.command == "spend":
+        return asyncio.run(run_spend(settings))
     if args.command == "worker":
         return asyncio.run(run_worker(settings))
     if args.command == "export":
@@ -140,6 +143,19 @@ async def run_check(settings: Settings) -> int:
         return 2
     print(report.format())
     return 1 if report.broken else 0
+
+
+async def run_spend(settings: Settings) -> int:
+    from app.money.ledger import Ledger, spend_table
+    from app.money.meter import Meter
+
+    meter = Meter.for_settings(settings)
+    await asyncio.to_thread(meter.warm)
+    month = await with_database(settings, "spend", lambda db: Ledger(db).month(meter))
+    if month is None:
+        return 2
+    print(spend_table(month, meter.month_start().strftime("%B %Y"), settings.timezone))
+    return 0
 
 
 async def run_export(settings: Settings, file: str | None) -> int:

@@ -12,7 +12,7 @@ import importlib.util
 import os
 import zoneinfo
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -20,6 +20,8 @@ from starlette.config import Config
 
 from app import config_values as values
 from app.config_values import ConfigError
+from app.money import Price
+from app.money import settings as money
 
 T = TypeVar("T")
 
@@ -91,6 +93,10 @@ class Settings:
     backup_dir: Path | None = None
     backup_every_h: float = 24.0
     backup_keep: int = 14
+    # The most the household spends at the provider in a calendar month (in TZ), in
+    # micro-dollars; None: no cap. PRICES: the pinned table's prices overridden or added to.
+    monthly_budget_micros: int | None = None
+    prices: Mapping[str, Price] = field(default_factory=dict)
 
     @property
     def model(self) -> str:
@@ -207,4 +213,6 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
                             DEFAULT.backup_every_h),
         backup_keep=read("BACKUP_KEEP", values.whole(minimum=1, maximum=10_000),
                          DEFAULT.backup_keep),
+        monthly_budget_micros=read("MONTHLY_BUDGET", money.budget_micros, None),
+        prices=read("PRICES", money.prices, {}),
     )

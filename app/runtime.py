@@ -50,6 +50,9 @@ async def running_services(
                                               OpenAIStoryteller | BackgroundStoryteller):
             services.tasks.append(
                 asyncio.create_task(after_start_up(chosen_storyteller), name="warm_up"))
+        if services.meter is not None:  # the price table's import, off the event loop
+            services.tasks.append(asyncio.create_task(asyncio.to_thread(services.meter.warm),
+                                                      name="prices"))
         if isinstance(illustrator, ImagesIllustrator):  # a deprecated IMAGE_MODEL, said once
             services.tasks.append(asyncio.create_task(check_image_model(illustrator.model),
                                                       name="image_model_check"))

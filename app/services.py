@@ -21,6 +21,7 @@ from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
 from app.illustrating import Illustrator
 from app.logs import log
+from app.money.meter import Meter
 from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
 from app.queue.intake import Intake
 from app.queue.liveness import ProcessLiveness
@@ -74,6 +75,7 @@ class Services:
     schedules: Schedules  # read by every process's home page, whoever writes the backups
     pictures: PictureStore
     illustrator: Illustrator | None = None  # ILLUSTRATOR=off: None
+    meter: Meter | None = None  # prices and the month's budget
     screener: StoryScreener | None = None  # MODERATION=on
     backups: ScheduledBackups | None = None  # BACKUP_DIR is set
     # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
@@ -108,11 +110,12 @@ class Services:
             )
         shelf = ShelfStore(db)
         schedules = Schedules(db)
+        meter = Meter.for_settings(settings)
         pictures = PictureStore(db)
         painter = None
         if illustrator is not None:
             painter = PictureWriter(illustrator, pictures, store, boot_id,
-                                    timeout_s=settings.llm_timeout_s)
+                                    timeout_s=settings.llm_timeout_s, meter=meter)
         backups = None
         if settings.backup_dir is not None:
             backups = ScheduledBackups(
@@ -135,6 +138,7 @@ class Services:
                 daily_story_limit=settings.daily_story_limit,
                 timezone=settings.tz,
                 moderator=moderator,
+                meter=meter,
             ),
             worker=Worker(
                 store,
@@ -148,6 +152,7 @@ class Services:
                 screener=screener,
                 follower=follower,
                 painter=painter,
+                meter=meter,
             ),
             sweeper=Sweeper(
                 store,
@@ -168,6 +173,7 @@ class Services:
             schedules=schedules,
             pictures=pictures,
             illustrator=illustrator,
+            meter=meter,
             screener=screener,
             backups=backups,
         )

@@ -43,6 +43,7 @@ CREATE TABLE public.story_jobs (
     kind text DEFAULT 'story'::text NOT NULL,
     picture_of bigint,
     claimed_kind text,
+    set_aside_micros bigint DEFAULT 0 NOT NULL,
     CONSTRAINT completed_has_story CHECK (((kind <> 'story'::text) OR ((status = 'completed'::text) = (story_id IS NOT NULL)))),
     CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
     CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
@@ -65,6 +66,7 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT story_jobs_previously_short CHECK ((length(previously) <= 1000)),
     CONSTRAINT story_jobs_prompt_check CHECK (((length(prompt) >= 1) AND (length(prompt) <= 500))),
     CONSTRAINT story_jobs_response_id_short CHECK (((length(response_id) >= 1) AND (length(response_id) <= 200))),
+    CONSTRAINT story_jobs_set_aside_not_negative CHECK ((set_aside_micros >= 0)),
     CONSTRAINT story_jobs_sibling_age_has_name CHECK (((sibling_age IS NULL) OR (sibling_name IS NOT NULL))),
     CONSTRAINT story_jobs_sibling_age_range CHECK (((sibling_age >= 1) AND (sibling_age <= 12))),
     CONSTRAINT story_jobs_sibling_name_short CHECK (((length(sibling_name) >= 1) AND (length(sibling_name) <= 40))),
@@ -84,7 +86,8 @@ BEGIN
     INSERT INTO story_jobs
     SELECT * FROM jsonb_populate_record(NULL::story_jobs, jsonb_build_object(
         'id', nextval('story_jobs_id_seq'), 'status', 'pending', 'created_at', now(),
-        'text_so_far', '', 'imported', false, 'language', 'en', 'kind', 'story') || p_columns)
+        'text_so_far', '', 'imported', false, 'language', 'en', 'kind', 'story',
+        'set_aside_micros', 0) || p_columns)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING * INTO job;
     RETURN job;
@@ -96,11 +99,29 @@ $$;
 --
 
 CREATE FUNCTION public.insert_picture_job(p_story_id bigint, p_idempotency_key text, p_columns text[]) RETURNS public.story_jobs
+    LANGUAGE sql
+    AS $$
+    SELECT (i.job).* FROM insert_picture_job(p_story_id, p_idempotency_key, p_columns,
+                                            0, NULL, NULL, NULL) AS i
+$$;
+
+--
+-- Name: insert_picture_job(bigint, text, text[], bigint, bigint, timestamp with time zone, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.insert_picture_job(p_story_id bigint, p_idempotency_key text, p_columns text[], p_set_aside bigint, p_budget_micros bigint, p_month_start timestamp with time zone, p_lock_key bigint, OUT job public.story_jobs, OUT over_budget boolean) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
-    job story_jobs;
+    v_spent bigint;
+    v_set_aside bigint;
 BEGIN
+    over_budget := false;
+    IF p_budget_micros IS NOT NULL THEN
+        PERFORM pg_advisory_xact_lock(p_lock_key);
+        SELECT m.spent, m.set_aside INTO v_spent, v_set_aside FROM month_spend(p_month_start) AS m;
+        over_budget := v_spent + v_set_aside + p_set_aside > p_budget_micros;
+    END IF;
     -- In FROM, so insert_job runs once (`(f()).*` would call it once per column).
     SELECT made.* INTO job
       FROM stories s JOIN story_jobs j ON j.id = s.job_id,
@@ -109,12 +130,16 @@ BEGIN
                  WHERE key = ANY (p_columns))
                || jsonb_build_object('kind', 'picture', 'picture_of', s.id,
                                      'idempotency_key', p_idempotency_key,
-                                     'request_hash', j.request_hash)) AS made
+                                     'request_hash', j.request_hash,
+                                     'set_aside_micros', coalesce(p_set_aside, 0))
+               || CASE WHEN over_budget THEN jsonb_build_object(
+                      'status', 'failed', 'error_text', 'over_budget',
+                      'completed_at', now(), 'set_aside_micros', 0)
+                  ELSE '{}'::jsonb END) AS made
      WHERE s.id = p_story_id AND s.deleted_at IS NULL;
-    IF job.id IS NOT NULL THEN
+    IF job.id IS NOT NULL AND NOT over_budget THEN
         PERFORM pg_notify('story_jobs', job.id::text);
     END IF;
-    RETURN job;
 END
 $$;
 
@@ -123,6 +148,18 @@ $$;
 --
 
 CREATE FUNCTION public.intake_job(p_request jsonb, p_idempotency_key text, p_request_hash text, p_since timestamp with time zone, p_queue_max integer, p_daily_limit integer, p_lock_key bigint, OUT job public.story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint) RETURNS record
+    LANGUAGE sql
+    AS $$
+    SELECT i.job, i.replayed, i.pending, i.used_today
+      FROM intake_job(p_request, p_idempotency_key, p_request_hash, p_since, p_queue_max,
+                      p_daily_limit, p_lock_key, NULL, NULL) AS i
+$$;
+
+--
+-- Name: intake_job(jsonb, text, text, timestamp with time zone, integer, integer, bigint, bigint, timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.intake_job(p_request jsonb, p_idempotency_key text, p_request_hash text, p_since timestamp with time zone, p_queue_max integer, p_daily_limit integer, p_lock_key bigint, p_budget_micros bigint, p_month_start timestamp with time zone, OUT job public.story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint, OUT spent_micros bigint, OUT set_aside_micros bigint) RETURNS record
     LANGUAGE plpgsql
     AS $$
 DECLARE
@@ -152,6 +189,16 @@ BEGIN
     IF pending >= p_queue_max OR used_today >= p_daily_limit THEN
         job := NULL;
         RETURN;
+    END IF;
+    -- The month's budget: what was spent, what live jobs set aside, and this job's most.
+    IF p_budget_micros IS NOT NULL THEN
+        SELECT m.spent, m.set_aside INTO spent_micros, set_aside_micros
+          FROM month_spend(p_month_start) AS m;
+        IF spent_micros + set_aside_micros
+           + coalesce((p_request ->> 'set_aside_micros')::bigint, 0) > p_budget_micros THEN
+            job := NULL;
+            RETURN;
+        END IF;
     END IF;
     -- Only a writer that skips the lock (a backup's import) could take the key meanwhile:
     -- then no job (insert_job's NULL), and the caller asks for a retry, which replays.
@@ -337,6 +384,19 @@ CREATE FUNCTION public.library_stems_query(p_query text) RETURNS tsquery
 $$;
 
 --
+-- Name: month_spend(timestamp with time zone); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.month_spend(p_month_start timestamp with time zone, OUT spent bigint, OUT set_aside bigint) RETURNS record
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT (SELECT coalesce(sum(cost_micros), 0)::bigint FROM spend
+             WHERE created_at >= p_month_start),
+           (SELECT coalesce(sum(set_aside_micros), 0)::bigint FROM story_jobs
+             WHERE status IN ('pending', 'running') AND set_aside_micros > 0)
+$$;
+
+--
 -- Name: stories_copy_request(); Type: FUNCTION; Schema: public; Owner: -
 --
 
@@ -472,6 +532,49 @@ CREATE TABLE public.sessions (
 );
 
 --
+-- Name: spend; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.spend (
+    id bigint NOT NULL,
+    job_id bigint,
+    kind text NOT NULL,
+    child_name text,
+    model text NOT NULL,
+    input_tokens bigint DEFAULT 0 NOT NULL,
+    cached_tokens bigint DEFAULT 0 NOT NULL,
+    output_tokens bigint DEFAULT 0 NOT NULL,
+    images integer DEFAULT 0 NOT NULL,
+    price jsonb,
+    cost_micros bigint NOT NULL,
+    estimated boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT spend_cached_tokens_check CHECK ((cached_tokens >= 0)),
+    CONSTRAINT spend_cost_micros_check CHECK ((cost_micros >= 0)),
+    CONSTRAINT spend_images_check CHECK ((images >= 0)),
+    CONSTRAINT spend_input_tokens_check CHECK ((input_tokens >= 0)),
+    CONSTRAINT spend_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text, 'moderation'::text]))),
+    CONSTRAINT spend_output_tokens_check CHECK ((output_tokens >= 0))
+);
+
+--
+-- Name: spend_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.spend_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: spend_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.spend_id_seq OWNED BY public.spend.id;
+
+--
 -- Name: stories_id_seq; Type: SEQUENCE; Schema: public; Owner: -
 --
 
@@ -564,6 +667,12 @@ CREATE TABLE public.workers (
 );
 
 --
+-- Name: spend id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.spend ALTER COLUMN id SET DEFAULT nextval('public.spend_id_seq'::regclass);
+
+--
 -- Name: stories id; Type: DEFAULT; Schema: public; Owner: -
 --
 
@@ -618,6 +727,13 @@ ALTER TABLE ONLY public.sessions
     ADD CONSTRAINT sessions_pkey PRIMARY KEY (sid);
 
 --
+-- Name: spend spend_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.spend
+    ADD CONSTRAINT spend_pkey PRIMARY KEY (id);
+
+--
 -- Name: stories stories_job_id_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -665,6 +781,18 @@ ALTER TABLE ONLY public.story_pictures
 
 ALTER TABLE ONLY public.workers
     ADD CONSTRAINT workers_pkey PRIMARY KEY (boot_id);
+
+--
+-- Name: spend_by_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX spend_by_time ON public.spend USING btree (created_at);
+
+--
+-- Name: spend_one_call_per_job; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX spend_one_call_per_job ON public.spend USING btree (job_id, kind) WHERE (job_id IS NOT NULL);
 
 --
 -- Name: stories_awaiting_screening; Type: INDEX; Schema: public; Owner: -
@@ -761,6 +889,13 @@ CREATE INDEX story_jobs_unfinished ON public.story_jobs USING btree (status, cre
 --
 
 CREATE TRIGGER stories_copy_request BEFORE INSERT ON public.stories FOR EACH ROW EXECUTE FUNCTION public.stories_copy_request();
+
+--
+-- Name: spend spend_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.spend
+    ADD CONSTRAINT spend_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.story_jobs(id) ON DELETE SET NULL;
 
 --
 -- Name: stories stories_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

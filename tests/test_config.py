@@ -94,6 +94,15 @@ def test_paas_database_urls_work_as_given(url, expected):
         ("STORY_TEMPERATURE", "warm"),
         ("STORY_TEMPERATURE", "2.5"),
         ("STORY_TEMPERATURE", "-0.1"),
+        ("MONTHLY_BUDGET", "five"),
+        ("MONTHLY_BUDGET", "-1"),
+        ("MONTHLY_BUDGET", "nan"),
+        ("PRICES", "{not json"),
+        ("PRICES", "[1, 2]"),
+        ("PRICES", '{"m": {"input_per_mtok": -0.1}}'),
+        ("PRICES", '{"m": {"output_per_mtok": "cheap"}}'),
+        ("PRICES", '{"m": {"per_picture": 0.01}}'),
+        ("PRICES", '{"m": 0.15}'),
     ],
 )
 def test_a_bad_value_names_its_variable(name, value):

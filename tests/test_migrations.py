@@ -12,7 +12,7 @@ import asyncpg
 import pytest
 
 from app import db as database
-from app.db import connect_pool, migrate, schema_files
+from app.db import FUNCTIONS_DIR, connect_pool, migrate, schema_files
 from app.queries import load_queries, parse_queries
 from app.queue.store import JobStore
 from app.stories import StoryRequest
@@ -37,10 +37,11 @@ async def test_all_migrations_apply_to_an_empty_database(empty_db):
     async with connect_pool(empty_db) as db:
         applied = await migrate(db)
         assert applied == [path.name for _, path in schema_files()]
-        assert applied[-1] == "intake_job.sql"  # the functions after every migration
+        functions = sorted(path.name for path in FUNCTIONS_DIR.glob("*.sql"))
+        assert applied[-len(functions):] == functions  # the functions after every migration
         tables = {r["tablename"] for r in await fetch_all(db,
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
-        assert {"story_jobs", "stories", "schema_migrations"} <= tables
+        assert {"story_jobs", "stories", "schema_migrations", "spend"} <= tables
         checks = {r["conname"] for r in await fetch_all(db,
             "SELECT conname FROM pg_constraint WHERE conrelid = 'story_jobs'::regclass")}
         assert {"completed_has_story", "failed_has_error", "finished_has_time"} <= checks

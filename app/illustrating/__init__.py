@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from app.money import Usage
+
 
 @dataclass(frozen=True)
 class Scene:
@@ -28,6 +30,7 @@ class Picture:
     data: bytes
     content_type: str  # image/png, image/webp, image/jpeg or image/svg+xml
     model: str
+    usage: Usage | None = None  # what the provider reported it cost; None: nothing
 
 
 class PictureError(Exception):

@@ -18,6 +18,7 @@ import random
 import re
 
 from app.illustrating import Picture, Scene
+from app.money import Usage
 
 WIDTH, HEIGHT = 600, 400  # 3:2, as every picture's place on the page
 HORIZON = 250
@@ -48,13 +49,16 @@ MOTIFS = {
 WINDOW = "#f2c46d"
 
 
+FREE_PICTURE = Usage(images=1)  # drawn here: the ledger counts it, at no cost
+
+
 class DemoIllustrator:
     name = "demo"
     model = "demo"
 
     async def draw(self, scene: Scene, *, job_id: int) -> Picture:
         await asyncio.sleep(0)
-        return Picture(night_scene(scene).encode(), "image/svg+xml", self.model)
+        return Picture(night_scene(scene).encode(), "image/svg+xml", self.model, FREE_PICTURE)
 
     async def aclose(self) -> None:
         return None

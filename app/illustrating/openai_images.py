@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final
 from app.illustrating import Picture, PictureError, Scene
 from app.illustrating.prompt import picture_prompt
 from app.illustrating.small import NotAPicture, checked
+from app.money import Usage
 from app.storytelling.provider import ProviderClient
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ class ImagesIllustrator:
             content_type = checked(data)
         except NotAPicture:
             raise PictureError("the illustrator sent a picture that cannot be shown") from None
-        return Picture(data, content_type, self.model)
+        return Picture(data, content_type, self.model, _usage_of(answer))
 
 
 def _image_of(answer: ImagesResponse) -> bytes:
@@ -77,6 +78,17 @@ def _image_of(answer: ImagesResponse) -> bytes:
     if not data:
         raise PictureError("the illustrator sent no picture")
     return data
+
+
+def _usage_of(answer: ImagesResponse) -> Usage | None:
+    """The tokens a GPT image model reports (its price is by token; PRICES may give one a
+    price per picture instead)."""
+    usage = answer.usage
+    if usage is None:
+        return None
+    cached = getattr(usage.input_tokens_details, "cached_tokens", None) or 0
+    return Usage(input_tokens=usage.input_tokens, cached_tokens=cached,
+                 output_tokens=usage.output_tokens, images=len(answer.data or []) or 1)
 
 
 def _code(error: Exception) -> str | None:

@@ -7,7 +7,9 @@
 
 A replay is answered before any capacity or limit check, so retrying a request can never
 be refused. A new job is checked against the queue bound (pending rows in the whole
-database) and the day's limit under the intake lock before anything is written, so a
+database), the day's limit and, with a `meter` whose budget is set, the month's budget (what
+was spent, what live jobs set aside, and this job's most: app/money/) under the intake lock
+before anything is written, so a
 refusal writes nothing and the key stays unused. The same statement notifies every
 process's idle workers, so one claims the job the moment it commits: the lock, the
 replay check, the counts, the insert and the notification are one statement
@@ -23,6 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 from app.errors import BadRequest, Busy, Invalid, Unavailable
+from app.money import dollars
+from app.money.meter import Meter
 from app.queue.jobs import IntakeResult, Job
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
@@ -70,6 +74,7 @@ class Intake:
         daily_story_limit: int,
         timezone: tzinfo,
         moderator: Moderator | None = None,
+        meter: Meter | None = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
@@ -77,6 +82,7 @@ class Intake:
         self.daily_story_limit = daily_story_limit
         self.timezone = timezone
         self.moderator = moderator
+        self.meter = meter
         self.closed = False  # set at shutdown: new jobs are refused, replays still answered
 
     async def submit(
@@ -105,9 +111,11 @@ class Intake:
                 request = await resolve()
             if self.moderator is not None:
                 await self.moderator.check_request(request)
+        money = {} if self.meter is None else {
+            "budget": self.meter.budget(), "set_aside": self.meter.story_set_aside(request)}
         result = await self.store.intake(
             key, digest, request, since=self._midnight(), queue_max=self.queue_max,
-            daily_limit=self.daily_story_limit,
+            daily_limit=self.daily_story_limit, **money,
         )
         if result.replayed:
             assert result.job is not None
@@ -145,6 +153,9 @@ class Intake:
         if result.used_today >= self.daily_story_limit:
             message, retry_after_s = self.limit_reached()
             raise Busy(message, code="daily_limit_reached", retry_after_s=retry_after_s)
+        if result.spent is not None and self.meter is not None:
+            raise Busy(self.budget_reached(result.spent + (result.set_aside or 0)),
+                       code="budget_reached", retry_after_s=self._to_next_month_s())
         # Only a writer that skipped the intake lock could take the key in between.
         raise Unavailable("Please try again.", retry_after_s=1)
 
@@ -158,6 +169,18 @@ class Intake:
                    else f"That's all {self.daily_story_limit} stories for today.")
         message = f"{used_up} More after midnight, in {hours} h {minutes} min."
         return message, retry_after_s
+
+    def budget_reached(self, used_micros: int) -> str:
+        """What to say when a story would take the month past MONTHLY_BUDGET."""
+        assert self.meter is not None and self.meter.budget_micros is not None
+        turns = self.meter.next_month_start()
+        return (f"This month's budget is used up: {dollars(used_micros)} of"
+                f" {dollars(self.meter.budget_micros)} spent or set aside for stories being"
+                f" written. More stories from {turns.day} {turns:%B}.")
+
+    def _to_next_month_s(self) -> int:
+        assert self.meter is not None
+        return max(int(self.meter.next_month_start().timestamp() - time.time()), 1)
 
     def _midnight(self) -> datetime:
         now = datetime.now(self.timezone)

@@ -57,6 +57,9 @@ class PictureStatus(enum.StrEnum):
     FAILED = "failed"
 
 
+OVER_BUDGET = "over_budget"  # a picture job skipped for the month's budget: its error_text
+
+
 @dataclass(frozen=True)
 class PictureState:
     story_id: int
@@ -69,6 +72,11 @@ class PictureState:
     @property
     def drawing(self) -> bool:
         return self.status in (PictureStatus.PENDING, PictureStatus.RUNNING)
+
+    @property
+    def skipped(self) -> bool:
+        """Not drawn: the month's budget had no room for it (insert_picture_job.sql)."""
+        return self.status == PictureStatus.FAILED and self.error == OVER_BUDGET
 
 
 def picture_state(row: Any, story_id: int) -> PictureState:
@@ -115,6 +123,7 @@ class Job:
     cancel_requested: bool = False  # the family asked to stop it
     kind: Kind = Kind.STORY
     picture_of: int | None = None  # a picture job's story
+    set_aside_micros: int = 0  # the most it can cost, held against the month while it lives
 
     @property
     def can_finish(self) -> bool:
@@ -143,6 +152,7 @@ class Job:
             cancel_requested=row["cancel_requested_at"] is not None,
             kind=Kind(row["kind"]),
             picture_of=row["picture_of"],
+            set_aside_micros=row["set_aside_micros"],
         )
 
 
@@ -155,14 +165,25 @@ class Held:
 
 
 @dataclass(frozen=True)
+class MonthBudget:
+    """MONTHLY_BUDGET for the month under way: its cap and its first midnight (in TZ)."""
+
+    limit_micros: int
+    month_start: datetime
+
+
+@dataclass(frozen=True)
 class IntakeResult:
     """What the intake statement found: the key's job (`replayed`) or the new one; no job
-    when the counts (each counted only up to its bound) refused it."""
+    when the counts (each counted only up to its bound) or the budget refused it; with a
+    budget, the month's money as the intake saw it (micro-dollars; None without one)."""
 
     job: Job | None
     replayed: bool
     pending: int
     used_today: int
+    spent: int | None = None
+    set_aside: int | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import uuid
 from app.illustrating import Illustrator, PictureError, Scene
 from app.illustrating.small import NotAPicture, versions
 from app.logs import log
+from app.money.meter import Charge, Meter
 from app.queue.jobs import Job
 from app.queue.pictures import Drawn, PictureStore
 from app.queue.store import JobStore
@@ -32,12 +33,13 @@ from app.queue.writing import Writing, fail
 
 class PictureWriter:
     def __init__(self, illustrator: Illustrator, pictures: PictureStore, store: JobStore,
-                 boot_id: uuid.UUID, *, timeout_s: float) -> None:
+                 boot_id: uuid.UUID, *, timeout_s: float, meter: Meter | None = None) -> None:
         self.illustrator = illustrator
         self.pictures = pictures
         self.store = store
         self.boot_id = boot_id
         self.timeout_s = timeout_s
+        self.meter = meter
 
     async def draw(self, writing: Writing) -> None:
         job = writing.job
@@ -68,12 +70,15 @@ class PictureWriter:
                        "the illustrator sent a picture that cannot be shown", str(error))
             return
         drawn = Drawn(image, image_type, small, small_type, picture.model)
-        await self._store(job, drawn)
+        charge = None if self.meter is None else self.meter.charge(
+            "picture", picture.model, picture.usage, job)
+        await self._store(job, drawn, charge)
 
-    async def _store(self, job: Job, drawn: Drawn) -> None:
-        """The picture was paid for: stored through a database outage, within patience."""
+    async def _store(self, job: Job, drawn: Drawn, charge: Charge | None) -> None:
+        """The picture was paid for: stored through a database outage, within patience,
+        with its call in the ledger."""
         stored = await through_outage(
-            job.id, lambda: self.pictures.complete(job.id, self.boot_id, drawn),
+            job.id, lambda: self.pictures.complete(job.id, self.boot_id, drawn, charge),
             lost="picture_lost")
         if stored:
             log("picture_completed", job_id=job.id, story_id=job.picture_of,

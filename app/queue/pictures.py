@@ -10,9 +10,9 @@ A picture job is claimed, beaten, swept and failed by the story's own statements
 (app/queue/store.py's table); its two of its own:
 
     statement                 transition                         guard (the WHERE)
-    insert_picture_job        (new) -> pending                   a new key (insert_job's ON
-      (sql/functions/insert_picture_job.sql)                     CONFLICT), one picture at a
-                                                                 time (migration 024's index)
+    insert_picture_job        (new) -> pending, or (new) ->      a new key (insert_job's ON
+      (sql/functions/            failed 'over_budget' when the   CONFLICT), one picture at a
+       insert_picture_job.sql)   month's budget has no room      time (migration 024's index)
     complete_picture_job      running -> completed, or           kind 'picture', ours,
                               failed 'interrupted' -> completed  status = 'running' or
                               (the picture stored with it)       'interrupted'
@@ -27,8 +27,10 @@ from dataclasses import dataclass
 import asyncpg
 
 from app.errors import Conflict
+from app.money.meter import Charge, charge_params
 from app.queries import Queryable, Statements
-from app.queue.jobs import Job, PictureState, picture_state
+from app.queue.intake_params import INTAKE_LOCK_KEY
+from app.queue.jobs import Job, MonthBudget, PictureState, picture_state
 from app.requests import PICTURE_REQUEST_COLUMNS
 
 KEY_PREFIX = "picture:"
@@ -55,26 +57,32 @@ def picture_key(story_id: int, client_key: str | None = None) -> str:
 
 
 class PictureStore(Statements):
-    async def make_job(self, story_id: int, key: str, *,
-                       on: Queryable | None = None) -> Job | None:
-        """(new) -> pending. None when the key made one already (JobStore.get_by_key
-        finds it) or the story is gone; Conflict `picture_in_progress` while one is
-        pending or running."""
+    async def make_job(self, story_id: int, key: str, *, on: Queryable | None = None,
+                       budget: MonthBudget | None = None, set_aside: int = 0) -> Job | None:
+        """(new) -> pending, holding `set_aside` against the month; or (new) -> failed
+        'over_budget' (skipped: drawn by nobody) when `budget` has no room for it. None when
+        the key made one already (JobStore.get_by_key finds it) or the story is gone;
+        Conflict `picture_in_progress` while one is pending or running."""
         try:
             row = await self._one("insert_picture_job", {
                 "story_id": story_id, "idempotency_key": key,
-                "columns": list(PICTURE_REQUEST_COLUMNS)}, on=on)
+                "columns": list(PICTURE_REQUEST_COLUMNS), "set_aside": set_aside,
+                "budget_micros": budget.limit_micros if budget else None,
+                "month_start": budget.month_start if budget else None,
+                "lock_key": INTAKE_LOCK_KEY}, on=on)
         except asyncpg.UniqueViolationError:
             raise Conflict("A picture for this story is being drawn already.",
                            code="picture_in_progress") from None
         return Job.from_row(row) if row is not None and row["id"] is not None else None
 
-    async def complete(self, job_id: int, boot_id: uuid.UUID, drawn: Drawn) -> bool:
-        """Our picture job -> completed, its picture stored in the same statement."""
+    async def complete(self, job_id: int, boot_id: uuid.UUID, drawn: Drawn,
+                       charge: Charge | None = None) -> bool:
+        """Our picture job -> completed, its picture stored in the same statement, and its
+        call's `charge` in the ledger."""
         stored = await self._val("complete_picture_job", {
             "job_id": job_id, "boot_id": boot_id, "content_type": drawn.content_type,
             "image": drawn.image, "small_type": drawn.small_type, "small": drawn.small,
-            "model": drawn.model})
+            "model": drawn.model, **charge_params(charge)})
         return stored is not None
 
     async def states(self, story_ids: list[int]) -> dict[int, PictureState]:

@@ -2,8 +2,7 @@
 names of the job queries (sql/queries/jobs.sql).
 
     store = JobStore(db)
-    result = await store.intake(key, request_hash, request, since=..., queue_max=8,
-                                daily_limit=20)               # result.job None: refused
+    result = await store.intake(key, digest, request, since=..., queue_max=8, daily_limit=20)
     job = await store.claim_next(boot_id)                    # None: nothing to run
 
     pending ──► running ──► completed
@@ -19,7 +18,7 @@ another writer moved the job first; it is logged once and the caller leaves the 
     statement                 transition                         guard (the WHERE)
     intake_job                (new) -> pending                   a new key (ON CONFLICT DO
       (sql/functions/intake_job.sql)                             NOTHING), the intake lock,
-                                                                 QUEUE_MAX, the day's limit
+                                                                 the queue, day and budget
     claim_next_job            pending -> running                 status = 'pending',
                                                                  FOR UPDATE SKIP LOCKED
     adopt_job                 running -> running (a new owner)   status = 'running', a
@@ -49,27 +48,28 @@ another writer moved the job first; it is logged once and the caller leaves the 
 
 The worker writes claim, adopt, release, complete and fail; the sweeper the sweeps and the
 purge; intake the first; the stop handler the cancel; an import its two, in one transaction.
-A picture job (kind 'picture') moves by the same statements, and its own two (made, and
-completed with its picture) are app/queue/pictures.py's. "Its owner found gone": a process
-on its host saw its pid no longer alive (app/queue/processes.py, the `workers` table).
+A picture job (kind 'picture') moves by the same statements; its own two (made, completed
+with its picture) are app/queue/pictures.py's. A live job's set-aside (app/money/) counts
+while it is pending or running: each move out of them releases it. "Its owner found gone":
+a process on its host saw its pid gone (app/queue/processes.py, the `workers` table).
 
 `beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
 status, and all but the last only while the job is `running` and claimed by the caller
-("ours"): a worker whose save finds no row has lost the job (to an adopter, or to a
-sweep) and stores nothing. tests/test_migrations.py checks that every status write
-carries its guard.
+("ours"): a worker whose save finds no row has lost the job (to an adopter, or to a sweep)
+and stores nothing. tests/test_migrations.py checks that every status write has its guard.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from datetime import datetime
 from typing import Any
 
 from app.logs import log
+from app.money.meter import Charge, charge_params
 from app.queries import Queryable, Statements
+from app.queue.intake_params import intake_params
 from app.queue.jobs import (
     CardStory,
     FailReason,
@@ -81,23 +81,10 @@ from app.queue.jobs import (
     Status,
     picture_state,
 )
-from app.requests import request_from_row, to_params
+from app.requests import request_from_row
 from app.stories import DELETED_KEEP_S, Story, StoryRequest
 
-INTAKE_LOCK_KEY = 0x5707_10B  # the intake's pg_advisory_xact_lock: a constant of this app
 ForCard = tuple[Job, CardStory | None, bool, PictureState | None]  # get_for_card's answer
-
-
-def intake_params(
-    idempotency_key: str, request_hash: str, request: StoryRequest, *,
-    since: datetime, queue_max: int, daily_limit: int,
-) -> dict[str, object]:
-    """The `intake_job` statement's parameters for one request (its columns as JSON)."""
-    return {
-        "request": json.dumps(to_params(request)), "idempotency_key": idempotency_key,
-        "request_hash": request_hash, "since": since, "queue_max": queue_max,
-        "daily_limit": daily_limit, "lock_key": INTAKE_LOCK_KEY,
-    }
 
 
 class JobStore(Statements):
@@ -117,10 +104,9 @@ class JobStore(Statements):
             return None
         story = picture = None
         if row["story_title"] is not None:
-            screening = row["story_screening"]
-            story = CardStory(row["story_title"],
-                              Screening(screening) if screening is not None else None,
-                              row["story_body"], row["story_model"])
+            screening = Screening(mark) if (mark := row["story_screening"]) else None
+            story = CardStory(row["story_title"], screening, row["story_body"],
+                              row["story_model"])
             picture = picture_state(row, row["story_id"])
         return Job.from_row(row), story, bool(row["owner_lost"]), picture
 
@@ -144,8 +130,8 @@ class JobStore(Statements):
         rows = await self._all("recent_jobs", {"recent_s": float(recent_s), "limit": limit})
         return [Job.from_row(row) for row in rows]
 
-    async def queue_capacity(self, stale_s: float, *, besides: int | None = None,
-                             ) -> tuple[int, int]:
+    async def queue_capacity(self, stale_s: float, *,
+                             besides: int | None = None) -> tuple[int, int]:
         """(jobs running but `besides`, job slots of the live workers), in the database."""
         row = await self._one("queue_capacity", {"stale_s": stale_s, "besides": besides})
         return row["running"], row["slots"]
@@ -162,20 +148,18 @@ class JobStore(Statements):
         rows = await self._all("purge_deleted_stories", {"keep_s": float(keep_s)})
         return sorted(row["id"] for row in rows)
 
-    async def intake(
-        self, idempotency_key: str, request_hash: str, request: StoryRequest, *,
-        since: datetime, queue_max: int, daily_limit: int,
-    ) -> IntakeResult:
-        """(new) -> pending, unless the key has a job already (a replay) or the queue bound
-        or the day's limit (jobs created since `since`) refuses it: one statement under
-        the intake lock (`intake_job`), one round trip. A new job's NOTIFY goes out at
-        commit, and its place in line comes with it."""
-        row = await self._one("intake_job", intake_params(
-            idempotency_key, request_hash, request, since=since, queue_max=queue_max,
-            daily_limit=daily_limit))
+    async def intake(self, idempotency_key: str, request_hash: str, request: StoryRequest,
+                     **limits: Any) -> IntakeResult:
+        """(new) -> pending, unless the key has a job already (a replay) or the queue bound,
+        the day's limit (jobs created since `since`) or the month's budget refuses it (the
+        `limits`: intake_params's): one statement under the intake lock (`intake_job`), one
+        round trip. A new job's NOTIFY goes out at commit, and its place in line with it."""
+        row = await self._one("intake_job", intake_params(idempotency_key, request_hash,
+                                                          request, **limits))
         job = Job.from_row(row) if row["id"] is not None else None
         return IntakeResult(job=job, replayed=bool(row["replayed"]), pending=row["pending"],
-                            used_today=row["used_today"])
+                            used_today=row["used_today"], spent=row["spent_micros"],
+                            set_aside=row["month_set_aside_micros"])
 
     async def claim_next(self, boot_id: uuid.UUID, *, defer_s: float | None = None,
                          draws: bool = True) -> Job | None:
@@ -232,16 +216,17 @@ class JobStore(Statements):
 
     async def insert_story(
         self, job_id: int, boot_id: uuid.UUID, story: Story, *,
-        screening: Screening | None = None, on: Queryable | None = None,
+        screening: Screening | None = None, charge: Charge | None = None,
+        on: Queryable | None = None,
     ) -> int | None:
         """Store our job's story (a retry gets the first insert's id), hidden while
-        `screening` is PENDING; None: not ours (adopted, stopped, or completed)."""
+        `screening` is PENDING, and its call's `charge` in the ledger, once; None: not ours
+        (adopted, stopped, or completed)."""
         story_id: int | None = await self._val("insert_story", on=on, params={
             "job_id": job_id, "boot_id": boot_id, "title": story.title, "body": story.body,
             "model": story.model, "prompt_tokens": story.prompt_tokens,
-            "completion_tokens": story.completion_tokens,
-            "screening": screening.value if screening is not None else None,
-        })
+            "completion_tokens": story.completion_tokens, **charge_params(charge),
+            "screening": screening.value if screening is not None else None})
         return story_id
 
     async def complete(self, job_id: int, boot_id: uuid.UUID, story_id: int) -> bool:

@@ -10,7 +10,10 @@ error fails the job at once, keeping its words. Both statements are guarded by t
 owner: a job adopted elsewhere, stopped, or completed by recovery stores nothing here.
 With a screener (MODERATION=on) the story is stored hidden and screened after its job
 completed. With `pictures` (ILLUSTRATOR not off) its picture job is made in the transaction
-that inserts the story: a stored story always has one, and a retry makes no second.
+that inserts the story: a stored story always has one, and a retry makes no second. With a
+`meter` the story's call is written in the ledger by the statement that inserts the story
+(so it is counted once, and never lost), and its picture job sets aside one picture against
+the month's budget, or is made skipped ('over_budget') when the budget has no room for it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ import asyncpg
 from app.backoff import Backoff
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
+from app.money import Usage
+from app.money.meter import Charge, Meter
 from app.queries import transaction_on
 from app.queue.jobs import Screening, Status
 from app.queue.pictures import PictureStore, picture_key
@@ -69,14 +74,22 @@ async def through_outage(job_id: int, attempt: Callable[[], Awaitable[T]], *, lo
             await backoff.wait()
 
 
+def story_usage(story: Story) -> Usage | None:
+    """What the provider reported for the story's call; None: nothing (a local server)."""
+    if story.prompt_tokens is None and story.completion_tokens is None:
+        return None
+    return Usage(input_tokens=story.prompt_tokens or 0, output_tokens=story.completion_tokens or 0)
+
+
 class Storing:
     def __init__(self, store: JobStore, boot_id: uuid.UUID, *,
                  screener: StoryScreener | None = None,
-                 pictures: PictureStore | None = None) -> None:
+                 pictures: PictureStore | None = None, meter: Meter | None = None) -> None:
         self.jobs = store
         self.boot_id = boot_id
         self.screener = screener
         self.pictures = pictures
+        self.meter = meter
 
     async def store(self, writing: Writing, story: Story) -> tuple[int, Story] | None:
         """Clean and insert the story, then complete the job, retrying through a database
@@ -85,8 +98,11 @@ class Storing:
         job_id = writing.job.id
         screening = Screening.PENDING if self.screener is not None else None
         try:
+            charge = None if self.meter is None else self.meter.charge(
+                "story", story.model, story_usage(story), writing.job)
             return await through_outage(
-                job_id, lambda: self._store_once(job_id, story, screening), lost="story_lost")
+                job_id, lambda: self._store_once(job_id, story, screening, charge),
+                lost="story_lost")
         except STORE_RETRYABLE:
             raise  # past its patience: the sweeper sees the stopped heartbeat
         except Exception as error:  # not an outage: waiting would not help
@@ -94,10 +110,10 @@ class Storing:
                        repr(error), error=error)
             return None
 
-    async def _store_once(self, job_id: int, story: Story,
-                          screening: Screening | None) -> tuple[int, Story] | None:
+    async def _store_once(self, job_id: int, story: Story, screening: Screening | None,
+                          charge: Charge | None) -> tuple[int, Story] | None:
         story = clean_story(story)
-        story_id = await self._insert(job_id, story, screening)
+        story_id = await self._insert(job_id, story, screening, charge)
         if story_id is None:
             await self._not_ours(job_id)
             return None
@@ -107,14 +123,21 @@ class Storing:
             await self._completed_by_recovery(job_id, story_id)
         return story_id, story
 
-    async def _insert(self, job_id: int, story: Story, screening: Screening | None) -> int | None:
+    async def _insert(self, job_id: int, story: Story, screening: Screening | None,
+                      charge: Charge | None) -> int | None:
         if self.pictures is None:
-            return await self.jobs.insert_story(job_id, self.boot_id, story, screening=screening)
+            return await self.jobs.insert_story(job_id, self.boot_id, story,
+                                                screening=screening, charge=charge)
         async with transaction_on(self.jobs.db) as connection:
             story_id = await self.jobs.insert_story(job_id, self.boot_id, story,
-                                                     screening=screening, on=connection)
+                                                     screening=screening, charge=charge,
+                                                     on=connection)
             if story_id is not None:
-                await self.pictures.make_job(story_id, picture_key(story_id), on=connection)
+                meter = self.meter
+                await self.pictures.make_job(
+                    story_id, picture_key(story_id), on=connection,
+                    budget=meter.budget() if meter else None,
+                    set_aside=meter.picture_set_aside() if meter else 0)
         return story_id
 
     async def screen(self, job_id: int, story_id: int, story: Story) -> None:

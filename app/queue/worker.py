@@ -41,6 +41,7 @@ import uuid
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log
+from app.money.meter import Meter
 from app.queue.background_writer import BackgroundWriter
 from app.queue.chat_writer import ChatWriter
 from app.queue.jobs import FailReason, Job, Kind
@@ -77,6 +78,7 @@ class Worker:
         screener: StoryScreener | None = None,
         follower: BackgroundStoryteller | None = None,
         painter: PictureWriter | None = None,
+        meter: Meter | None = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
@@ -86,7 +88,7 @@ class Worker:
         # A background writer (LLM_API=responses) starts, follows, hands over, adopts.
         self.background = isinstance(self.writer, BackgroundWriter)
         self.painter = painter
-        self.storing = Storing(store, boot_id, screener=screener,
+        self.storing = Storing(store, boot_id, screener=screener, meter=meter,
                                pictures=painter.pictures if painter is not None else None)
         self.concurrency = concurrency
         self.heartbeat_interval_s = heartbeat_interval_s

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from app.ideas import southern_hemisphere, tonight_idea
+from app.money.ledger import Ledger
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
@@ -189,6 +190,9 @@ async def home_context(
                        if services.model_availability is not None else None),
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
+        # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest).
+        "budget_note": (await Ledger(services.db).nearly_spent_note(services.meter)
+                        if services.meter is not None else None),
     }
 
 

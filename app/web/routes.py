@@ -23,7 +23,18 @@ from __future__ import annotations
 
 from starlette.routing import Route
 
-from app.web import backups, children, generate, jobs, login, offline, pages, pictures, stories
+from app.web import (
+    backups,
+    children,
+    generate,
+    jobs,
+    login,
+    offline,
+    pages,
+    pictures,
+    spend,
+    stories,
+)
 from app.web.assets import Assets
 
 
@@ -49,6 +60,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/children/bedtime", children.set_bedtime, methods=["POST"]),
         Route("/children/{child_id}", children.update_child, methods=["POST"]),
         Route("/children/{child_id}/delete", children.remove_child, methods=["POST"]),
+        Route("/spend", spend.spend, methods=["GET"]),
         Route("/stories/deleted", stories.recently_deleted, methods=["GET"]),
         Route("/stories/backup.zip", stories.backup_zip, methods=["GET"]),
         Route("/stories/import", backups.import_backup_page, methods=["POST"]),

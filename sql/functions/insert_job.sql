@@ -15,7 +15,8 @@ BEGIN
     INSERT INTO story_jobs
     SELECT * FROM jsonb_populate_record(NULL::story_jobs, jsonb_build_object(
         'id', nextval('story_jobs_id_seq'), 'status', 'pending', 'created_at', now(),
-        'text_so_far', '', 'imported', false, 'language', 'en', 'kind', 'story') || p_columns)
+        'text_so_far', '', 'imported', false, 'language', 'en', 'kind', 'story',
+        'set_aside_micros', 0) || p_columns)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING * INTO job;
     RETURN job;

@@ -9,12 +9,16 @@
 -- Under the intake lock: the job the key made already (replayed), else, for a finish, the
 -- job that finishes that story already, whatever its key (replayed too: a story cut short
 -- is finished once, migration 018), else the counts (the queue bound, the day's limit;
--- imported stories count for neither, nor do pictures), else the new job and the NOTIFY that wakes a
--- worker at commit.
+-- imported stories count for neither, nor do pictures), else the month's budget (when
+-- p_budget_micros is set: spent + set aside + this job's set-aside, `set_aside_micros` in
+-- the request, must stay within it), else the new job and the NOTIFY that wakes a worker
+-- at commit.
 CREATE OR REPLACE FUNCTION intake_job(
     p_request jsonb, p_idempotency_key text, p_request_hash text,
     p_since timestamptz, p_queue_max integer, p_daily_limit integer, p_lock_key bigint,
-    OUT job story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint
+    p_budget_micros bigint, p_month_start timestamptz,
+    OUT job story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint,
+    OUT spent_micros bigint, OUT set_aside_micros bigint
 ) LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     v_finish_of bigint := (p_request ->> 'finish_of')::bigint;
@@ -44,6 +48,16 @@ BEGIN
         job := NULL;
         RETURN;
     END IF;
+    -- The month's budget: what was spent, what live jobs set aside, and this job's most.
+    IF p_budget_micros IS NOT NULL THEN
+        SELECT m.spent, m.set_aside INTO spent_micros, set_aside_micros
+          FROM month_spend(p_month_start) AS m;
+        IF spent_micros + set_aside_micros
+           + coalesce((p_request ->> 'set_aside_micros')::bigint, 0) > p_budget_micros THEN
+            job := NULL;
+            RETURN;
+        END IF;
+    END IF;
     -- Only a writer that skips the lock (a backup's import) could take the key meanwhile:
     -- then no job (insert_job's NULL), and the caller asks for a retry, which replays.
     job := insert_job(p_request || jsonb_build_object('idempotency_key', p_idempotency_key,
@@ -54,7 +68,18 @@ BEGIN
 END
 $$;
 
--- The previous release's call (a request's fields one by one), until no release makes it.
+-- The previous release's call (before the budget), until no release makes it: no budget.
+CREATE OR REPLACE FUNCTION intake_job(
+    p_request jsonb, p_idempotency_key text, p_request_hash text,
+    p_since timestamptz, p_queue_max integer, p_daily_limit integer, p_lock_key bigint,
+    OUT job story_jobs, OUT replayed boolean, OUT pending bigint, OUT used_today bigint
+) LANGUAGE sql VOLATILE AS $$
+    SELECT i.job, i.replayed, i.pending, i.used_today
+      FROM intake_job(p_request, p_idempotency_key, p_request_hash, p_since, p_queue_max,
+                      p_daily_limit, p_lock_key, NULL, NULL) AS i
+$$;
+
+-- The release before that's call (a request's fields one by one), until no release makes it.
 CREATE OR REPLACE FUNCTION intake_job(
     p_idempotency_key text, p_request_hash text, p_prompt text, p_child_name text,
     p_age integer, p_length text, p_sequel_of bigint, p_previously text,

@@ -7,13 +7,16 @@
 -- request as JSON, its columns by name: app/requests.py's to_params): one
 -- row, with the job the idempotency key made already (replayed; for a finish, also the job
 -- of another key that finishes the same story), or the job made now, or no job (id NULL)
--- when the queue bound or the day's limit refused it, with the counts that did.
+-- when the queue bound, the day's limit or the month's budget refused it, with the counts
+-- (and, with a budget, the month's money) that did.
 -- Autocommitted on its own: the intake lock is held until the new job is committed.
-SELECT (i.job).*, i.replayed, i.pending, i.used_today,
+SELECT (i.job).*, i.replayed, i.pending, i.used_today, i.spent_micros,
+       i.set_aside_micros AS month_set_aside_micros,
        CASE WHEN (i.job).status = 'pending' AND NOT i.replayed THEN i.pending + 1
        END AS position
   FROM intake_job(CAST(:request AS jsonb), :idempotency_key, :request_hash,
-                  :since, :queue_max, :daily_limit, :lock_key) AS i
+                  :since, :queue_max, :daily_limit, :lock_key,
+                  CAST(:budget_micros AS bigint), CAST(:month_start AS timestamptz)) AS i
 
 -- name: get_job
 -- One job by id; while pending, also its place in line (1 = next to be claimed).
@@ -192,6 +195,8 @@ RETURNING id
 -- completed by recovery). It beats the heartbeat in the same statement, taking the job's
 -- row lock first, so a sweep can never judge the job dead between the story landing and
 -- the job completing. :screening is NULL (shown) or 'pending' (hidden until screened).
+-- The call that wrote it goes in the ledger (`spend`) in the same statement, once: only
+-- with the story's first insert (:cost_micros NULL: no meter, no row).
 WITH ours AS (
     UPDATE story_jobs SET heartbeat_at = now()
      WHERE id = :job_id AND claimed_by = :boot_id AND story_id IS NULL
@@ -203,7 +208,15 @@ WITH ours AS (
     SELECT id, :title, :body, :model, :prompt_tokens, :completion_tokens, :screening
       FROM ours
     ON CONFLICT (job_id) DO NOTHING
-    RETURNING id
+    RETURNING id, job_id
+), charged AS (
+    INSERT INTO spend (job_id, kind, child_name, model, input_tokens, cached_tokens,
+                       output_tokens, images, price, cost_micros, estimated)
+    SELECT inserted.job_id, CAST(:spend_kind AS text), :spend_child, :spend_model, :input_tokens,
+           :cached_tokens, :output_tokens, :images, CAST(:price AS jsonb), :cost_micros,
+           :estimated
+      FROM inserted WHERE CAST(:cost_micros AS bigint) IS NOT NULL
+    ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
 )
 SELECT id FROM inserted
 UNION ALL

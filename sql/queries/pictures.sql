@@ -5,20 +5,33 @@
 -- name: insert_picture_job
 -- (new) -> pending: the picture job of a story just stored, in the transaction that
 -- stores it, or a redraw's (:idempotency_key is 'picture:<story id>[:<client key>]').
--- NULL id: the key made one already (replayed), or the story is deleted.
-SELECT * FROM insert_picture_job(:story_id, :idempotency_key, CAST(:columns AS text[]))
+-- NULL id: the key made one already (replayed), or the story is deleted. With a budget
+-- (:budget_micros), made skipped (failed 'over_budget') when one picture has no room.
+SELECT (i.job).*, i.over_budget
+  FROM insert_picture_job(:story_id, :idempotency_key, CAST(:columns AS text[]),
+                          CAST(:set_aside AS bigint), CAST(:budget_micros AS bigint),
+                          CAST(:month_start AS timestamptz), :lock_key) AS i
 
 -- name: complete_picture_job
 -- running -> completed, or failed ('interrupted') -> completed by the worker that still
 -- owned it (alive, cut off from the database: the picture was paid for), storing its
 -- picture in the same statement: a completed picture job always has its picture, which
--- replaces the story's earlier one. No row: not ours any more (nothing stored).
+-- replaces the story's earlier one, and its call in the ledger (`spend`), once. No row: not
+-- ours any more (nothing stored).
 WITH done AS (
     UPDATE story_jobs
        SET status = 'completed', error_text = NULL, completed_at = now()
      WHERE id = :job_id AND kind = 'picture' AND claimed_by = :boot_id
        AND (status = 'running' OR (status = 'failed' AND error_text = 'interrupted'))
     RETURNING id, picture_of
+), charged AS (
+    INSERT INTO spend (job_id, kind, child_name, model, input_tokens, cached_tokens,
+                       output_tokens, images, price, cost_micros, estimated)
+    SELECT id, CAST(:spend_kind AS text), :spend_child, :spend_model, :input_tokens,
+           :cached_tokens, :output_tokens, :images, CAST(:price AS jsonb), :cost_micros,
+           :estimated
+      FROM done WHERE CAST(:cost_micros AS bigint) IS NOT NULL
+    ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
 )
 INSERT INTO story_pictures (story_id, job_id, content_type, image, small_type, small, model)
 SELECT picture_of, id, :content_type, :image, :small_type, :small, :model FROM done

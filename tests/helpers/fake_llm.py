@@ -220,6 +220,7 @@ class FakeLLM:
         self.silent_stream_after_events: int | None = None
         self.malformed_final_event = False
         self.null_deltas = False
+        self.report_usage = True  # False: a server that reports no usage (a local one)
         self.images = FakeImages()
         self._responses: dict[str, _Stored] = {}
         self._ids_by_job: defaultdict[str, list[str]] = defaultdict(list)
@@ -298,6 +299,7 @@ class FakeLLM:
         self.silent_stream_after_events = None
         self.malformed_final_event = False
         self.null_deltas = False
+        self.report_usage = True
         self._gate.set()
         self._create_gate.set()
 
@@ -570,7 +572,8 @@ class FakeLLM:
         return Response(json.dumps({
             "id": f"chatcmpl-{job_id}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"), "choices": choices,
-            "usage": {"prompt_tokens": 42, "completion_tokens": 314, "total_tokens": 356},
+            "usage": ({"prompt_tokens": 42, "completion_tokens": 314, "total_tokens": 356}
+                      if self.report_usage else None),
         }), media_type="application/json")
 
     async def _stream(self, body: dict, job_id: str) -> Response:
@@ -610,7 +613,7 @@ class FakeLLM:
                     yield event([{"index": 0, "delta": {"refusal": refusal},
                                   "finish_reason": None}])
                 yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
-            if (body.get("stream_options") or {}).get("include_usage"):
+            if (body.get("stream_options") or {}).get("include_usage") and self.report_usage:
                 yield event([], usage={"prompt_tokens": 42, "completion_tokens": 314,
                                        "total_tokens": 356})
             yield b"data: [DONE]\n\n"
@@ -812,7 +815,7 @@ class FakeLLM:
             obj["incomplete_details"] = {"reason": "max_output_tokens"}
         if status == "failed":
             obj["error"] = {"code": "server_error", "message": FAILED_MESSAGE}
-        else:
+        elif self.report_usage:
             obj["usage"] = copy.deepcopy(RESPONSES_USAGE)
         sent = obj
         if self.malformed_final_event:  # as seen from a provider: a message with no content

@@ -12,8 +12,9 @@ import asyncpg
 import pytest
 
 from app.queries import load_statements
+from app.queue.intake_params import intake_params
 from app.queue.jobs import IntakeResult
-from app.queue.store import JobStore, intake_params
+from app.queue.store import JobStore
 from app.requests import request_hash
 from app.stories import StoryRequest
 from tests.helpers.locks import wait_until_blocked

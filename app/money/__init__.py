@@ -1,0 +1,71 @@
+"""Money: what each call to the provider cost, the month's budget, and set-asides.
+
+Amounts are whole micro-dollars (int: 1 USD = 1,000,000), exact and summable in SQL;
+a price is US dollars per million tokens (or per picture), a Decimal.
+
+    price = Price(input_per_mtok=Decimal("0.1"), output_per_mtok=Decimal("0.5"))
+    charge = price.charge(Usage(input_tokens=900, output_tokens=1200))   # micro-dollars
+    usd(charge)     # "0.000690"
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+MICROS = 1_000_000
+PER_MTOK = Decimal(1_000_000)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the provider reported for one call."""
+
+    input_tokens: int = 0  # cached ones included, as OpenAI counts them
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    images: int = 0
+
+
+@dataclass(frozen=True)
+class Price:
+    """A model's price: US dollars per million tokens, and per picture where it has one."""
+
+    input_per_mtok: Decimal = Decimal(0)
+    output_per_mtok: Decimal = Decimal(0)
+    cached_per_mtok: Decimal | None = None  # None: as the input's
+    per_image: Decimal | None = None  # a picture at this price, not by its tokens
+
+    def cost_usd(self, usage: Usage) -> Decimal:
+        if usage.images and self.per_image is not None:
+            return self.per_image * usage.images
+        cached = min(usage.cached_tokens, usage.input_tokens)
+        cached_rate = self.input_per_mtok if self.cached_per_mtok is None else self.cached_per_mtok
+        return ((usage.input_tokens - cached) * self.input_per_mtok + cached * cached_rate
+                + usage.output_tokens * self.output_per_mtok) / PER_MTOK
+
+    def charge(self, usage: Usage) -> int:
+        """The call's cost in micro-dollars (half a micro-dollar rounds up)."""
+        return micros(self.cost_usd(usage))
+
+    def as_json(self) -> dict[str, str | None]:
+        """The price as recorded with each call (a later change rewrites no history)."""
+        return {name: None if value is None else str(value)
+                for name, value in vars(self).items()}
+
+
+def micros(amount_usd: Decimal) -> int:
+    return int((amount_usd * MICROS).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def usd(amount_micros: int) -> str:
+    """Micro-dollars as the contract's decimal string of US dollars: "0.012300"."""
+    return str((Decimal(amount_micros) / MICROS).quantize(Decimal("0.000001")))
+
+
+def dollars(amount_micros: int) -> str:
+    """For a parent: "$4.98", or "$0.0123" below a cent (never "$0.00" for something)."""
+    amount = Decimal(amount_micros) / MICROS
+    if amount == 0 or amount >= Decimal("0.01"):
+        return f"${amount.quantize(Decimal('0.01'))}"
+    return f"${amount.quantize(Decimal('0.0001')).normalize()}"

@@ -1,0 +1,123 @@
+"""The month's spending, read from the ledger (sql/queries/spend.sql's statements): what
+GET /spend, its page, the home page's note and `python -m app spend` show.
+
+    month = await Ledger(db).month(meter)
+    month.spent, month.set_aside, month.budget      # micro-dollars (budget None: no cap)
+    month.by_kind["story"], month.by_child["Mia"], month.by_day[-1]   # today's
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from app.money import dollars, usd
+from app.money.meter import Meter
+from app.queries import Statements
+
+CHART_DAYS = 30
+KINDS = ("story", "picture", "moderation")  # moderation: free at OpenAI, counted at 0
+NEARLY_SPENT = 0.8  # the home page says so from here on, calmly
+
+
+@dataclass(frozen=True)
+class MonthSpend:
+    month: str  # "2026-12", in TZ
+    spent: int
+    set_aside: int
+    budget: int | None
+    calls: int
+    by_kind: dict[str, int]
+    by_child: dict[str, int]  # "" for calls for nobody named
+    by_day: list[tuple[date, int]]  # the last CHART_DAYS days, oldest first
+    unpriced: list[str]
+
+    @property
+    def used(self) -> int:
+        """Spent and set aside: what the budget is measured against."""
+        return self.spent + self.set_aside
+
+    @property
+    def share(self) -> float | None:
+        """The budget's share used (0-1, or more), or None without a budget."""
+        if self.budget is None:
+            return None
+        return self.used / self.budget if self.budget else (1.0 if self.used else 0.0)
+
+    @property
+    def nearly_spent(self) -> bool:
+        return self.share is not None and self.share >= NEARLY_SPENT
+
+    def as_json(self) -> dict[str, object]:
+        """The contract's GET /spend: amounts as decimal strings of US dollars."""
+        return {
+            "month": self.month, "spent_usd": amount(self.spent),
+            "reserved_usd": amount(self.set_aside),
+            "budget_usd": None if self.budget is None else amount(self.budget),
+            "calls": self.calls,
+            "by_kind": {kind: amount(self.by_kind.get(kind, 0)) for kind in KINDS},
+            "by_child": {child or "": amount(v) for child, v in self.by_child.items()},
+            "by_day": [{"day": day.isoformat(), "usd": amount(v)} for day, v in self.by_day],
+            "unpriced_models": self.unpriced,
+        }
+
+
+def amount(micros: int) -> str:
+    """Exact to the micro-dollar, with no trailing zeros past the cents: "0.0123", "5.00",
+    and "0" for nothing."""
+    if micros == 0:
+        return "0"
+    text = usd(micros).rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"{whole}.{cents.ljust(2, '0')}"
+
+
+class Ledger(Statements):
+    async def nearly_spent_note(self, meter: Meter) -> str | None:
+        """The home page's one calm line once 80 % of MONTHLY_BUDGET is used; else None."""
+        if not meter.budget_micros:
+            return None
+        totals = await self._one("month_totals", {"month_start": meter.month_start()})
+        used = totals["spent"] + totals["set_aside"]
+        if used < NEARLY_SPENT * meter.budget_micros:
+            return None
+        return (f"This month's stories have used {dollars(used)} of the"
+                f" {dollars(meter.budget_micros)} budget.")
+
+    async def month(self, meter: Meter) -> MonthSpend:
+        start = meter.month_start()
+        params = {"month_start": start}
+        totals = await self._one("month_totals", params)
+        parts = await self._all("month_by", params)
+        days = await self._all("spend_by_day", {"tz": meter.timezone_name,
+                                                "days": CHART_DAYS})
+        unpriced = [row["model"] for row in await self._all("unpriced_models", params)]
+        for model in (meter.story_model, meter.image_model):
+            if meter.prices.price_of(model) is None and model not in unpriced:
+                unpriced.append(model)
+        return MonthSpend(
+            month=f"{start:%Y-%m}", spent=totals["spent"], set_aside=totals["set_aside"],
+            budget=meter.budget_micros, calls=totals["calls"],
+            by_kind={r["name"]: r["micros"] for r in parts if r["part"] == "kind"},
+            by_child={r["name"] or "": r["micros"] for r in parts if r["part"] == "child"},
+            by_day=[(row["day"], row["micros"]) for row in days], unpriced=unpriced)
+
+
+def spend_table(month: MonthSpend, month_name: str, timezone: str) -> str:
+    """`python -m app spend`: the month in one table, for whoever runs the app."""
+    if month.budget is None:
+        budget = "none (set MONTHLY_BUDGET, in US dollars, to cap the month)"
+    else:
+        budget = f"{dollars(month.budget)} ({round((month.share or 0) * 100)} % used)"
+    rows = [("spent", dollars(month.spent)), ("set aside", dollars(month.set_aside)),
+            ("budget", budget), ("calls", str(month.calls))]
+    rows += [(f"  {kind}", dollars(micros)) for kind, micros in month.by_kind.items()]
+    rows += [(f"  for {child or 'nobody named'}", dollars(micros))
+             for child, micros in month.by_child.items()]
+    if month.unpriced:
+        rows.append(("unpriced", ", ".join(month.unpriced)
+                     + " (costed at 0; PRICES gives a model its price)"))
+    width = max(len(name) for name, _ in rows)
+    lines = [f"Spending in {month_name} ({timezone})"]
+    lines += [f"  {name:<{width}}  {value}" for name, value in rows]
+    return "\n".join(lines)

@@ -1,0 +1,117 @@
+"""The meter: what a job may cost before it runs (its set-aside) and what its call did cost
+(its charge), at the prices of app/money/prices.py; and the month a budget counts.
+
+    meter = Meter.for_settings(settings)    # or Meter(PriceTable(...), budget_micros=...)
+    meter.budget()                      # MonthBudget for the month under way, or None
+    meter.story_set_aside(request)      # micro-dollars, held while the job lives
+    charge = meter.charge("story", story.model, usage, job)    # a ledger row's values
+
+A call the provider reported no usage for is charged its set-aside, marked estimated: the
+most it could have cost, so a budget is never passed by a call nobody measured.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+
+from app.config import Settings
+from app.money import Price, Usage
+from app.money.prices import PriceTable
+from app.queue.jobs import Job, MonthBudget
+from app.stories import StoryRequest
+
+FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to anyone
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One billed call, as the ledger (`spend`) records it."""
+
+    kind: str  # story | picture | moderation
+    model: str
+    usage: Usage
+    price: Price | None  # None: unpriced (costs 0, named on the page)
+    cost_micros: int
+    estimated: bool = False
+    child_name: str | None = None
+
+
+def charge_params(charge: Charge | None) -> dict[str, object]:
+    """The ledger row's parameters of the statement that stores what was paid for
+    (insert_story, complete_picture_job); all None: no row (no meter)."""
+    if charge is None:
+        return dict.fromkeys(CHARGE_PARAMS)
+    usage = charge.usage
+    return {"spend_kind": charge.kind, "spend_model": charge.model,
+            "spend_child": charge.child_name, "input_tokens": usage.input_tokens,
+            "cached_tokens": usage.cached_tokens, "output_tokens": usage.output_tokens,
+            "images": usage.images, "cost_micros": charge.cost_micros,
+            "price": None if charge.price is None else json.dumps(charge.price.as_json()),
+            "estimated": charge.estimated}
+
+
+CHARGE_PARAMS = ("spend_kind", "spend_model", "spend_child", "input_tokens", "cached_tokens",
+                 "output_tokens", "images", "cost_micros", "price", "estimated")
+
+
+class Meter:
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Meter:
+        """This installation's: its prices, its budget, its models (a picture model only
+        when the provider draws; the demo's is free)."""
+        return cls(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
+                   timezone=settings.tz, story_model=settings.model,
+                   image_model=settings.image_model if settings.illustrator == "openai"
+                   else "demo")
+
+    def __init__(self, prices: PriceTable, *, budget_micros: int | None, timezone: tzinfo,
+                 story_model: str, image_model: str) -> None:
+        self.prices = prices
+        self.budget_micros = budget_micros
+        self.timezone = timezone
+        self.story_model = story_model
+        self.image_model = image_model
+        self.prices.overrides.setdefault("demo", FREE)
+
+    @property
+    def timezone_name(self) -> str:
+        return str(getattr(self.timezone, "key", "UTC"))
+
+    def warm(self) -> None:
+        """Look up this installation's models (in a thread: the table's first import)."""
+        self.prices.warm(self.story_model, self.image_model)
+
+    def month_start(self, now: datetime | None = None) -> datetime:
+        now = now or datetime.now(self.timezone)
+        return now.astimezone(self.timezone).replace(day=1, hour=0, minute=0, second=0,
+                                                     microsecond=0)
+
+    def next_month_start(self, now: datetime | None = None) -> datetime:
+        start = self.month_start(now)
+        year, month = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
+        return start.replace(year=year, month=month)  # wall-clock midnight, across DST too
+
+    def budget(self) -> MonthBudget | None:
+        if self.budget_micros is None:
+            return None
+        return MonthBudget(self.budget_micros, self.month_start())
+
+    def story_set_aside(self, request: StoryRequest) -> int:
+        return self.prices.set_aside(request, self.story_model)
+
+    def picture_set_aside(self) -> int:
+        return self.prices.picture_set_aside(self.image_model)
+
+    def charge(self, kind: str, model: str, usage: Usage | None, job: Job) -> Charge:
+        """What the job's call cost: its reported usage at the model's price; with none
+        reported, its set-aside (estimated)."""
+        price = self.prices.price_of(model)
+        child = job.request.child_name
+        if usage is None:
+            return Charge(kind, model, Usage(images=int(kind == "picture")), price,
+                          job.set_aside_micros if price is not None else 0, estimated=True,
+                          child_name=child)
+        return Charge(kind, model, usage, price, price.charge(usage) if price else 0,
+                      child_name=child)

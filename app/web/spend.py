@@ -1,0 +1,31 @@
+"""The month's spending: GET /spend, JSON as the contract says, or the page a parent reads
+at a glance (the month against its budget, the last 30 days as a chart with its table, by
+kind and by child, and the models that have no price).
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from app.money import dollars
+from app.money.chart import bar_chart
+from app.money.ledger import Ledger
+from app.web.inputs import services_of
+from app.web.negotiation import VARY, answers_json
+from app.web.templates import render
+
+KIND_NAMES = {"story": "Stories", "picture": "Pictures", "moderation": "Safety checks (free)"}
+
+
+async def spend(request: Request) -> Response:
+    services = services_of(request)
+    assert services.meter is not None
+    month = await Ledger(services.db).month(services.meter)
+    if answers_json(request):
+        return JSONResponse(month.as_json(), headers=VARY)
+    return render(request, "spend.html", {
+        "month": month, "chart": bar_chart(month.by_day), "dollars": dollars,
+        "kind_names": KIND_NAMES, "month_name": services.meter.month_start().strftime("%B %Y"),
+        "share_pct": None if month.share is None else min(round(month.share * 100), 100),
+    }, headers=VARY)

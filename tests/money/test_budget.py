@@ -1,0 +1,170 @@
+"""The monthly cap: the intake sets aside each job's largest possible cost under its lock and
+refuses, with 429 budget_reached, a job that would take spent + set aside past
+MONTHLY_BUDGET. Racing requests (in one process and across two) never pass it; the
+set-aside is released on completion, on failure and on a sweep after a crash; a replay is
+answered before the check; a picture that does not fit is skipped, and the story page says
+so. Against a real PostgreSQL and the fake provider over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from decimal import Decimal
+
+import httpx
+import pytest
+
+from app.money import Price
+from app.money.prices import PriceTable
+from app.queue.store import JobStore
+from app.requests import parse_story_request
+from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
+from tests.helpers.processes import AppProcess
+from tests.helpers.sql import execute, fetch_one, fetch_val
+from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.money.test_ledger import PRICES
+
+pytestmark = pytest.mark.anyio
+
+BODY = {"prompt": "a fox who counts the stars"}
+SET_ASIDE = PriceTable(dict(PRICES)).set_aside(parse_story_request(BODY), "fake-model")
+FITS = 5  # stories whose set-asides the budget holds at once
+BUDGET = FITS * SET_ASIDE + SET_ASIDE // 2
+
+
+async def month_money(db) -> tuple[int, int]:
+    row = await fetch_one(db, "SELECT * FROM month_spend(date_trunc('month', now()))")
+    return row["spent"], row["set_aside"]
+
+
+@pytest.fixture
+def capped(make_app, fake_llm):
+    fake_llm.hold()  # every story stays being written: its set-aside stays held
+    return make_app(prices=PRICES, monthly_budget_micros=BUDGET, queue_max=100,
+                    daily_story_limit=1000, worker_concurrency=2)
+
+
+async def test_twelve_racing_requests_never_pass_the_budget(capped, fake_llm, db):
+    async with serve(capped) as client:
+        answers = await asyncio.gather(*(post_story(client, BODY) for _ in range(12)))
+        accepted = [a for a in answers if a.status_code == 202]
+        refused = [a for a in answers if a.status_code == 429]
+        assert (len(accepted), len(refused)) == (FITS, 12 - FITS), [a.text for a in answers]
+        for answer in refused:
+            error = answer.json()["error"]
+            assert error["code"] == "budget_reached"
+            assert "$" in error["message"] and "budget" in error["message"]
+            assert 0 < int(answer.headers["retry-after"]) <= 31 * 86400
+        spent, set_aside = await month_money(db)
+        assert spent + set_aside <= BUDGET and set_aside == FITS * SET_ASIDE
+        # Nothing was written for a refusal.
+        assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == FITS
+        # A replay is answered before the check: the same job, not a refusal.
+        key = "replayed-after-the-cap"
+        fake_llm.release()
+        for job in accepted:
+            await wait_for_job(client, job.json()["job_id"])
+        spent, set_aside = await month_money(db)
+        assert set_aside == 0 and spent == 5 * 195  # released; the real cost written
+        again = await post_story(client, BODY, key=key)
+        assert again.status_code == 202  # room again: real costs are far below set-asides
+        replay = await post_story(client, BODY, key=key)
+        assert replay.status_code == 202 and replay.json()["job_id"] == again.json()["job_id"]
+
+
+async def test_a_replay_is_answered_even_when_the_budget_is_used_up(capped, fake_llm, db):
+    async with serve(capped) as client:
+        keys = [uuid.uuid4().hex for _ in range(FITS)]
+        for key in keys:
+            assert (await post_story(client, BODY, key=key)).status_code == 202
+        assert (await post_story(client, BODY)).status_code == 429
+        replay = await post_story(client, BODY, key=keys[0])
+        assert replay.status_code == 202
+
+
+async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_llm, db):
+    async with serve(capped) as client:
+        first = (await post_story(client, BODY)).json()["job_id"]
+        await wait_for_job(client, first, ("running",))
+        assert (await month_money(db))[1] == SET_ASIDE
+        # The process writing it "dies": its heartbeat stops, and a sweep fails it.
+        await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
+                          " WHERE id = :id", {"id": first})
+        _, interrupted, _ = await JobStore(db).sweep_dead_running(60)
+        assert interrupted == [first]
+        assert await month_money(db) == (0, 0)
+        # A job that fails releases its set-aside too, and costs nothing.
+        fake_llm.mode = "500"
+        fake_llm.release()
+        second = (await post_story(client, BODY)).json()["job_id"]
+        assert (await wait_for_job(client, second))["status"] == "failed"
+        assert await month_money(db) == (0, 0)
+
+
+async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
+        make_app, fake_llm, db):
+    fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
+    # Room for one story's set-aside, not for a picture's beside its real cost.
+    picture = Price(per_image=Decimal(SET_ASIDE) / 1_000_000)
+    app = make_app(prices=PRICES | {"fake-image": picture},
+                   monthly_budget_micros=SET_ASIDE + 100, illustrator="openai",
+                   image_model="fake-image")
+    async with serve(app) as client:
+        job = (await post_story(client, BODY)).json()
+        done = await wait_for_job(client, job["job_id"])
+        assert done["status"] == "completed"
+        story = (await client.get(f"/stories/{done['story_id']}", headers=ACCEPT_JSON)).json()
+        assert story["picture"]["status"] == "failed"
+        assert fake_llm.images.total_calls() == 0  # never drawn
+        page = (await client.get(f"/stories/{done['story_id']}")).text
+        assert "No picture this time: this month's budget had no room for one." in page
+        assert await month_money(db) == (195, 0)
+
+
+async def test_the_budget_holds_across_two_processes(database_url, fake_llm, tmp_path):
+    fake_llm.hold()
+    env = {"MONTHLY_BUDGET": f"{BUDGET / 1_000_000:.6f}", "QUEUE_MAX": "100",
+           "STORY_MODEL": "fake-model", "ALLOW_OPEN": "1", "WORKER_CONCURRENCY": "2",
+           "PRICES": json.dumps({"fake-model": {"input_per_mtok": 0.15,
+                                                "output_per_mtok": 0.6}})}
+    apps = [AppProcess(database_url, fake_llm.url, tmp_path / f"app-{n}.log") for n in (0, 1)]
+    try:
+        for app in apps:
+            app.env |= env
+            await app.start()
+        clients = [httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) for app in apps]
+        try:
+            answers = await asyncio.gather(*(
+                clients[n % 2].post("/stories/generate", json=BODY,
+                                    headers={**JSON, "Idempotency-Key": uuid.uuid4().hex})
+                for n in range(12)))
+        finally:
+            for client in clients:
+                await client.aclose()
+        codes = sorted(answer.status_code for answer in answers)
+        assert codes == [202] * FITS + [429] * (12 - FITS), [a.text for a in answers]
+        conn_db = await _pool(database_url)
+        try:
+            spent, set_aside = await month_money(conn_db)
+            assert spent + set_aside <= BUDGET
+        finally:
+            await conn_db.close()
+    finally:
+        fake_llm.release()
+        for app in apps:
+            app.stop()
+
+
+async def _pool(url: str):
+    from app.db import connect_pool
+
+    db = connect_pool(url)
+    await db.connect()
+    return db
+
+
+def test_the_set_aside_is_the_whole_token_budget_at_the_model_s_prices():
+    # 8,000 tokens of room for reasoning and the story's own at 0.6 $/MTok, and the prompt:
+    # far above a story's real cost (195), so no story can pass the cap.
+    assert 5_000 < SET_ASIDE < 10_000
