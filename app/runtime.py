@@ -20,6 +20,7 @@ from app.illustrating import Illustrator
 from app.illustrating.demo import DemoIllustrator
 from app.illustrating.openai_images import ImagesIllustrator
 from app.logs import log
+from app.money.meter import Meter
 from app.services import Services
 from app.stories import Storyteller
 from app.storytelling.availability import ModelAvailability, check_image_model, check_model
@@ -50,8 +51,8 @@ async def running_services(
                                               OpenAIStoryteller | BackgroundStoryteller):
             services.tasks.append(
                 asyncio.create_task(after_start_up(chosen_storyteller), name="warm_up"))
-        if services.meter is not None:  # the price table's import, off the event loop
-            services.tasks.append(asyncio.create_task(asyncio.to_thread(services.meter.warm),
+        if services.meter is not None:
+            services.tasks.append(asyncio.create_task(warm_prices(services.meter),
                                                       name="prices"))
         if isinstance(illustrator, ImagesIllustrator):  # a deprecated IMAGE_MODEL, said once
             services.tasks.append(asyncio.create_task(check_image_model(illustrator.model),
@@ -67,6 +68,16 @@ async def running_services(
         if illustrator is not None:
             await illustrator.aclose()
         await db.close()
+
+
+# The price table's import (a quarter of a second) waits until start-up is over, then runs
+# in a thread: it delays neither the first answer nor the event loop.
+WARM_PRICES_AFTER_S = 2.0
+
+
+async def warm_prices(meter: Meter) -> None:
+    await asyncio.sleep(WARM_PRICES_AFTER_S)
+    await asyncio.to_thread(meter.warm)
 
 
 def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:

@@ -16,6 +16,7 @@ floor", bare Starlette + asyncpg doing the one statement an endpoint needs.
   (the one SELECT and the same template, bench/baselines.py);
 - POST /stories/generate -> 202: p50 latency, one request at a time, app and floor by turns,
   with the worker idle, then busy (writing stories streamed at a model's pace meanwhile);
+  and with MONTHLY_BUDGET on (a month's ledger to sum), by turns with the app without one;
 - memory: RSS growth over 1,000 jobs after a warm-up.
 """
 
@@ -222,16 +223,18 @@ class KeepAlive:
         return await self.reader.readexactly(length)
 
 
-async def post_p50s(app_url: str, floor_url: str, conn: asyncpg.Connection) -> tuple[float, float]:
+async def post_p50s(app_url: str, floor_url: str, conn: asyncpg.Connection, *,
+                    floor_table: str = "floor_jobs") -> tuple[float, float]:
     """p50 of POST /stories/generate -> 202 (app, floor), one request at a time, taking
-    turns. Each job made is deleted before the next request, so every intake counts the
-    pending jobs and the day's jobs of a household's evening, not of thousands of bench
-    requests (the app's counts stop at QUEUE_MAX and DAILY_STORY_LIMIT in any case)."""
+    turns (the "floor" may be another app: `floor_table` is where its jobs go). Each job
+    made is deleted before the next request, so every intake counts the pending jobs and the
+    day's jobs of a household's evening, not of thousands of bench requests (the app's
+    counts stop at QUEUE_MAX and DAILY_STORY_LIMIT in any case)."""
     body = b'{"prompt": "a lantern fox who lights the way home", "length": "short"}'
     times: dict[str, list[float]] = {"app": [], "floor": []}
     async with KeepAlive(app_url) as app, KeepAlive(floor_url) as floor:
         for n in range(POST_WARMUP + POST_REQUESTS):
-            for name, client, table in (("app", app, "story_jobs"), ("floor", floor, "floor_jobs")):
+            for name, client, table in (("app", app, "story_jobs"), ("floor", floor, floor_table)):
                 started = time.perf_counter()
                 answer = await client.post_json("/stories/generate", body,
                                                 {"Idempotency-Key": uuid.uuid4().hex})
@@ -262,6 +265,19 @@ async def submit(client: httpx.AsyncClient, count: int) -> list[int]:
     return ids
 
 
+# A budget no bench reaches, and the fake model priced, as a family's would be.
+BUDGET_ENV = {"MONTHLY_BUDGET": "1000",
+              "PRICES": '{"fake": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}'}
+LEDGER_ROWS = 900  # a month of 30 stories a day: what the budget's sum reads
+
+
+async def seed_ledger(conn: asyncpg.Connection) -> None:
+    await conn.execute(
+        "INSERT INTO spend (kind, model, output_tokens, cost_micros, created_at)"
+        " SELECT 'story', 'fake', 1200, 720, date_trunc('month', now()) + n * interval '1 min'"
+        " FROM generate_series(1, $1) AS n", LEDGER_ROWS)
+
+
 # -- the run ----------------------------------------------------------------------------
 
 
@@ -286,6 +302,7 @@ async def run(tmp: Path, server_url: str) -> list[tuple[str, str, str, str]]:
         app = Server("app.main:app", env, tmp / "app.log")
         bare = Server("bench.baselines:bare", env, tmp / "bare.log")
         floor = Server("bench.baselines:floor", env, tmp / "floor.log")
+        capped = Server("app.main:app", env | BUDGET_ENV, tmp / "capped.log")
         conn = await asyncpg.connect(database_url)
         try:
             app.start().stop()  # migrate the database once, outside the timing
@@ -347,6 +364,17 @@ async def run(tmp: Path, server_url: str) -> list[tuple[str, str, str, str]]:
                          f"{app_p50 * 1000:.2f} ms", f"DB floor {floor_p50 * 1000:.2f} ms",
                          f"{app_p50 / floor_p50:.2f}x (<= 1.2x)"))
 
+            # The same intake with MONTHLY_BUDGET on (the month's money read under the lock,
+            # over a month's ledger), by turns with the app without one.
+            await seed_ledger(conn)
+            capped.start()
+            capped_p50, uncapped_p50 = await post_p50s(capped.url, app.url, conn,
+                                                       floor_table="story_jobs")
+            capped.stop()
+            rows.append(("POST /stories/generate -> 202, p50, budget on",
+                         f"{capped_p50 * 1000:.2f} ms", f"no budget {uncapped_p50 * 1000:.2f} ms",
+                         f"{capped_p50 / uncapped_p50:.2f}x (<= 1.1x)"))
+
             fake.hold_after_chunks = None
             fake.release()
             fake.chunk_delay_s = BUSY_CHUNK_S
@@ -371,7 +399,7 @@ async def run(tmp: Path, server_url: str) -> list[tuple[str, str, str, str]]:
                          "(<= 1 MB)"))
         finally:
             await conn.close()
-            for server in (app, bare, floor):
+            for server in (app, bare, floor, capped):
                 server.stop()
     for visit, requests in zip(("First", "Repeat"), fetched, strict=True):
         print(f"{visit} visit fetched (bytes): {requests or 'nothing'}")

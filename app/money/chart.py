@@ -1,6 +1,7 @@
 """The last 30 days' spending as an inline SVG bar chart, drawn on the server: no script,
 no library, colours from the page's own (currentColor and CSS variables), so it reads in
-Night as in Day. The page puts the same figures in a table beside it, for a screen reader.
+Night as in Day. The page puts the same figures in a table beside it, for a screen reader,
+and the first and last days' names under it.
 
     svg = bar_chart([(date(2026, 12, 1), 12_300), ...])     # markup (Markup-safe text)
 """
@@ -14,7 +15,7 @@ from markupsafe import Markup, escape
 from app.money import dollars
 
 WIDTH, HEIGHT = 600, 160
-BASELINE = 136  # room below for the first and last days' labels
+BASELINE = 156  # the days' names are the page's text below it: a stretched SVG would squash them
 GAP = 4
 
 
@@ -29,14 +30,9 @@ def bar_chart(days: list[tuple[date, int]]) -> Markup:
             f'<rect class="bar" x="{x:.1f}" y="{BASELINE - height:.1f}" width="{step - GAP:.1f}"'
             f' height="{height:.1f}" rx="2"><title>{escape(f"{day:%-d %b}: {dollars(micros)}")}'
             "</title></rect>")
-    labels = ""
-    if days:
-        first, last = days[0][0], days[-1][0]
-        labels = (f'<text x="0" y="{HEIGHT - 4}">{first:%-d %b}</text>'
-                  f'<text x="{WIDTH}" y="{HEIGHT - 4}" text-anchor="end">{last:%-d %b}</text>')
     return Markup(
         f'<svg class="spend-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img"'
         f' aria-label="Spending on each of the last {len(days)} days; the table has the figures"'
         ' preserveAspectRatio="none">'
         f'<line class="axis" x1="0" y1="{BASELINE}" x2="{WIDTH}" y2="{BASELINE}"/>'
-        + "".join(bars) + labels + "</svg>")
+        + "".join(bars) + "</svg>")

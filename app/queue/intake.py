@@ -111,8 +111,9 @@ class Intake:
                 request = await resolve()
             if self.moderator is not None:
                 await self.moderator.check_request(request)
-        money = {} if self.meter is None else {
-            "budget": self.meter.budget(), "set_aside": self.meter.story_set_aside(request)}
+        set_aside = 0 if self.meter is None else self.meter.story_set_aside(request)
+        money = {} if self.meter is None else {"budget": self.meter.budget(),
+                                               "set_aside": set_aside}
         result = await self.store.intake(
             key, digest, request, since=self._midnight(), queue_max=self.queue_max,
             daily_limit=self.daily_story_limit, **money,
@@ -123,7 +124,7 @@ class Intake:
                 return Submission(job=result.job, replayed=False, finished_already=True)
             return self._replay(result.job, digest)
         if result.job is None:
-            self._refuse(result)
+            self._refuse(result, set_aside)
         assert result.job is not None
         self.wakeup.poke()  # this process's own idle workers need not wait for the NOTIFY
         return Submission(job=result.job, replayed=False)
@@ -142,7 +143,7 @@ class Intake:
             )
         return Submission(job=existing, replayed=True)
 
-    def _refuse(self, result: IntakeResult) -> None:
+    def _refuse(self, result: IntakeResult, set_aside: int = 0) -> None:
         """Why the intake made no job: the queue bound first, then the day's limit."""
         if result.pending >= self.queue_max:
             raise Busy(
@@ -154,7 +155,7 @@ class Intake:
             message, retry_after_s = self.limit_reached()
             raise Busy(message, code="daily_limit_reached", retry_after_s=retry_after_s)
         if result.spent is not None and self.meter is not None:
-            raise Busy(self.budget_reached(result.spent + (result.set_aside or 0)),
+            raise Busy(self.budget_reached(result.spent, result.set_aside or 0, set_aside),
                        code="budget_reached", retry_after_s=self._to_next_month_s())
         # Only a writer that skipped the intake lock could take the key in between.
         raise Unavailable("Please try again.", retry_after_s=1)
@@ -170,13 +171,17 @@ class Intake:
         message = f"{used_up} More after midnight, in {hours} h {minutes} min."
         return message, retry_after_s
 
-    def budget_reached(self, used_micros: int) -> str:
-        """What to say when a story would take the month past MONTHLY_BUDGET."""
+    def budget_reached(self, spent: int, set_aside: int, this_story: int) -> str:
+        """What to say when a story's most possible cost would take the month past
+        MONTHLY_BUDGET: what was spent, the budget, and when it starts again."""
         assert self.meter is not None and self.meter.budget_micros is not None
+        budget = self.meter.budget_micros
         turns = self.meter.next_month_start()
-        return (f"This month's budget is used up: {dollars(used_micros)} of"
-                f" {dollars(self.meter.budget_micros)} spent or set aside for stories being"
-                f" written. More stories from {turns.day} {turns:%B}.")
+        writing = f", and {dollars(set_aside)} is set aside for stories being written" \
+            if set_aside else ""
+        return (f"This month's budget is {dollars(budget)}: {dollars(spent)} is spent{writing}."
+                f" A story could cost up to {dollars(this_story)}, more than is left."
+                f" More stories from {turns.day} {turns:%B}.")
 
     def _to_next_month_s(self) -> int:
         assert self.meter is not None

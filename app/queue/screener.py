@@ -26,6 +26,11 @@ RESCREEN_INTERVAL_S = 60.0
 RESCREEN_BATCH = 20
 
 
+# The model OpenAI screens with when none is named (moderations.create takes the default):
+# the ledger's name for the call, recorded at 0 (moderation is free).
+MODERATION_MODEL = "omni-moderation-latest"
+
+
 class ScreeningStore(Statements):
     """The only code that knows the screening queries' names (sql/queries/screening.sql)."""
 
@@ -40,7 +45,8 @@ class ScreeningStore(Statements):
         False when it was not waiting for a screening any more."""
         row = await self._one(
             "finish_screening",
-            {"story_id": story_id, "screening": Screening.FLAGGED.value if flagged else None},
+            {"story_id": story_id, "screening": Screening.FLAGGED.value if flagged else None,
+             "moderation_model": MODERATION_MODEL},
         )
         return row is not None
 

@@ -11,7 +11,17 @@ SELECT id, job_id, title, body FROM stories
 
 -- name: finish_screening
 -- A story's screening ends: 'pending' -> NULL (passed: shown) or 'flagged' (hidden for
--- good). Zero rows: it was not waiting (another process screened it first).
-UPDATE stories SET screening = :screening
- WHERE id = :story_id AND screening = 'pending'
-RETURNING id
+-- good). Zero rows: it was not waiting (another process screened it first). The moderation
+-- call goes in the ledger at 0 (free at OpenAI), once per job, so the count of calls is
+-- honest.
+WITH screened AS (
+    UPDATE stories SET screening = :screening
+     WHERE id = :story_id AND screening = 'pending'
+    RETURNING id, job_id
+), charged AS (
+    INSERT INTO spend (job_id, kind, model, cost_micros, price)
+    SELECT job_id, 'moderation', :moderation_model, 0, '{"per_call": "0"}'::jsonb
+      FROM screened WHERE job_id IS NOT NULL
+    ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
+)
+SELECT id FROM screened

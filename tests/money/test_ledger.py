@@ -4,17 +4,27 @@ real PostgreSQL and the fake provider over HTTP, in both API modes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import replace
 from decimal import Decimal
 
 import pytest
 
+from app.main import create_app
 from app.money import Price, Usage
 from app.money.ledger import amount
 from app.money.prices import PriceTable
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.pictures import picture_when
+from tests.helpers.platform import ROOT
 from tests.helpers.sql import fetch_all, fetch_val
+from tests.helpers.waits import WAIT_S
 
 pytestmark = pytest.mark.anyio
 
@@ -124,3 +134,40 @@ async def test_an_unpriced_model_costs_nothing_and_is_named(make_app, fake_llm, 
         page = await client.get("/spend")
         assert page.status_code == 200 and "Models with no price" in page.text
         assert "<code>fake-model</code>" in page.text and "PRICES" in page.text
+
+
+async def test_a_screening_is_recorded_at_nothing_once(make_app, fake_llm, db):
+    async with serve(make_app(prices=PRICES, moderation=True)) as client:
+        job = (await post_story(client)).json()
+        assert (await wait_for_job(client, job["job_id"]))["status"] == "completed"
+        deadline = time.monotonic() + WAIT_S
+        while await fetch_val(db, "SELECT count(*) FROM spend WHERE kind = 'moderation'") == 0:
+            assert time.monotonic() < deadline, "no screening recorded"
+            await asyncio.sleep(0.05)
+        rows = await fetch_all(db, "SELECT kind, job_id, cost_micros FROM spend ORDER BY kind")
+        assert [(r["kind"], r["job_id"], r["cost_micros"]) for r in rows] == [
+            ("moderation", job["job_id"], 0), ("story", job["job_id"], STORY_COST)]
+        spend = (await client.get("/spend", headers=ACCEPT_JSON)).json()
+        assert spend["calls"] == 2 and spend["by_kind"]["moderation"] == "0"
+        assert spend["spent_usd"] == "0.000195"
+
+
+def test_the_command_line_prints_the_month_in_one_table(database_url, fake_llm, settings):
+    async def one_story() -> None:
+        async with serve(create_app(replace(settings, prices=PRICES))) as client:
+            job = (await post_story(client, {"prompt": "a fox", "child_name": "Leo"})).json()
+            await wait_for_job(client, job["job_id"])
+
+    asyncio.run(one_story())
+    env = {**os.environ, "DATABASE_URL": database_url, "MONTHLY_BUDGET": "0.05",
+           "STORY_MODEL": "fake-model", "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_llm.url,
+           "PRICES": json.dumps({"fake-model": {"input_per_mtok": 0.15,
+                                                "output_per_mtok": 0.6}})}
+    done = subprocess.run([sys.executable, "-m", "app", "spend"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Spending in ")
+    table = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in lines[1:])
+    assert table["spent"] == "$0.0002" and table["budget"] == "$0.05 (0 % used)"
+    assert table["calls"] == "1" and table["for Leo"] == "$0.0002"
