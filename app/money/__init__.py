@@ -64,8 +64,11 @@ def usd(amount_micros: int) -> str:
 
 
 def dollars(amount_micros: int) -> str:
-    """For a parent: "$4.98", or "$0.0123" below a cent (never "$0.00" for something)."""
+    """For a parent: "$4.98"; below a dollar, to a hundredth of a cent with no zeros past
+    the cents ("$0.0352", "$0.05"), so a month of small calls never reads "$0.00"."""
     amount = Decimal(amount_micros) / MICROS
-    if amount == 0 or amount >= Decimal("0.01"):
+    if amount >= 1 or amount == 0:
         return f"${amount.quantize(Decimal('0.01'))}"
-    return f"${amount.quantize(Decimal('0.0001')).normalize()}"
+    text = str(amount.quantize(Decimal("0.0001"))).rstrip("0")
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"

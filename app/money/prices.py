@@ -25,9 +25,10 @@ from app.storytelling.limits import token_budget
 PROVIDER = "openai"
 _SAMPLE = 1000  # tokens: prices are read here, below any tier, and scaled to a million
 _DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
-# A picture's largest output: the GPT image models report 272 tokens for a small low-quality
-# one and about 1,056 for a square medium one; the prompt is the style and 600 characters.
-PICTURE_OUTPUT_TOKENS_MAX = 1_100
+# A picture's largest output: the GPT image models report 272 tokens for the low-quality
+# 768 x 512 one asked for (app/illustrating/openai_images.py), so twice that; the prompt is
+# the style and 600 characters of the story.
+PICTURE_OUTPUT_TOKENS_MAX = 600
 PICTURE_INPUT_TOKENS_MAX = 1_000
 # A story's prompt, at most: the instructions and the family's fields (a token is never
 # less than a character of them, so the characters bound it from above).
