@@ -42,13 +42,15 @@ passes when every job is terminal within 2 minutes, no job was called twice, eve
 completed job has exactly one story and every story is reachable from its job, the jobs
 that never reached the LLM ran, a job killed mid-call ended `interrupted` (or `completed`
 when its story was already stored, or, in background mode, when its response id was
-saved), nothing expired, and `python -m app check` (which also looks for jobs expired
-while a worker was alive) finds no broken invariant. In background mode also: every
-claimed job had exactly one create, only the bg_before_create_returns job ended
-`interrupted` (with its words kept), the job killed with an id saved was adopted
-(`job_adopted` in a log), and every completed story is the provider's whole text, each
-sentence once, and the words saved while it ran (before the kill and after it) each begin
-that text; no response is cancelled, and no log has an ERROR line (both modes).
+saved), nothing expired, `python -m app check` (which also looks for jobs expired while a
+worker was alive) finds no broken invariant, and, with a budget set (as in every run),
+nothing is left set aside and the ledger holds each stored story's call once. In
+background mode also: every claimed job had exactly one create, only the
+bg_before_create_returns job ended `interrupted` (with its words kept), the job killed
+with an id saved was adopted (`job_adopted` in a log), and every completed story is the
+provider's whole text, each sentence once, and the words saved while it ran (before the
+kill and after it) each begin that text; no response is cancelled, and no log has an ERROR
+line (both modes).
 """
 
 from __future__ import annotations
@@ -66,14 +68,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
-import httpx
 
 from app.stories import clean_text, split_title
 from tests.chaos_pictures import PICTURE_MOMENTS, run_picture_once
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.locks import lock_row, wait_until_blocked, wait_until_waiting
-from tests.helpers.processes import AppProcess, problems_in_logs_and_check, submit
-from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.helpers.processes import (
+    AppProcess,
+    ledger_problems,
+    problems_in_logs_and_check,
+    start_and_submit,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_MOMENTS = ("before_claim", "during_call", "after_story_insert", "while_waiting", "random",
@@ -194,12 +199,7 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
     # Half the time (seeded), the provider is still writing when the job is adopted.
     keep_held = moment in KEEP_HELD_MOMENTS and rng.random() < 0.5
     try:
-        for app in apps:
-            await app.start()
-        job_ids: list[int] = []
-        for app in apps:
-            async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
-                job_ids += await submit(client, rng.randint(2, 4), seed, start=len(job_ids))
+        job_ids = await start_and_submit(apps, rng, seed, most=4)
         first, second = job_ids[0], job_ids[1]
         target = first  # the job whose moment this is
         if background:
@@ -396,6 +396,7 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
             await check_background(moment, target, job_ids, by_id, progress, apps, fake, conn,
                                    result)
         result.problems += problems_in_logs_and_check(apps)
+        result.problems += await ledger_problems(conn)
     except MomentMissed as missed:
         result.missed = str(missed)
     except Exception as error:  # a harness failure is a failed run, with its reason

@@ -29,6 +29,17 @@ new PerformanceObserver(list => { for (const e of list.getEntries())
 """
 
 
+def open_story(browser, url: str, story_id: int, size: str):
+    """The story page in a new context at `size`, in Light whatever the hour ("auto" turns
+    to Night in the evening), its layout shifts counted from the start: (context, page)."""
+    context = browser.new_context(viewport=SIZES[size])
+    context.add_cookies([{"name": "theme", "value": "light", "url": url}])
+    page = context.new_page()
+    page.add_init_script(SHIFTS)
+    page.goto(f"{url}/stories/{story_id}", wait_until="networkidle")
+    return context, page
+
+
 def finished_story(url: str) -> int:
     """A story asked for over the JSON API and written: its id (its picture being drawn)."""
     with httpx.Client(base_url=url, timeout=10) as client:
@@ -51,13 +62,8 @@ def test_the_picture_arrives_in_its_place_and_nothing_moves(browser, settings, f
                       card_poll_s=CARD_POLL_S)
     with served_over_http(drawing) as url:
         story_id = finished_story(url)
-        context = browser.new_context(viewport=SIZES[size])
-        # Light, whatever the hour: "auto" turns to Night in the evening (bedtime).
-        context.add_cookies([{"name": "theme", "value": "light", "url": url}])
+        context, page = open_story(browser, url, story_id, size)
         try:
-            page = context.new_page()
-            page.add_init_script(SHIFTS)
-            page.goto(f"{url}/stories/{story_id}", wait_until="networkidle")
             # From here on: what the picture's coming moves (the page's own start is
             # measured by Lighthouse, bench/lighthouse.py).
             page.evaluate("window.__shifts = 0")
@@ -106,11 +112,8 @@ def test_the_story_page_does_not_move_from_its_first_paint(browser, settings, fa
                         timeout=10).json()["picture"]["status"] != "ready":
             assert time.monotonic() < deadline
             time.sleep(0.05)
-        context = browser.new_context(viewport=SIZES[size])
+        context, page = open_story(browser, url, story_id, size)
         try:
-            page = context.new_page()
-            page.add_init_script(SHIFTS)
-            page.goto(f"{url}/stories/{story_id}", wait_until="networkidle")
             page.wait_for_function("document.querySelector('figure.picture img').complete")
             tools = page.locator(".reading-tools .wake-lock, .reading-tools .read-aloud")
             assert tools.first.is_visible()  # revealed by the scripts: the case tested

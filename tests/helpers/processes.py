@@ -16,6 +16,7 @@ import httpx
 
 from tests.helpers.fake_llm import free_port
 from tests.helpers.platform import ROOT
+from tests.helpers.waits import HTTP_TIMEOUT_S
 
 
 class AppProcess:
@@ -42,6 +43,8 @@ class AppProcess:
             "LLM_TIMEOUT_S": "60",
             "DAILY_STORY_LIMIT": "100000",
             "SHUTDOWN_GRACE_S": "2",
+            # A budget no run reaches: every job sets aside, and every call is in the ledger.
+            "MONTHLY_BUDGET": "1000",
             "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
         }
         self.command = command or [sys.executable, "-m", "uvicorn", "app.main:app",
@@ -111,6 +114,38 @@ def problems_in_logs_and_check(apps: list[AppProcess]) -> list[str]:
     if check.returncode != 0:
         problems.append("invariant check failed:\n" + check.stdout + check.stderr)
     return problems
+
+
+async def ledger_problems(conn) -> list[str]:
+    """Once every job is over: nothing is still set aside, and the ledger holds each stored
+    story's call and each drawn picture's once (migration 025's `spend`)."""
+    problems = []
+    set_aside = await conn.fetchval(
+        "SELECT set_aside FROM month_spend(date_trunc('month', now()) - interval '1 day')")
+    if set_aside:
+        problems.append(f"{set_aside} micro-dollars still set aside with every job over")
+    for kind, stored in (("story", "SELECT job_id FROM stories"),
+                         ("picture", "SELECT id AS job_id FROM story_jobs WHERE kind = 'picture'"
+                                     " AND status = 'completed'")):
+        missing = await conn.fetchval(
+            f"SELECT count(*) FROM ({stored}) AS paid WHERE NOT EXISTS (SELECT 1 FROM spend"
+            f" WHERE spend.job_id = paid.job_id AND spend.kind = '{kind}')")
+        extra = await conn.fetchval(
+            f"SELECT count(*) FROM spend WHERE kind = '{kind}' AND job_id NOT IN ({stored})")
+        if missing or extra:
+            problems.append(f"the ledger misses {missing} and has {extra} extra {kind} calls")
+    return problems
+
+
+async def start_and_submit(apps: list[AppProcess], rng, run: int, most: int) -> list[int]:
+    """Start each app, then ask each for 2 to `most` (seeded) stories: the jobs' ids."""
+    for app in apps:
+        await app.start()
+    job_ids: list[int] = []
+    for app in apps:
+        async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
+            job_ids += await submit(client, rng.randint(2, most), run, start=len(job_ids))
+    return job_ids
 
 
 async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0) -> list[int]:
