@@ -95,6 +95,7 @@ class Settings:
     backup_keep: int = 14
     # The most the household spends at the provider in a calendar month (in TZ), in
     # micro-dollars; None: no cap. PRICES: the pinned table's prices overridden or added to.
+    share_days: float = 30.0  # how long a share link opens (SHARE_DAYS)
     monthly_budget_micros: int | None = None
     prices: Mapping[str, Price] = field(default_factory=dict)
 
@@ -213,6 +214,8 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
                             DEFAULT.backup_every_h),
         backup_keep=read("BACKUP_KEEP", values.whole(minimum=1, maximum=10_000),
                          DEFAULT.backup_keep),
+        share_days=read("SHARE_DAYS", values.number(minimum=0.001, maximum=3650),
+                        DEFAULT.share_days),
         monthly_budget_micros=read("MONTHLY_BUDGET", money.budget_micros, None),
         prices=read("PRICES", money.prices, {}),
     )

@@ -490,7 +490,7 @@ CREATE TABLE public.login_failures (
     window_ends_at timestamp with time zone NOT NULL,
     CONSTRAINT login_failures_client_check CHECK ((length(client) <= 100)),
     CONSTRAINT login_failures_failures_check CHECK ((failures >= 0)),
-    CONSTRAINT login_failures_scope_check CHECK ((scope = ANY (ARRAY['address'::text, 'app'::text, 'device'::text])))
+    CONSTRAINT login_failures_scope_check CHECK ((scope = ANY (ARRAY['address'::text, 'app'::text, 'device'::text, 'share'::text])))
 );
 
 --
@@ -651,6 +651,37 @@ CREATE VIEW public.story_picture_states AS
      LEFT JOIN public.story_pictures p ON ((p.story_id = s.id)));
 
 --
+-- Name: story_shares; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.story_shares (
+    id bigint NOT NULL,
+    story_id bigint NOT NULL,
+    token_hash bytea NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    revoked_at timestamp with time zone,
+    CONSTRAINT story_shares_hash_is_sha256 CHECK ((octet_length(token_hash) = 32))
+);
+
+--
+-- Name: story_shares_id_seq; Type: SEQUENCE; Schema: public; Owner: -
+--
+
+CREATE SEQUENCE public.story_shares_id_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1;
+
+--
+-- Name: story_shares_id_seq; Type: SEQUENCE OWNED BY; Schema: public; Owner: -
+--
+
+ALTER SEQUENCE public.story_shares_id_seq OWNED BY public.story_shares.id;
+
+--
 -- Name: workers; Type: TABLE; Schema: public; Owner: -
 --
 
@@ -683,6 +714,12 @@ ALTER TABLE ONLY public.stories ALTER COLUMN id SET DEFAULT nextval('public.stor
 --
 
 ALTER TABLE ONLY public.story_jobs ALTER COLUMN id SET DEFAULT nextval('public.story_jobs_id_seq'::regclass);
+
+--
+-- Name: story_shares id; Type: DEFAULT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_shares ALTER COLUMN id SET DEFAULT nextval('public.story_shares_id_seq'::regclass);
 
 --
 -- Name: children children_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -774,6 +811,20 @@ ALTER TABLE ONLY public.story_pictures
 
 ALTER TABLE ONLY public.story_pictures
     ADD CONSTRAINT story_pictures_pkey PRIMARY KEY (story_id);
+
+--
+-- Name: story_shares story_shares_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_shares
+    ADD CONSTRAINT story_shares_pkey PRIMARY KEY (id);
+
+--
+-- Name: story_shares story_shares_token_hash_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_shares
+    ADD CONSTRAINT story_shares_token_hash_key UNIQUE (token_hash);
 
 --
 -- Name: workers workers_pkey; Type: CONSTRAINT; Schema: public; Owner: -
@@ -885,6 +936,12 @@ CREATE INDEX story_jobs_pictures ON public.story_jobs USING btree (picture_of, i
 CREATE INDEX story_jobs_unfinished ON public.story_jobs USING btree (status, created_at) WHERE (status = ANY (ARRAY['pending'::text, 'running'::text]));
 
 --
+-- Name: story_shares_of_story; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_shares_of_story ON public.story_shares USING btree (story_id, id);
+
+--
 -- Name: stories stories_copy_request; Type: TRIGGER; Schema: public; Owner: -
 --
 
@@ -945,6 +1002,13 @@ ALTER TABLE ONLY public.story_pictures
 
 ALTER TABLE ONLY public.story_pictures
     ADD CONSTRAINT story_pictures_story_id_fkey FOREIGN KEY (story_id) REFERENCES public.stories(id) ON DELETE CASCADE;
+
+--
+-- Name: story_shares story_shares_story_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_shares
+    ADD CONSTRAINT story_shares_story_id_fkey FOREIGN KEY (story_id) REFERENCES public.stories(id) ON DELETE CASCADE;
 
 --
 -- PostgreSQL database dump complete

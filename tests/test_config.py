@@ -94,6 +94,8 @@ def test_paas_database_urls_work_as_given(url, expected):
         ("STORY_TEMPERATURE", "warm"),
         ("STORY_TEMPERATURE", "2.5"),
         ("STORY_TEMPERATURE", "-0.1"),
+        ("SHARE_DAYS", "0"),
+        ("SHARE_DAYS", "a month"),
         ("MONTHLY_BUDGET", "five"),
         ("MONTHLY_BUDGET", "-1"),
         ("MONTHLY_BUDGET", "nan"),

@@ -85,6 +85,7 @@ class Ledger(Statements):
                 f" {dollars(meter.budget_micros)} budget.")
 
     async def month(self, meter: Meter) -> MonthSpend:
+        await meter.ready()
         start = meter.month_start()
         params = {"month_start": start}
         totals = await self._one("month_totals", params)

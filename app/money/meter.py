@@ -12,6 +12,7 @@ most it could have cost, so a budget is never passed by a call nobody measured.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
@@ -74,14 +75,24 @@ class Meter:
         self.story_model = story_model
         self.image_model = image_model
         self.prices.overrides.setdefault("demo", FREE)
+        self._warm = False
 
     @property
     def timezone_name(self) -> str:
         return str(getattr(self.timezone, "key", "UTC"))
 
-    def warm(self) -> None:
-        """Look up this installation's models (in a thread: the table's first import)."""
-        self.prices.warm(self.story_model, self.image_model)
+    def warm(self, *models: str) -> None:
+        """Look up this installation's models and `models` (in a thread: the table's first
+        import)."""
+        self.prices.warm(self.story_model, self.image_model, *models)
+        self._warm = True
+
+    async def ready(self, *models: str) -> None:
+        """The prices of this installation's models (and `models`) at hand, looked up in a
+        thread the first time: the pinned table's import (a quarter of a second, more on a
+        busy machine) must never stall the event loop, whose heartbeats keep jobs alive."""
+        if not self._warm or any(not self.prices.knows(model) for model in models):
+            await asyncio.to_thread(self.warm, *models)
 
     def month_start(self, now: datetime | None = None) -> datetime:
         now = now or datetime.now(self.timezone)

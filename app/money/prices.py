@@ -50,6 +50,11 @@ class PriceTable:
                 self._pinned[model] = pinned_price(model)
             return self._pinned[model]
 
+    def knows(self, model: str) -> bool:
+        """Whether `model`'s price (or its having none) is at hand without a look-up."""
+        return model in self.overrides or _DATED.sub("", model) in self.overrides \
+            or model in self._pinned
+
     def warm(self, *models: str) -> None:
         """Import the table and look these up (in a thread: it blocks for a moment)."""
         for model in models:

@@ -111,6 +111,8 @@ class Intake:
                 request = await resolve()
             if self.moderator is not None:
                 await self.moderator.check_request(request)
+        if self.meter is not None:
+            await self.meter.ready()
         set_aside = 0 if self.meter is None else self.meter.story_set_aside(request)
         money = {} if self.meter is None else {"budget": self.meter.budget(),
                                                "set_aside": set_aside}

@@ -70,6 +70,8 @@ class PictureWriter:
                        "the illustrator sent a picture that cannot be shown", str(error))
             return
         drawn = Drawn(image, image_type, small, small_type, picture.model)
+        if self.meter is not None:
+            await self.meter.ready(picture.model)
         charge = None if self.meter is None else self.meter.charge(
             "picture", picture.model, picture.usage, job)
         await self._store(job, drawn, charge)

@@ -98,6 +98,8 @@ class Storing:
         job_id = writing.job.id
         screening = Screening.PENDING if self.screener is not None else None
         try:
+            if self.meter is not None:  # the answering model's price, off the event loop
+                await self.meter.ready(story.model)
             charge = None if self.meter is None else self.meter.charge(
                 "story", story.model, story_usage(story), writing.job)
             return await through_outage(

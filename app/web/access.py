@@ -12,12 +12,12 @@ all composed by the Guard
 
 Three modes, chosen by the settings and logged at start-up:
 
-- `password`: HOUSEHOLD_PASSWORD is set. Every page but /login, /healthz, /sw.js and /static/
-  needs a signed-in session (pages redirect to /login); the JSON API answers 401
-  `unauthorized` unless it has the session or `Authorization: Bearer $API_TOKEN`.
+- `password`: HOUSEHOLD_PASSWORD is set. Every page but /login, /healthz, /sw.js, /static/
+  and /shared/ needs a signed-in session (pages redirect to /login); the JSON API answers
+  401 `unauthorized` unless it has the session or `Authorization: Bearer $API_TOKEN`.
 - `loopback`: no password and no ALLOW_OPEN. Only loopback clients that came through no
   proxy are served; anyone else gets 403 (a page saying to set HOUSEHOLD_PASSWORD, or JSON
-  `password_required`). /healthz, /sw.js and /static/ are served to everyone.
+  `password_required`). /healthz, /sw.js, /static/ and /shared/ are served to everyone.
 - `open`: no password, ALLOW_OPEN=1. Everyone is served.
 
 Without a password, a dotted host name not in ALLOWED_HOSTS gets 403 (DNS rebinding).
@@ -50,9 +50,12 @@ from app.web.negotiation import JSON, error_as_json, is_htmx, media_type
 from app.web.templates import render
 
 # Served to everyone, in every mode: the health check, and what a browser fetches without
-# the session or before signing in (the service worker, the manifest and icons in /static/).
+# the session or before signing in (the service worker, the manifest and icons in /static/),
+# and a story shared with someone outside the household (/shared/<token>: no session is
+# read there, so none is renewed and no cookie is set).
 PUBLIC_PATHS = ("/healthz", "/sw.js")
 PUBLIC_PREFIX = "/static/"
+SHARED_PREFIX = "/shared/"
 # The static page a browser may show as a page of its own (the offline page) keeps every
 # header; scripts, stylesheets and images (our own, never a visitor's) need only nosniff.
 DOCUMENT_SUFFIXES = (".html",)
@@ -87,7 +90,7 @@ class SecurityMiddleware:
         self.guard.clients.resolve(scope)
         request = Request(scope, receive)
         path = scope["path"]  # what request.url.path says, without building the URL
-        public = path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIX)
+        public = path in PUBLIC_PATHS or path.startswith((PUBLIC_PREFIX, SHARED_PREFIX))
         send = with_security_headers(send, https=scope["scheme"] == "https",
                                      asset=path.startswith(PUBLIC_PREFIX)
                                      and not path.endswith(DOCUMENT_SUFFIXES))
@@ -108,7 +111,9 @@ class SecurityMiddleware:
             return
         scope.setdefault("state", {})["session"] = session
         body: bytes | None = None
-        if request.method not in SAFE_METHODS:
+        # /shared/ changes nothing by any method (it answers GET and HEAD, and 405 to the
+        # rest): no cross-site rule to pass there.
+        if request.method not in SAFE_METHODS and not path.startswith(SHARED_PREFIX):
             allowed, body = await self._same_site(request)
             if not allowed:
                 refusal = Forbidden("This request did not come from the storyteller's own pages.")

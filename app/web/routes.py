@@ -32,6 +32,7 @@ from app.web import (
     offline,
     pages,
     pictures,
+    shares,
     spend,
     stories,
 )
@@ -73,6 +74,13 @@ def routes(assets: Assets) -> list[Route]:
         Route("/stories/{story_id}/picture", pictures.image, methods=["GET"]),
         Route("/stories/{story_id}/picture", pictures.redraw, methods=["POST"]),
         Route("/stories/{story_id}/picture/frame", pictures.frame, methods=["GET"]),
+        Route("/stories/{story_id}/share", shares.make_share, methods=["POST"]),
+        Route("/stories/{story_id}/shares", shares.list_shares, methods=["GET"]),
+        Route("/stories/{story_id}/shares/{share_id}/revoke", shares.revoke_share,
+              methods=["POST"]),
+        # Outside the household: no password, GET and HEAD alone (app/web/shares.py).
+        Route("/shared/{token}", shares.shared_page, methods=["GET", "HEAD"]),
+        Route("/shared/{token}/picture", shares.shared_picture, methods=["GET", "HEAD"]),
         # Offline and static: the service worker, and /static/{path} from memory.
         Route("/sw.js", offline.service_worker(assets), methods=["GET"]),
         *assets.routes(),

@@ -24,11 +24,13 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from app.dates import file_day, iso_time
 from app.errors import NotFound
 from app.shelf.backup import export_zip, markdown_name, story_markdown
+from app.shelf.shares import Made
 from app.shelf.store import StoredStory, StorySummary
 from app.stories import DELETED_KEEP_S, clean_text, parse_id
 from app.web.inputs import local_path, parse_form, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
 from app.web.pictures import page_frame, picture_json, thumbnails
+from app.web.shares import shares_context
 from app.web.templates import render
 
 LIBRARY_SEARCH_MAX_CHARS = 100
@@ -192,8 +194,13 @@ def story_json(story: StoredStory) -> dict[str, object]:
 async def story_page(request: Request) -> Response:
     """A story to read; one deleted lately says so, with its Restore (still a 404, so an
     offline copy of it is dropped too); JSON clients get the plain 404."""
+    return await render_story_page(request, path_id(request.path_params["story_id"]))
+
+
+async def render_story_page(request: Request, story_id: int, *,
+                            new_share: Made | None = None) -> Response:
+    """The story page (or JSON); `new_share`: a link just made, shown once."""
     shelf = services_of(request).shelf
-    story_id = path_id(request.path_params["story_id"])
     story = await shelf.get_story(story_id)
     if story is None:
         deleted = None if answers_json(request) else await shelf.deleted_story(story_id)
@@ -207,7 +214,8 @@ async def story_page(request: Request) -> Response:
                             headers=VARY)
     sequels = await shelf.story_sequels(story.id)
     context = {"story": story, "sequels": sequels,
-               "picture_frame": page_frame(request, story.id, story.title, picture)}
+               "picture_frame": page_frame(request, story.id, story.title, picture),
+               **await shares_context(request, story.id, new_share)}
     return render(request, "story.html", context, headers=VARY)
 
 

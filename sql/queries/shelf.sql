@@ -51,10 +51,17 @@ SELECT * FROM library_page(
     :limit, :offset)
 
 -- name: delete_story
--- Takes a story off the shelf (soft: its job still points at it). Zero rows: not there.
-UPDATE stories SET deleted_at = now()
- WHERE id = :story_id AND deleted_at IS NULL
-RETURNING id
+-- Takes a story off the shelf (soft: its job still points at it), and ends its share links
+-- in the same statement: a restore brings the story back, not them. Zero rows: not there.
+WITH deleted AS (
+    UPDATE stories SET deleted_at = now()
+     WHERE id = :story_id AND deleted_at IS NULL
+    RETURNING id
+), unshared AS (
+    UPDATE story_shares SET revoked_at = now()
+     WHERE story_id IN (SELECT id FROM deleted) AND revoked_at IS NULL
+)
+SELECT id FROM deleted
 
 -- name: set_favourite
 -- Marks or unmarks a story on the shelf as a favourite. Zero rows: not there.

@@ -1,0 +1,127 @@
+"""A story for Grandma, in a real browser: a link made from the story page ("Share…", then
+Copy where the device has a clipboard), opened in a fresh browser profile at the three
+sizes with no password: the story, its picture and the first name alone, no cookie, nothing
+of the household; and printed (print media), the shared page and the story page are a
+booklet page: the picture on top, no controls, black on white. Screenshots in
+test-artifacts/."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+import httpx
+import pytest
+
+from tests.browser.test_browser_pictures import STORY, TITLE, finished_story
+from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
+from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
+
+pytestmark = needs_chromium
+
+
+@pytest.fixture
+def shared(browser, settings, fake_llm):
+    """The household's app (pictures drawn), a story, and a link made on its page."""
+    fake_llm.story = STORY
+    with served_over_http(replace(settings, illustrator="openai",
+                                  image_model="fake-image")) as url:
+        story_id = finished_story(url)
+        wait_for_picture(url, story_id)
+        context = browser.new_context(viewport=SIZES["tablet"])
+        try:
+            page = context.new_page()
+            page.goto(f"{url}/stories/{story_id}", wait_until="networkidle")
+            page.get_by_role("button", name="Share…").click()
+            link = page.locator("[data-share-url]")
+            link.wait_for()
+            assert page.get_by_role("button", name="Copy the link").is_visible()
+            assert page.get_by_role("button", name="Stop sharing").is_visible()
+            page.screenshot(path=str(ARTIFACTS / "share-made-tablet.png"))
+            shared_url = link.input_value()
+        finally:
+            context.close()
+        yield url, story_id, shared_url
+
+
+def wait_for_picture(url: str, story_id: int) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while httpx.get(f"{url}/stories/{story_id}", headers={"Accept": "application/json"},
+                    timeout=HTTP_TIMEOUT_S).json()["picture"]["status"] != "ready":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_grandma_opens_the_link_in_a_fresh_browser(browser, shared, size):
+    url, _, shared_url = shared
+    assert re.fullmatch(rf"{re.escape(url)}/shared/[A-Za-z0-9_-]{{22,}}", shared_url)
+    grandma = browser.new_context(viewport=SIZES[size])  # a fresh profile: nothing of ours
+    try:
+        page = grandma.new_page()
+        answer = page.goto(shared_url, wait_until="networkidle")
+        assert answer.status == 200
+        assert page.locator("h1").inner_text() == TITLE
+        assert page.locator(".story-text p").count() >= 3
+        img = page.locator("figure.picture img")
+        assert img.is_visible() and img.get_attribute("alt") == TITLE
+        page.wait_for_function("document.querySelector('figure.picture img').complete"
+                               " && document.querySelector('figure.picture img').naturalWidth > 0")
+        assert grandma.cookies() == []
+        links = page.locator("a").evaluate_all("links => links.map(a => a.href)")
+        assert links == []  # no way into the household
+        assert page.locator("form").count() == 0
+        size_px = float(page.evaluate("parseFloat(getComputedStyle(document.querySelector("
+                                      "'.story-text p')).fontSize)"))
+        assert size_px >= 18  # bedtime reading type
+        assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
+        page.screenshot(path=str(ARTIFACTS / f"shared-{size}.png"), full_page=True)
+    finally:
+        grandma.close()
+
+
+@pytest.mark.parametrize(("scheme", "dark"), [("light", False), ("dark", True)])
+def test_the_shared_page_is_night_when_the_reader_prefers_dark(browser, shared, scheme, dark):
+    _, _, shared_url = shared
+    context = browser.new_context(viewport=SIZES["phone"], color_scheme=scheme)
+    try:
+        page = context.new_page()
+        page.goto(shared_url, wait_until="networkidle")
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(12, 9, 6)") == dark, background  # Night's page
+        dimmed = page.evaluate("getComputedStyle(document.querySelector("
+                               "'figure.picture img')).filter")
+        assert ("brightness(0.55)" in dimmed) == dark
+        page.screenshot(path=str(ARTIFACTS / f"shared-phone-{scheme}.png"))
+    finally:
+        context.close()
+
+
+def test_the_shared_page_and_the_story_page_print_as_a_booklet_page(browser, shared):
+    url, story_id, shared_url = shared
+    context = browser.new_context(viewport=SIZES["tablet"])
+    context.add_cookies([{"name": "theme", "value": "night", "url": url}])
+    try:
+        page = context.new_page()
+        for address in (shared_url, f"{url}/stories/{story_id}"):
+            page.goto(address, wait_until="networkidle")
+            page.emulate_media(media="print")
+            picture = page.locator("figure.picture").bounding_box()
+            title = page.locator("h1").bounding_box()
+            assert picture["y"] < title["y"], address  # the picture on top
+            for control in ("button", ".reading-tools", ".story-foot", ".shares",
+                            ".site-header"):
+                visible = page.locator(control).evaluate_all(
+                    "els => els.filter(e => e.getClientRects().length > 0).length")
+                assert visible == 0, (address, control)
+            colours = page.evaluate("""() => [getComputedStyle(document.body).backgroundColor,
+                getComputedStyle(document.querySelector('.story-text p')).color]""")
+            assert colours == ["rgb(255, 255, 255)", "rgb(0, 0, 0)"], address
+            assert "serif" in page.evaluate("getComputedStyle(document.querySelector("
+                                            "'.story-text')).fontFamily").lower()
+            which = "shared" if "/shared/" in address else "story"
+            page.pdf(path=str(ARTIFACTS / f"print-{which}.pdf"))
+            page.emulate_media(media="screen")
+    finally:
+        context.close()
