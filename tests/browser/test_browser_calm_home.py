@@ -30,14 +30,26 @@ pytestmark = needs_chromium
 EVENING = 10  # stories
 CLS_MAX = 0.02
 # Every layout shift on the page, as the browser reports it (for CLS, those with no tap
-# just before them: a card that comes in answer to a tap is expected).
+# just before them: a card that comes in answer to a tap is expected). The browser's "just
+# before" is 500 ms; on a loaded machine the card a tap asked for can come later than that,
+# so a shift that moves nothing but the newest card, within ANSWER_MS of a tap, counts as
+# the tap's answer too. Any other card moving counts, whenever it is.
+ANSWER_MS = 3000
 WATCH_SHIFTS = """
   window.__shifts = [];
   window.__marks = [];  // [story, when it was done]
+  window.__lastTap = -1e9;
+  addEventListener("pointerdown", () => { window.__lastTap = performance.now(); }, true);
   new PerformanceObserver((list) => {
     for (const shift of list.getEntries()) {
+      const cards = document.querySelectorAll("#jobs .job-card");
+      const newest = cards.length ? cards[cards.length - 1] : null;
+      const onlyNewest = newest !== null && shift.sources.length > 0 && shift.sources.every(
+        (s) => s.node && (s.node === newest || newest.contains(s.node)));
       window.__shifts.push({
-        value: shift.value, tapped: shift.hadRecentInput, at: Math.round(shift.startTime),
+        value: shift.value, tapped: shift.hadRecentInput,
+        answer: onlyNewest && shift.startTime - window.__lastTap < ANSWER_MS,
+        at: Math.round(shift.startTime),
         scrollY: window.scrollY, page: document.documentElement.scrollHeight,
         rects: shift.sources.map((s) => [s.previousRect.y, s.currentRect.y, s.currentRect.height]),
         moved: shift.sources.map((s) => s.node && s.node.nodeType === 1
@@ -45,7 +57,7 @@ WATCH_SHIFTS = """
       });
     }
   }).observe({ type: "layout-shift", buffered: true });
-"""
+""".replace("ANSWER_MS", str(ANSWER_MS))
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +75,8 @@ def evening(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
 
 
 def unprompted_shift(page) -> tuple[float, list[dict]]:
-    shifts = [shift for shift in page.evaluate("window.__shifts") if not shift["tapped"]]
+    shifts = [shift for shift in page.evaluate("window.__shifts")
+              if not shift["tapped"] and not shift["answer"]]
     return sum(shift["value"] for shift in shifts), shifts
 
 
