@@ -64,12 +64,14 @@ smoke: $(STAMP)
 	  tests/queue/test_intake.py tests/queue/test_background.py tests/test_fake_llm.py \
 	  tests/test_procfile.py tests/web/test_api.py $(PYTEST_ARGS)
 
-# One table, about a minute: bytes on the wire, cold start, polls, POST -> 202 and memory,
-# each against a baseline from the same run (needs wrk and chromium from Debian); then the
-# hand-over's (bench-handover), about a minute more.
+# One table, about three minutes: bytes on the wire, cold start, polls, POST -> 202 (with
+# and without a budget) and memory, each against a baseline from the same run (needs wrk
+# and chromium from Debian); then the hand-over's (bench-handover) and the pictures'
+# (bench-pictures), about three minutes more.
 bench: $(STAMP)
 	$(BIN)/python bench/perf.py
 	$(BIN)/python bench/handover.py
+	$(BIN)/python bench/pictures.py
 
 # Background generation (LLM_API=responses), about a minute: SIGTERM -> exit with a story
 # streaming, a new process picking the story up, stop -> cancelled (and chat), one billed
