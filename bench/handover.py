@@ -42,7 +42,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import embedded_postgres_url  # noqa: E402
+from app.embedded import embedded_postgres_url  # noqa: E402
 from app.queue.writing import TEXT_SAVE_INTERVAL_S  # noqa: E402
 from bench.perf import UVICORN_FLAGS, print_table, submit, wait_for  # noqa: E402
 from bench.scale_out import fresh_database  # noqa: E402

@@ -30,7 +30,8 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings  # noqa: E402
-from app.db import connect_pool, embedded_postgres_url  # noqa: E402
+from app.db import connect_pool  # noqa: E402
+from app.embedded import embedded_postgres_url  # noqa: E402
 from app.main import create_app  # noqa: E402
 from tests.helpers.fake_llm import FakeLLM, free_port  # noqa: E402
 from tests.helpers.sql import fetch_all, fetch_val

@@ -42,7 +42,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import embedded_postgres_url  # noqa: E402
+from app.embedded import embedded_postgres_url  # noqa: E402
 from bench.scale_out import fresh_database  # noqa: E402
 from tests.helpers.fake_llm import FakeLLM, free_port  # noqa: E402
 

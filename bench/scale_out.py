@@ -28,7 +28,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.db import embedded_postgres_url  # noqa: E402
+from app.embedded import embedded_postgres_url  # noqa: E402
 from app.services import IDLE_RECHECK_S  # noqa: E402
 from tests.helpers.database import with_database  # noqa: E402
 from tests.helpers.fake_llm import FakeLLM  # noqa: E402

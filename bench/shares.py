@@ -24,7 +24,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.config import Settings  # noqa: E402
-from app.db import embedded_postgres_url  # noqa: E402
+from app.embedded import embedded_postgres_url  # noqa: E402
 from app.main import create_app  # noqa: E402
 from app.shelf.shares import TOKEN_CHARS  # noqa: E402
 from bench.scale_out import fresh_database  # noqa: E402

@@ -671,7 +671,7 @@ def main() -> int:
                         help="only the moments of this mode (responses: the bg_ ones)")
     args = parser.parse_args()
     moments = chosen_moments(args.moments, args.llm_api)
-    from app.db import embedded_postgres_url
+    from app.embedded import embedded_postgres_url
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:

@@ -21,7 +21,8 @@ import pytest
 from starlette.applications import Starlette
 
 from app.config import Settings
-from app.db import Pool, connect_pool, embedded_postgres_url, stop_embedded_postgres
+from app.db import Pool, connect_pool
+from app.embedded import embedded_postgres_url, stop_embedded_postgres
 from app.main import create_app
 from tests.helpers.app import serve
 from tests.helpers.database import (

@@ -18,7 +18,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from app.db import EMBEDDED_POSTGRES_MAJOR, embedded_server
+from app.embedded import EMBEDDED_POSTGRES_MAJOR, embedded_server
 from app.logs import LOGGER_NAME
 from tests.helpers.database import postgres_dir
 from tests.helpers.platform import ROOT
@@ -82,7 +82,7 @@ def test_processes_starting_at_once_make_the_system_user_once(tmp_path):
     """Four processes at once, as the test workers start on a new machine: one user, one
     uid, the one each of them was given (concurrent useradds each made one)."""
     name = f"bedtime-t{uuid.uuid4().hex[:8]}"
-    code = ("import sys; from app.db import system_user_made_once;"
+    code = ("import sys; from app.embedded import system_user_made_once;"
             " print(system_user_made_once(sys.argv[1]))")
     try:
         starts = [subprocess.Popen([sys.executable, "-c", code, name], cwd=ROOT,

@@ -27,12 +27,8 @@ import asyncpg
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.db import (  # noqa: E402
-    connect_pool,
-    embedded_postgres_url,
-    migrate,
-    stop_embedded_postgres,
-)
+from app.db import connect_pool, migrate  # noqa: E402
+from app.embedded import embedded_postgres_url, stop_embedded_postgres  # noqa: E402
 
 SCHEMA_FILE = ROOT / "sql" / "schema.sql"
 DUMP_OPTIONS = ("--schema-only", "--no-owner", "--no-privileges", "--no-tablespaces")

@@ -7,13 +7,13 @@
 
 A replay is answered before any capacity or limit check, so retrying a request can never
 be refused. A new job is checked against the queue bound (pending rows in the whole
-database), the day's limit and, with a `meter` whose budget is set, the month's budget (what
-was spent, what live jobs set aside, and this job's most: app/money/) under the intake lock
-before anything is written, so a
-refusal writes nothing and the key stays unused. The same statement notifies every
-process's idle workers, so one claims the job the moment it commits: the lock, the
-replay check, the counts, the insert and the notification are one statement
-(`intake_job`, sql/functions/intake_job.sql), so an accepted job costs one round trip.
+database), the day's limit and, with a `meter` whose budget is set, the month's budget
+(what was spent, what live jobs set aside, and this job's most: app/money/) under the
+intake lock before anything is written, so a refusal writes nothing and the key stays
+unused. The same statement notifies every process's idle workers, so one claims the job
+the moment it commits: the lock, the replay check, the counts, the insert and the
+notification are one statement (`intake_job`, sql/functions/intake_job.sql), so an
+accepted job costs one round trip.
 """
 
 from __future__ import annotations

@@ -128,8 +128,9 @@ class LoginLimiter:
 
     async def _take(self, db: Pool, attempt: LoginAttempt) -> list[Count]:
         if attempt.device:
-            rows = await fetch_all(db, "take_device_login_attempt", {
-                "device": attempt.device, "window_s": float(self.device_window_s)})
+            rows = await fetch_all(db, "count_failure", {
+                "scope": "device", "client": attempt.device,
+                "window_s": float(self.device_window_s)})
         else:
             rows = await fetch_all(db, "take_login_attempt", {
                 "address": self._address(attempt), "address_window_s": float(self.window_s),

@@ -1,5 +1,6 @@
 """Share links: a story for someone outside the household, at /shared/<token>, opened with
-no password; the only code that knows sql/queries/shares.sql's statement names.
+no password; the only code that knows sql/queries/shares.sql's statement names (and the count it
+shares with the login limiter, sessions.sql's count_failure).
 
     shares = ShareStore(db)
     made = await shares.make(story_id, days=30)     # Made (with its token), or None: no story
@@ -104,8 +105,8 @@ class ShareStore(Statements):
         return int(await self._val("share_misses", {"client": client[:100]}))
 
     async def count_miss(self, client: str) -> None:
-        await self._val("count_share_miss", {"client": client[:100],
-                                             "window_s": float(SHARE_MISS_WINDOW_S)})
+        await self._val("count_failure", {"scope": "share", "client": client[:100],
+                                          "window_s": float(SHARE_MISS_WINDOW_S)})
 
 
 def _share(row: Any) -> Share:

@@ -60,11 +60,13 @@ UNION ALL
 SELECT scope, client, failures, extract(epoch FROM window_ends_at - now())::float8
   FROM address
 
--- name: take_device_login_attempt
--- A device that has signed in before tries a password: the attempt counts for that device
--- alone (nobody else's failures hold it up), before the password is looked at.
+-- name: count_failure
+-- One more failure counted for one client in one scope, in a fixed window from its first:
+-- a device that has signed in before trying a password (scope 'device', counted for that
+-- device alone, before the password is looked at: nobody else's failures hold it up), or
+-- an address looking up a share link that opens nothing (scope 'share', app/shelf/shares.py).
 INSERT INTO login_failures AS f (scope, client, failures, window_ends_at)
-VALUES ('device', :device, 1, now() + make_interval(secs => :window_s))
+VALUES (:scope, :client, 1, now() + make_interval(secs => :window_s))
 ON CONFLICT (scope, client) DO UPDATE SET
     failures = CASE WHEN f.window_ends_at <= now() THEN 1 ELSE f.failures + 1 END,
     window_ends_at = CASE WHEN f.window_ends_at <= now() THEN EXCLUDED.window_ends_at

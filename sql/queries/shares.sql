@@ -40,16 +40,7 @@ SELECT p.content_type, p.image, p.etag
  WHERE sh.token_hash = :token_hash AND sh.revoked_at IS NULL AND sh.expires_at > now()
 
 -- name: share_misses
--- How many unknown links this address looked up in its window (0: none, or it is over).
+-- How many unknown links this address looked up in its window (0: none, or it is over);
+-- each is counted by sessions.sql's count_failure, scope 'share'.
 SELECT coalesce((SELECT failures FROM login_failures
                   WHERE scope = 'share' AND client = :client AND window_ends_at > now()), 0)
-
--- name: count_share_miss
--- One more unknown link looked up from this address (a fixed window from the first).
-INSERT INTO login_failures AS f (scope, client, failures, window_ends_at)
-VALUES ('share', :client, 1, now() + make_interval(secs => :window_s))
-ON CONFLICT (scope, client) DO UPDATE SET
-    failures = CASE WHEN f.window_ends_at <= now() THEN 1 ELSE f.failures + 1 END,
-    window_ends_at = CASE WHEN f.window_ends_at <= now() THEN EXCLUDED.window_ends_at
-                          ELSE f.window_ends_at END
-RETURNING failures

@@ -15,7 +15,7 @@ import asyncpg
 import httpx
 import pytest
 
-from app.db import embedded_server
+from app.embedded import embedded_server
 from app.queue.check import check_invariants
 from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
