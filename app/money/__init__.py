@@ -11,10 +11,19 @@ a price is US dollars per million tokens (or per picture), a Decimal.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 
 MICROS = 1_000_000
 PER_MTOK = Decimal(1_000_000)
+
+
+@dataclass(frozen=True)
+class MonthBudget:
+    """MONTHLY_BUDGET for the month under way: its cap and its first midnight (in TZ)."""
+
+    limit_micros: int
+    month_start: datetime
 
 
 @dataclass(frozen=True)

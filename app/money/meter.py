@@ -4,7 +4,8 @@
     meter = Meter.for_settings(settings)    # or Meter(PriceTable(...), budget_micros=...)
     meter.budget()                      # MonthBudget for the month under way, or None
     meter.story_set_aside(request)      # micro-dollars, held while the job lives
-    charge = meter.charge("story", story.model, usage, job)    # a ledger row's values
+    charge = await meter.charge("story", story.model, usage, set_aside=job.set_aside_micros,
+                                child=job.request.child_name)   # a ledger row's values
 
 A call the provider reported no usage for is charged its set-aside, marked estimated: the
 most it could have cost, so a budget is never passed by a call nobody measured.
@@ -18,9 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
 from app.config import Settings
-from app.money import Price, Usage
+from app.money import MonthBudget, Price, Usage
 from app.money.prices import PriceTable
-from app.queue.jobs import Job, MonthBudget
 from app.stories import StoryRequest
 
 FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to anyone
@@ -115,14 +115,15 @@ class Meter:
     def picture_set_aside(self) -> int:
         return self.prices.picture_set_aside(self.image_model)
 
-    def charge(self, kind: str, model: str, usage: Usage | None, job: Job) -> Charge:
-        """What the job's call cost: its reported usage at the model's price; with none
-        reported, its set-aside (estimated)."""
+    async def charge(self, kind: str, model: str, usage: Usage | None, *, set_aside: int,
+                     child: str | None) -> Charge:
+        """What a job's call cost: its reported usage at the model's price (looked up off
+        the event loop); with none reported, the job's `set_aside` (estimated)."""
+        await self.ready(model)
         price = self.prices.price_of(model)
-        child = job.request.child_name
         if usage is None:
             return Charge(kind, model, Usage(images=int(kind == "picture")), price,
-                          job.set_aside_micros if price is not None else 0, estimated=True,
+                          set_aside if price is not None else 0, estimated=True,
                           child_name=child)
         return Charge(kind, model, usage, price, price.charge(usage) if price else 0,
                       child_name=child)

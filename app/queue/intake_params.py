@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from app.queue.jobs import MonthBudget
+from app.money import MonthBudget
 from app.requests import to_params
 from app.stories import StoryRequest
 

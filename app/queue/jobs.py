@@ -165,14 +165,6 @@ class Held:
 
 
 @dataclass(frozen=True)
-class MonthBudget:
-    """MONTHLY_BUDGET for the month under way: its cap and its first midnight (in TZ)."""
-
-    limit_micros: int
-    month_start: datetime
-
-
-@dataclass(frozen=True)
 class IntakeResult:
     """What the intake statement found: the key's job (`replayed`) or the new one; no job
     when the counts (each counted only up to its bound) or the budget refused it; with a

@@ -70,10 +70,9 @@ class PictureWriter:
                        "the illustrator sent a picture that cannot be shown", str(error))
             return
         drawn = Drawn(image, image_type, small, small_type, picture.model)
-        if self.meter is not None:
-            await self.meter.ready(picture.model)
-        charge = None if self.meter is None else self.meter.charge(
-            "picture", picture.model, picture.usage, job)
+        charge = None if self.meter is None else await self.meter.charge(
+            "picture", picture.model, picture.usage, set_aside=job.set_aside_micros,
+            child=job.request.child_name)
         await self._store(job, drawn, charge)
 
     async def _store(self, job: Job, drawn: Drawn, charge: Charge | None) -> None:

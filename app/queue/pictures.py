@@ -27,10 +27,11 @@ from dataclasses import dataclass
 import asyncpg
 
 from app.errors import Conflict
+from app.money import MonthBudget
 from app.money.meter import Charge, charge_params
 from app.queries import Queryable, Statements
 from app.queue.intake_params import INTAKE_LOCK_KEY
-from app.queue.jobs import Job, MonthBudget, PictureState, picture_state
+from app.queue.jobs import Job, PictureState, picture_state
 from app.requests import PICTURE_REQUEST_COLUMNS
 
 KEY_PREFIX = "picture:"

@@ -98,10 +98,10 @@ class Storing:
         job_id = writing.job.id
         screening = Screening.PENDING if self.screener is not None else None
         try:
-            if self.meter is not None:  # the answering model's price, off the event loop
-                await self.meter.ready(story.model)
-            charge = None if self.meter is None else self.meter.charge(
-                "story", story.model, story_usage(story), writing.job)
+            job = writing.job
+            charge = None if self.meter is None else await self.meter.charge(
+                "story", story.model, story_usage(story), set_aside=job.set_aside_micros,
+                child=job.request.child_name)
             return await through_outage(
                 job_id, lambda: self._store_once(job_id, story, screening, charge),
                 lost="story_lost")
