@@ -12,7 +12,14 @@ from dataclasses import replace
 import httpx
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, CARD_POLL_S, SIZES, needs_chromium, served_over_http
+from tests.helpers.browser import (
+    ARTIFACTS,
+    CARD_POLL_S,
+    SIZES,
+    needs_chromium,
+    picture_loaded,
+    served_over_http,
+)
 from tests.helpers.waits import WAIT_S
 
 pytestmark = needs_chromium
@@ -74,7 +81,7 @@ def test_the_picture_arrives_in_its_place_and_nothing_moves(browser, settings, f
             assert frame["width"] > 0 and abs(frame["height"] - frame["width"] * 2 / 3) < 2
             page.locator("figure.picture img").wait_for(state="visible",
                                                         timeout=WAIT_S * 1000)
-            page.wait_for_function("document.querySelector('figure.picture img').complete")
+            picture_loaded(page)
             page.screenshot(path=str(ARTIFACTS / f"picture-{size}.png"))
             after = page.locator(".story-text p").first.bounding_box()
             assert abs(after["y"] - first["y"]) <= STILL_PX
@@ -114,7 +121,7 @@ def test_the_story_page_does_not_move_from_its_first_paint(browser, settings, fa
             time.sleep(0.05)
         context, page = open_story(browser, url, story_id, size)
         try:
-            page.wait_for_function("document.querySelector('figure.picture img').complete")
+            picture_loaded(page)
             tools = page.locator(".reading-tools .wake-lock, .reading-tools .read-aloud")
             assert tools.first.is_visible()  # revealed by the scripts: the case tested
             assert page.evaluate("window.__shifts") == 0

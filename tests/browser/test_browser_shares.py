@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.browser.test_browser_pictures import STORY, TITLE, finished_story
-from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
+from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, picture_loaded, served_over_http
 from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
 
 pytestmark = needs_chromium
@@ -66,8 +66,7 @@ def test_grandma_opens_the_link_in_a_fresh_browser(browser, shared, size):
         assert page.locator(".story-text p").count() >= 3
         img = page.locator("figure.picture img")
         assert img.is_visible() and img.get_attribute("alt") == TITLE
-        page.wait_for_function("document.querySelector('figure.picture img').complete"
-                               " && document.querySelector('figure.picture img').naturalWidth > 0")
+        picture_loaded(page)
         assert grandma.cookies() == []
         links = page.locator("a").evaluate_all("links => links.map(a => a.href)")
         assert links == []  # no way into the household

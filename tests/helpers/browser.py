@@ -195,6 +195,16 @@ def open_reading_menu(page) -> None:
     page.locator("details[data-reading-menu] > summary").click()
 
 
+def picture_loaded(page, selector: str = "figure.picture img") -> None:
+    """Wait until the picture's bytes are decoded. A property wait on the element, not
+    wait_for_function: that one evaluates a string when it polls, which the CSP forbids."""
+    from playwright.sync_api import expect
+
+    img = page.locator(selector)
+    expect(img).to_have_js_property("complete", True, timeout=WAIT_S * 1000)
+    expect(img).not_to_have_js_property("naturalWidth", 0, timeout=WAIT_S * 1000)
+
+
 def request_story(page) -> str:
     """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
     before = page.locator("#jobs .job-card").count()
