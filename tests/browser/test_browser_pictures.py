@@ -64,7 +64,7 @@ def finished_story(url: str) -> int:
 @pytest.mark.parametrize("size", list(SIZES))
 def test_the_picture_arrives_in_its_place_and_nothing_moves(browser, settings, fake_llm, size):
     fake_llm.story = STORY
-    fake_llm.images.delay_s = 2.5  # the page opens while the picture is drawn
+    fake_llm.images.hold()  # the page opens while the picture is drawn
     drawing = replace(settings, illustrator="openai", image_model="fake-image",
                       card_poll_s=CARD_POLL_S)
     with served_over_http(drawing) as url:
@@ -79,6 +79,7 @@ def test_the_picture_arrives_in_its_place_and_nothing_moves(browser, settings, f
             frame = page.locator("figure.picture").bounding_box()
             first = page.locator(".story-text p").first.bounding_box()
             assert frame["width"] > 0 and abs(frame["height"] - frame["width"] * 2 / 3) < 2
+            fake_llm.images.release()
             page.locator("figure.picture img").wait_for(state="visible",
                                                         timeout=WAIT_S * 1000)
             picture_loaded(page)

@@ -3,6 +3,7 @@
     fake.images.calls_for(17)        # generations that carried X-Story-Job-Id: 17
     fake.images.mode = "refuse"      # or "ok", "500", "hang" (never answers), "garbage"
     fake.images.delay_s = 2.0        # each answer takes this long (the fake's drawing time)
+    fake.images.hold()               # answers wait until fake.images.release()
     fake.images.requests             # the bodies sent, with their job ids
     fake.images.wait_for_call(17)    # block until job 17's call has arrived
     fake.images.picture = painted((1536, 1024), "PNG")   # answer with these bytes instead
@@ -82,6 +83,15 @@ class FakeImages:
         self.mode = "ok"
         self.delay_s = 0.0
         self.picture: bytes | None = None  # the bytes to answer with (default: small_image)
+        self._released = threading.Event()
+        self._released.set()
+
+    def hold(self) -> None:
+        """Answers wait from now on until release(): a test sees the page while it is drawn."""
+        self._released.clear()
+
+    def release(self) -> None:
+        self._released.set()
 
     def calls_for(self, job_id: int) -> int:
         with self._lock:
@@ -110,6 +120,8 @@ class FakeImages:
             self._arrived.notify_all()
         if self.mode == "hang":
             await asyncio.sleep(3600)
+        while not self._released.is_set():
+            await asyncio.sleep(0.01)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
         if self.mode == "refuse":
