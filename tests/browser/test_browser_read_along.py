@@ -89,6 +89,14 @@ def app(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+def quick(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo storyteller, a story in a second: for the tests of a written card."""
+    with app_of_its_own(pg_url, tmp_path_factory.mktemp("read-along-quick"), allow_open=True,
+                        demo_delay_s=1, worker_concurrency=2) as url:
+        yield url
+
+
 def write(page, url: str, idea: str):
     """A story asked for on the home page; its card."""
     page.goto(url + "/")
@@ -135,14 +143,14 @@ def test_the_screen_stays_on_while_a_story_is_written_and_is_let_go_after(
 
 
 @pytest.mark.parametrize("viewport", list(SIZES))
-def test_a_written_card_reads_its_story_aloud_in_the_pinned_bar(open_page, app, viewport):
+def test_a_written_card_reads_its_story_aloud_in_the_pinned_bar(open_page, quick, viewport):
     # Reduced motion: each paragraph is scrolled to at once, so the screenshot is not taken
     # in the middle of a smooth scroll.
-    watched = open_page(app, viewport, reduced_motion="reduce")
+    watched = open_page(quick, viewport, reduced_motion="reduce")
     page = watched.page
     page.add_init_script(WAKE_LOCK_STUB)
     page.add_init_script(SPEECH_STUB.replace("}, 120);", "}, 400);"))
-    card = write(page, app, f"an owl who counts the stars ({viewport})")
+    card = write(page, quick, f"an owl who counts the stars ({viewport})")
     written(card)
     story = card.locator(".job-story")
     title = story.locator(".job-title").inner_text().strip()
@@ -182,13 +190,13 @@ def test_a_written_card_reads_its_story_aloud_in_the_pinned_bar(open_page, app, 
 
 
 @pytest.mark.parametrize("viewport", list(SIZES))
-def test_with_no_voice_the_bar_says_so_and_how_to_add_one(open_page, app, viewport):
-    watched = open_page(app, viewport)
+def test_with_no_voice_the_bar_says_so_and_how_to_add_one(open_page, quick, viewport):
+    watched = open_page(quick, viewport)
     page = watched.page
-    page.context.add_cookies([{"name": "theme", "value": "night", "url": app}])
+    page.context.add_cookies([{"name": "theme", "value": "night", "url": quick}])
     page.add_init_script(WAKE_LOCK_STUB)
     page.add_init_script(SPEECH_STUB + NO_VOICES)
-    card = write(page, app, f"a hedgehog's lantern walk ({viewport})")
+    card = write(page, quick, f"a hedgehog's lantern walk ({viewport})")
     written(card)
     expect(page.locator("html")).to_have_attribute("data-wake", "free")
     wake = page.evaluate("window.__wake")  # while it was written
