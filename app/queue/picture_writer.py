@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import KW_ONLY, dataclass
 
 from app.illustrating import Illustrator, PictureError, Scene
 from app.illustrating.small import NotAPicture, versions
@@ -31,15 +32,15 @@ from app.queue.storing import through_outage
 from app.queue.writing import Writing, fail
 
 
+@dataclass
 class PictureWriter:
-    def __init__(self, illustrator: Illustrator, pictures: PictureStore, store: JobStore,
-                 boot_id: uuid.UUID, *, timeout_s: float, meter: Meter | None = None) -> None:
-        self.illustrator = illustrator
-        self.pictures = pictures
-        self.store = store
-        self.boot_id = boot_id
-        self.timeout_s = timeout_s
-        self.meter = meter
+    illustrator: Illustrator
+    pictures: PictureStore
+    store: JobStore
+    boot_id: uuid.UUID
+    _: KW_ONLY
+    timeout_s: float
+    meter: Meter | None = None
 
     async def draw(self, writing: Writing) -> None:
         job = writing.job
