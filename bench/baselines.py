@@ -15,7 +15,8 @@ so it is the least work, not merely the usual code.
                                   job and its story (a join), then the app's own card
                                   template (templates/_job_card.html) rendered by plain
                                   Jinja2 from that row: the same HTML, byte for byte, as
-                                  the app's card of a finished job, story text and all.
+                                  the app's card of a finished job, story text, picture
+                                  and all (bench/perf.py checks it).
                                   No middleware, no security headers, no compression, no
                                   ETag: what any server must do to answer that card.
     POST /stories/generate        one committed INSERT, 202   (floor; into floor_jobs, a
@@ -46,8 +47,11 @@ TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 CARDS = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=True,
                            auto_reload=False)
 CARD_SQL = (
-    "SELECT j.*, s.title, s.screening, s.body FROM story_jobs j"
-    " LEFT JOIN stories s ON s.id = j.story_id AND s.deleted_at IS NULL WHERE j.id = $1")
+    "SELECT j.*, s.title, s.screening, s.body, ps.picture_status, ps.picture_error,"
+    " ps.picture_etag FROM story_jobs j"
+    " LEFT JOIN stories s ON s.id = j.story_id AND s.deleted_at IS NULL"
+    " LEFT JOIN story_picture_states ps ON ps.story_id = s.id WHERE j.id = $1")
+VERSION_CHARS = 12  # app/web/pictures.py's: the picture's URL carries its ETag's first 12
 BLANK_LINES = re.compile(r"\n\s*\n")
 
 
@@ -96,10 +100,26 @@ async def card(request: Request) -> Response:
     card = SimpleNamespace(
         job=job, polls=not finished, title=row["title"], screening=row["screening"],
         draft=(None, []), language=row["language"] or "en",
-        story=[b.strip() for b in BLANK_LINES.split(body.strip()) if b.strip()])
+        story=[b.strip() for b in BLANK_LINES.split(body.strip()) if b.strip()],
+        picture=picture_frame(row))
     html = CARDS.get_template("_job_card.html").render(card=card, notice=None,
-                                                        csrf_token=None)
+                                                        csrf_token=None, card_poll_s="3")
     return HTMLResponse(html)
+
+
+def picture_frame(row: asyncpg.Record) -> SimpleNamespace | None:
+    """The story's picture under the card, as the app's card shows it (a drawing app)."""
+    if row["story_id"] is None or (row["picture_status"] is None and row["picture_etag"] is None):
+        return None
+    drawing = row["picture_status"] in ("pending", "running")
+    status = "failed" if row["picture_etag"] is None and not drawing else None
+    etag = row["picture_etag"]
+    return SimpleNamespace(
+        picture=SimpleNamespace(drawing=drawing, status=status, error=row["picture_error"],
+                                skipped=row["picture_error"] == "over_budget"),
+        picture_story_id=row["story_id"], picture_title=row["title"], can_draw=True,
+        picture_src=etag and f"/stories/{row['story_id']}/picture?v={etag[:VERSION_CHARS]}",
+        picture_key=uuid.uuid4().hex)
 
 
 class _Status(str):

@@ -341,6 +341,7 @@ async def run(tmp: Path, server_url: str) -> list[tuple[str, str, str, str]]:
                 await asyncio.to_thread(wrk, url, headers=headers, seconds=1)  # warm
             # The same card unasked for gzip: what the app adds besides compressing it.
             as_htmx_plain = {k: v for k, v in as_htmx.items() if k != "Accept-Encoding"}
+            await same_card(app.url + done, floor.url + done, as_htmx_plain)
             floor_r, json_r, render_r, card_r, plain_r, running_r = await poll_rates(
                 [(floor.url + poll, as_json), (app.url + poll, as_json),
                  (floor.url + done, as_htmx), (app.url + done, as_htmx),
@@ -414,6 +415,18 @@ async def poll_rates(targets: list[tuple[str, dict[str, str]]]) -> list[list[flo
         for index, (url, headers) in enumerate(targets):
             rates[index].append((await asyncio.to_thread(wrk, url, headers=headers))["rps"])
     return rates
+
+
+async def same_card(app_url: str, floor_url: str, headers: dict[str, str]) -> None:
+    """The render floor answers the app's card, byte for byte (a form's one-off key aside):
+    else its ratio compares two different pages."""
+    async with httpx.AsyncClient(timeout=10) as client:
+        app_html, floor_html = [
+            re.sub(r"[0-9a-f]{32}", "KEY", (await client.get(url, headers=headers)).text)
+            for url in (app_url, floor_url)]
+    if app_html != floor_html:
+        raise SystemExit(f"bench: the render floor's card is not the app's ({len(floor_html)}"
+                         f" bytes against {len(app_html)}): bench/baselines.py's card()")
 
 
 def ratio(app_rounds: list[float], floor_rounds: list[float]) -> float:
