@@ -14,6 +14,7 @@ from datetime import date
 from app.money import dollars, usd
 from app.money.meter import Meter
 from app.queries import Statements
+from app.stories import LENGTHS, StoryRequest
 
 CHART_DAYS = 30
 KINDS = ("story", "picture", "moderation")  # moderation: free at OpenAI, counted at 0
@@ -74,11 +75,21 @@ def amount(micros: int) -> str:
 
 class Ledger(Statements):
     async def nearly_spent_note(self, meter: Meter) -> str | None:
-        """The home page's one calm line once 80 % of MONTHLY_BUDGET is used; else None."""
+        """The home page's one calm line once 80 % of MONTHLY_BUDGET is used, or once even a
+        short story's most possible cost no longer fits (the intake would refuse it, and
+        with a small budget that comes first); else None."""
         if not meter.budget_micros:
             return None
+        await meter.ready()
         totals = await self._one("month_totals", {"month_start": meter.month_start()})
         used = totals["spent"] + totals["set_aside"]
+        shortest = meter.story_set_aside(StoryRequest(prompt="", length=LENGTHS[0]))
+        if used + shortest > meter.budget_micros:
+            turns = meter.next_month_start()
+            return (f"This month's budget has no room for another story: {dollars(used)} of"
+                    f" {dollars(meter.budget_micros)} is used, and even a short story could"
+                    f" cost up to {dollars(shortest)}. More stories from {turns.day}"
+                    f" {turns:%B}.")
         if used < NEARLY_SPENT * meter.budget_micros:
             return None
         return (f"This month's stories have used {dollars(used)} of the"

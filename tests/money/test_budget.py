@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from decimal import Decimal
 
@@ -19,6 +20,7 @@ from app.money import Price
 from app.money.prices import PriceTable
 from app.queue.store import JobStore
 from app.requests import parse_story_request
+from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
 from tests.helpers.processes import AppProcess
 from tests.helpers.sql import execute, fetch_one, fetch_val
@@ -168,3 +170,39 @@ def test_the_set_aside_is_the_whole_token_budget_at_the_model_s_prices():
     # 8,000 tokens of room for reasoning and the story's own at 0.6 $/MTok, and the prompt:
     # far above a story's real cost (195), so no story can pass the cap.
     assert 5_000 < SET_ASIDE < 10_000
+
+
+# A short story's most possible cost, as the home page reckons it (no idea typed yet).
+SHORT = PriceTable(dict(PRICES)).set_aside(StoryRequest(prompt="", length="short"), "fake-model")
+
+
+async def spent_already(db, micros: int) -> None:
+    await execute(db, "INSERT INTO spend (kind, model, cost_micros)"
+                  " VALUES ('story', 'fake-model', :micros)", {"micros": micros})
+
+
+@pytest.mark.parametrize(("spent", "says"), [
+    (0, None),
+    (int(0.5 * 10 * SHORT), None),  # half used, room for several stories
+    (int(0.85 * 10 * SHORT), "have used"),  # 80 % and more, with room for a short story
+    (10 * SHORT - SHORT // 2, "no room for another story"),  # under 100 % yet full
+], ids=["nothing", "half", "eighty", "full"])
+async def test_the_home_page_says_calmly_when_the_budget_is_nearly_or_wholly_used(
+    make_app, db, spent, says
+):
+    """Once 80 % is used, one calm line; once even a short story's most possible cost does
+    not fit (with a small budget that comes before 80 %), the line says there is no room,
+    and a story asked for then is refused as it says."""
+    app = make_app(prices=PRICES, monthly_budget_micros=10 * SHORT)
+    if spent:
+        await spent_already(db, spent)
+    async with serve(app) as client:
+        page = (await client.get("/")).text
+        notes = re.findall(r'<p class="budget-note" role="status">(.*?)</p>', page, re.S)
+        if says is None:
+            assert notes == []
+            return
+        (note,) = notes
+        assert says in note and "See the spending" in note and "$" in note
+        refused = await post_story(client, {"prompt": "a fox", "length": "short"})
+        assert refused.status_code == (429 if "no room" in says else 202), refused.text
