@@ -19,25 +19,35 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import KW_ONLY, dataclass
 
 from app.logs import log, log_caught
+from app.money.meter import Charge, Meter
 from app.queue.jobs import FailReason
 from app.queue.store import JobStore
 from app.queue.storing import STORE_RETRYABLE, store_backoff
-from app.queue.writing import Interrupted, Interruption, Writing, fail, unless_interrupted
+from app.queue.writing import (
+    Interrupted,
+    Interruption,
+    Writing,
+    billed,
+    fail,
+    unless_interrupted,
+)
 from app.stories import BackgroundStoryteller, ResponseGone, Story, StorytellerError, clean_text
 
 # A stop (or a failure) cancels the story at the provider within this long, or not at all.
 PROVIDER_CANCEL_TIMEOUT_S = 10
 
 
+@dataclass
 class BackgroundWriter:
-    def __init__(self, storyteller: BackgroundStoryteller, store: JobStore,
-                 boot_id: uuid.UUID, *, llm_timeout_s: float) -> None:
-        self.storyteller = storyteller
-        self.store = store
-        self.boot_id = boot_id
-        self.llm_timeout_s = llm_timeout_s
+    storyteller: BackgroundStoryteller
+    store: JobStore
+    boot_id: uuid.UUID
+    _: KW_ONLY
+    llm_timeout_s: float
+    meter: Meter | None = None  # a story stopped or past its time was billed: the ledger's
 
     async def write(self, writing: Writing) -> Story | None:
         """Start the story at the provider (unless adopted: it was started already), save
@@ -108,10 +118,12 @@ class BackgroundWriter:
                     detail="another worker adopted it; storing nothing")
             else:
                 await self._cancel_at_provider(writing)
-                await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
+                await self._fail(writing, FailReason.CANCELLED, "stopped by the family",
+                                 charge=await billed(writing, self.meter))
         except TimeoutError:
             await self._cancel_at_provider(writing)
-            await self._fail(writing, "the storyteller took too long", "timeout")
+            await self._fail(writing, "the storyteller took too long", "timeout",
+                             charge=await billed(writing, self.meter))
         except ResponseGone as error:
             await self._fail(writing, FailReason.INTERRUPTED, repr(error))
         except StorytellerError as error:
@@ -158,5 +170,7 @@ class BackgroundWriter:
                        expected=(StorytellerError, TimeoutError), job_id=writing.job.id)
 
     async def _fail(self, writing: Writing, error_text: str, detail: str, *,
-                    error: BaseException | None = None) -> bool | None:
-        return await fail(writing, self.store, self.boot_id, error_text, detail, error=error)
+                    error: BaseException | None = None,
+                    charge: Charge | None = None) -> bool | None:
+        return await fail(writing, self.store, self.boot_id, error_text, detail, error=error,
+                          charge=charge)

@@ -11,20 +11,30 @@ a short reason and the words written so far.
 from __future__ import annotations
 
 import uuid
+from dataclasses import KW_ONLY, dataclass
 
+from app.money.meter import Charge, Meter
 from app.queue.jobs import FailReason
 from app.queue.store import JobStore
-from app.queue.writing import Interrupted, Interruption, Writing, fail, unless_interrupted
+from app.queue.writing import (
+    Interrupted,
+    Interruption,
+    Writing,
+    billed,
+    fail,
+    unless_interrupted,
+)
 from app.stories import Story, Storyteller, StorytellerError
 
 
+@dataclass
 class ChatWriter:
-    def __init__(self, storyteller: Storyteller, store: JobStore, boot_id: uuid.UUID, *,
-                 llm_timeout_s: float) -> None:
-        self.storyteller = storyteller
-        self.store = store
-        self.boot_id = boot_id
-        self.llm_timeout_s = llm_timeout_s
+    storyteller: Storyteller
+    store: JobStore
+    boot_id: uuid.UUID
+    _: KW_ONLY
+    llm_timeout_s: float
+    meter: Meter | None = None  # a call stopped or past its time was billed: the ledger's
 
     async def write(self, writing: Writing) -> Story | None:
         """Call the storyteller once, on this connection; None (and the job failed, or
@@ -35,9 +45,11 @@ class ChatWriter:
             return await unless_interrupted(writing, call, {Interruption.STOP},
                                           timeout_s=self.llm_timeout_s)
         except Interrupted:  # closing the stream (the call's task is cancelled) stops it
-            await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
+            await self._fail(writing, FailReason.CANCELLED, "stopped by the family",
+                             charge=await billed(writing, self.meter))
         except TimeoutError:
-            await self._fail(writing, "the storyteller took too long", "timeout")
+            await self._fail(writing, "the storyteller took too long", "timeout",
+                             charge=await billed(writing, self.meter))
         except StorytellerError as error:
             await self._fail(writing, str(error), repr(error.__context__ or error))
         except Exception as error:
@@ -46,5 +58,6 @@ class ChatWriter:
         return None
 
     async def _fail(self, writing: Writing, error_text: str, detail: str, *,
-                    error: BaseException | None = None) -> None:
-        await fail(writing, self.store, self.boot_id, error_text, detail, error=error)
+                    error: BaseException | None = None, charge: Charge | None = None) -> None:
+        await fail(writing, self.store, self.boot_id, error_text, detail, error=error,
+                   charge=charge)

@@ -237,12 +237,13 @@ class JobStore(Statements):
 
     async def fail(
         self, job_id: int, boot_id: uuid.UUID, error_text: str, *,
-        text_so_far: str | None = None,
+        text_so_far: str | None = None, charge: Charge | None = None,
     ) -> bool:
         """Our running job -> failed, keeping its words (`text_so_far`: the latest, when
-        newer than the saved ones)."""
+        newer than the saved ones), and its call's `charge` in the ledger when it was billed."""
         row = await self._guarded("fail_job", "fail", job_id=job_id, boot_id=boot_id,
-                                  error_text=error_text, text_so_far=text_so_far)
+                                  error_text=error_text, text_so_far=text_so_far,
+                                  **charge_params(charge))
         return row is not None
 
     async def sweep_dead_running(

@@ -84,7 +84,7 @@ class Worker:
         self.wakeup = wakeup
         self.boot_id = boot_id
         self.writer, self.adopter = writers_for(storyteller, follower, store, boot_id,
-                                                llm_timeout_s=llm_timeout_s)
+                                                llm_timeout_s=llm_timeout_s, meter=meter)
         # A background writer (LLM_API=responses) starts, follows, hands over, adopts.
         self.background = isinstance(self.writer, BackgroundWriter)
         self.painter = painter
@@ -250,15 +250,18 @@ def writers_for(
     boot_id: uuid.UUID,
     *,
     llm_timeout_s: float,
+    meter: Meter | None = None,
 ) -> tuple[ChatWriter | BackgroundWriter, BackgroundWriter | None]:
     """The writer of new jobs, and what follows an adopted one: the background writer, or
     (with LLM_API=chat) one on the same provider (`follower`), for stories started before
     a switch to chat, so no job with a response id is left without a worker to adopt it.
     The one place a storyteller's mode is told, by the Protocol it meets."""
     if isinstance(storyteller, BackgroundStoryteller):
-        background = BackgroundWriter(storyteller, store, boot_id, llm_timeout_s=llm_timeout_s)
+        background = BackgroundWriter(storyteller, store, boot_id, llm_timeout_s=llm_timeout_s,
+                                      meter=meter)
         return background, background
-    chat = ChatWriter(storyteller, store, boot_id, llm_timeout_s=llm_timeout_s)
+    chat = ChatWriter(storyteller, store, boot_id, llm_timeout_s=llm_timeout_s, meter=meter)
     if follower is None:
         return chat, None
-    return chat, BackgroundWriter(follower, store, boot_id, llm_timeout_s=llm_timeout_s)
+    return chat, BackgroundWriter(follower, store, boot_id, llm_timeout_s=llm_timeout_s,
+                                  meter=meter)

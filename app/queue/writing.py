@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from app.db import DATABASE_UNAVAILABLE
 from app.finishing import finished_text, rest_of
 from app.logs import log, log_caught
+from app.money.meter import Charge, Meter
 from app.queue.jobs import Held, Job
 from app.queue.store import JobStore
 from app.stories import Story, clean_text
@@ -164,11 +165,23 @@ async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *,
             await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s()))  # then try again
 
 
+async def billed(writing: Writing, meter: Meter | None) -> Charge | None:
+    """What a call cost that the provider billed though no story came of it (stopped, or
+    past its time): no usage is reported for a call cut off, so its set-aside, estimated."""
+    if meter is None:
+        return None
+    job = writing.job
+    return await meter.charge("story", meter.story_model, None, set_aside=job.set_aside_micros,
+                              child=job.request.child_name)
+
+
 async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text: str,
-               detail: str, *, error: BaseException | None = None) -> bool | None:
-    """Fail the job, keeping its words. `error`: the unexpected exception that failed
-    it, logged here as an ERROR with its traceback (an expected failure is one line).
-    False: the job was not ours to fail; None: the database could not be told."""
+               detail: str, *, error: BaseException | None = None,
+               charge: Charge | None = None) -> bool | None:
+    """Fail the job, keeping its words, and its call's `charge` in the ledger when it was
+    billed (`billed`). `error`: the unexpected exception that failed it, logged here as an
+    ERROR with its traceback (an expected failure is one line). False: the job was not
+    ours to fail; None: the database could not be told."""
     job_id = writing.job.id
     if error is None:
         log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text,
@@ -178,7 +191,7 @@ async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text
             detail=detail, exc_info=error)
     try:
         return await store.fail(job_id, boot_id, error_text,
-                                text_so_far=clean_text(writing.text))
+                                text_so_far=clean_text(writing.text), charge=charge)
     except Exception as failure:  # the sweeper will see the stopped heartbeat
         if isinstance(failure, DATABASE_UNAVAILABLE):
             log("fail_not_recorded", level=logging.ERROR, job_id=job_id,

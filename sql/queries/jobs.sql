@@ -239,15 +239,28 @@ RETURNING id
 -- goes to the log), keeping the words written so far (:text_so_far; NULL keeps the saved
 -- ones). Never once its story is stored: that job is completed. A job the family asked
 -- to stop ends 'cancelled', never 'interrupted' (a shutdown or a lost response that came
--- before its owner heard the stop): what they see is what they asked for.
-UPDATE story_jobs
-   SET status = 'failed', completed_at = now(),
-       error_text = CASE WHEN :error_text = 'interrupted' AND cancel_requested_at IS NOT NULL
-                         THEN 'cancelled' ELSE :error_text END,
-       text_so_far = coalesce(:text_so_far, text_so_far)
- WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
-   AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
-RETURNING id
+-- before its owner heard the stop): what they see is what they asked for. A call the
+-- provider billed though no story came of it (stopped, or past its time) goes in the
+-- ledger in the same statement, once (:cost_micros NULL: nothing billed, or no meter).
+WITH failed AS (
+    UPDATE story_jobs
+       SET status = 'failed', completed_at = now(),
+           error_text = CASE WHEN :error_text = 'interrupted' AND cancel_requested_at IS NOT NULL
+                             THEN 'cancelled' ELSE :error_text END,
+           text_so_far = coalesce(:text_so_far, text_so_far)
+     WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
+       AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
+    RETURNING id
+), charged AS (
+    INSERT INTO spend (job_id, kind, child_name, model, input_tokens, cached_tokens,
+                       output_tokens, images, price, cost_micros, estimated)
+    SELECT failed.id, CAST(:spend_kind AS text), :spend_child, :spend_model, :input_tokens,
+           :cached_tokens, :output_tokens, :images, CAST(:price AS jsonb), :cost_micros,
+           :estimated
+      FROM failed WHERE CAST(:cost_micros AS bigint) IS NOT NULL
+    ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
+)
+SELECT id FROM failed
 
 -- name: sweep_dead_running
 -- running -> completed, or running -> failed ('interrupted', or 'cancelled' when the

@@ -20,7 +20,7 @@ from app.main import create_app
 from app.money import Price, Usage
 from app.money.ledger import amount
 from app.money.prices import PriceTable
-from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
+from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
 from tests.helpers.pictures import picture_when
 from tests.helpers.platform import ROOT
 from tests.helpers.sql import fetch_all, fetch_val
@@ -89,6 +89,42 @@ async def test_a_failed_job_costs_nothing_and_sets_nothing_aside(make_app, fake_
         assert await fetch_val(db, "SELECT count(*) FROM spend") == 0
         spend = (await client.get("/spend", headers=ACCEPT_JSON)).json()
         assert (spend["spent_usd"], spend["reserved_usd"]) == ("0", "0")
+
+
+@pytest.mark.parametrize("llm_api", ["chat", "responses"])
+@pytest.mark.parametrize("cut_off", ["stopped", "timeout"])
+async def test_a_story_cut_off_is_billed_and_charged_its_set_aside_once(
+        make_app, fake_llm, db, llm_api, cut_off):
+    """The provider bills a call stopped by the family, or past LLM_TIMEOUT_S, for what it
+    wrote: no story and no usage come of it, so its set-aside goes in the ledger (estimated)
+    in the statement that fails the job, once; the set-aside is released with it."""
+    fake_llm.chunk_delay_s = 0.01
+    fake_llm.hold_after_chunks = 4
+    fake_llm.hold()
+    app = make_app(llm_api=llm_api, prices=PRICES, monthly_budget_micros=1_000_000,
+                   llm_timeout_s=1.5 if cut_off == "timeout" else 60)
+    try:
+        async with serve(app) as client:
+            job = (await post_story(client, {"prompt": "a fox", "child_name": "Mia"})).json()
+            set_aside = await fetch_val(db, "SELECT set_aside_micros FROM story_jobs"
+                                        " WHERE id = :id", {"id": job["job_id"]})
+            assert set_aside > STORY_COST  # the whole token budget, not what a story costs
+            if cut_off == "stopped":
+                await asyncio.to_thread(fake_llm.wait_for_call, job["job_id"])
+                answer = await client.post(f"/stories/jobs/{job['job_id']}/cancel",
+                                           headers=JSON)
+                assert answer.status_code == 200, answer.text
+            done = await wait_for_job(client, job["job_id"])
+            assert done["status"] == "failed" and done["error"] == (
+                "cancelled" if cut_off == "stopped" else "the storyteller took too long")
+            [row] = await fetch_all(db, "SELECT * FROM spend")
+            assert (row["job_id"], row["kind"], row["model"], row["child_name"]) == (
+                job["job_id"], "story", "fake-model", "Mia")
+            assert (row["cost_micros"], row["estimated"]) == (set_aside, True)
+            spend = (await client.get("/spend", headers=ACCEPT_JSON)).json()
+            assert (spend["spent_usd"], spend["reserved_usd"]) == (amount(set_aside), "0")
+    finally:
+        fake_llm.release()
 
 
 async def test_a_story_with_no_reported_usage_is_charged_its_set_aside_as_estimated(
