@@ -1,6 +1,6 @@
 """Writing a story at the provider (`LLM_API=responses`), and following one started there.
 
-    writer = BackgroundWriter(storyteller, store, boot_id, llm_timeout_s=180)
+    writer = BackgroundWriter(store, boot_id, storyteller=storyteller, llm_timeout_s=180)
     story = await writer.write(writing)   # None: the job failed, stopped, or left us
     await writer.release(writing)         # at shutdown: any live worker adopts it
 
@@ -18,20 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass, field
 
 from app.logs import log, log_caught
-from app.money.meter import Charge, Meter
 from app.queue.jobs import FailReason
-from app.queue.store import JobStore
 from app.queue.storing import STORE_RETRYABLE, store_backoff
 from app.queue.writing import (
     Interrupted,
     Interruption,
+    Writer,
     Writing,
-    billed,
-    fail,
     unless_interrupted,
 )
 from app.stories import BackgroundStoryteller, ResponseGone, Story, StorytellerError, clean_text
@@ -41,13 +37,8 @@ PROVIDER_CANCEL_TIMEOUT_S = 10
 
 
 @dataclass
-class BackgroundWriter:
-    storyteller: BackgroundStoryteller
-    store: JobStore
-    boot_id: uuid.UUID
-    _: KW_ONLY
-    llm_timeout_s: float
-    meter: Meter | None = None  # a story stopped or past its time was billed: the ledger's
+class BackgroundWriter(Writer):
+    storyteller: BackgroundStoryteller = field(kw_only=True)
 
     async def write(self, writing: Writing) -> Story | None:
         """Start the story at the provider (unless adopted: it was started already), save
@@ -119,11 +110,11 @@ class BackgroundWriter:
             else:
                 await self._cancel_at_provider(writing)
                 await self._fail(writing, FailReason.CANCELLED, "stopped by the family",
-                                 charge=await billed(writing, self.meter))
+                                 billed=True)
         except TimeoutError:
             await self._cancel_at_provider(writing)
             await self._fail(writing, "the storyteller took too long", "timeout",
-                             charge=await billed(writing, self.meter))
+                             billed=True)
         except ResponseGone as error:
             await self._fail(writing, FailReason.INTERRUPTED, repr(error))
         except StorytellerError as error:
@@ -169,8 +160,3 @@ class BackgroundWriter:
             log_caught("provider_cancel_failed", error,
                        expected=(StorytellerError, TimeoutError), job_id=writing.job.id)
 
-    async def _fail(self, writing: Writing, error_text: str, detail: str, *,
-                    error: BaseException | None = None,
-                    charge: Charge | None = None) -> bool | None:
-        return await fail(writing, self.store, self.boot_id, error_text, detail, error=error,
-                          charge=charge)

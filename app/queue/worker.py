@@ -257,11 +257,12 @@ def writers_for(
     a switch to chat, so no job with a response id is left without a worker to adopt it.
     The one place a storyteller's mode is told, by the Protocol it meets."""
     if isinstance(storyteller, BackgroundStoryteller):
-        background = BackgroundWriter(storyteller, store, boot_id, llm_timeout_s=llm_timeout_s,
-                                      meter=meter)
+        background = BackgroundWriter(store, boot_id, storyteller=storyteller,
+                                      llm_timeout_s=llm_timeout_s, meter=meter)
         return background, background
-    chat = ChatWriter(storyteller, store, boot_id, llm_timeout_s=llm_timeout_s, meter=meter)
+    chat = ChatWriter(store, boot_id, storyteller=storyteller, llm_timeout_s=llm_timeout_s,
+                      meter=meter)
     if follower is None:
         return chat, None
-    return chat, BackgroundWriter(follower, store, boot_id, llm_timeout_s=llm_timeout_s,
-                                  meter=meter)
+    return chat, BackgroundWriter(store, boot_id, storyteller=follower,
+                                  llm_timeout_s=llm_timeout_s, meter=meter)

@@ -14,6 +14,7 @@ import enum
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import KW_ONLY, dataclass
 
 from app.db import DATABASE_UNAVAILABLE
 from app.finishing import finished_text, rest_of
@@ -165,7 +166,27 @@ async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *,
             await asyncio.sleep(min(TEXT_SAVE_INTERVAL_S, every_s()))  # then try again
 
 
-async def billed(writing: Writing, meter: Meter | None) -> Charge | None:
+@dataclass
+class Writer:
+    """What a writer of either mode (chat_writer.py, background_writer.py) holds: the jobs'
+    store, whose they are, how long a call may take, and the meter a call cut off is
+    charged by."""
+
+    store: JobStore
+    boot_id: uuid.UUID
+    _: KW_ONLY
+    llm_timeout_s: float
+    meter: Meter | None = None
+
+    async def _fail(self, writing: Writing, error_text: str, detail: str, *,
+                    error: BaseException | None = None, billed: bool = False) -> bool | None:
+        """Fail the job (`fail`); `billed`: the call was made and cut off, so charged."""
+        charge = await billed_charge(writing, self.meter) if billed else None
+        return await fail(writing, self.store, self.boot_id, error_text, detail, error=error,
+                          charge=charge)
+
+
+async def billed_charge(writing: Writing, meter: Meter | None) -> Charge | None:
     """What a call cost that the provider billed though no story came of it (stopped, or
     past its time): no usage is reported for a call cut off, so its set-aside, estimated."""
     if meter is None:
@@ -179,7 +200,7 @@ async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text
                detail: str, *, error: BaseException | None = None,
                charge: Charge | None = None) -> bool | None:
     """Fail the job, keeping its words, and its call's `charge` in the ledger when it was
-    billed (`billed`). `error`: the unexpected exception that failed it, logged here as an
+    billed (`billed_charge`). `error`: the unexpected exception that failed it, logged here as an
     ERROR with its traceback (an expected failure is one line). False: the job was not
     ours to fail; None: the database could not be told."""
     job_id = writing.job.id
