@@ -1,12 +1,19 @@
-/* Read aloud with the browser's own voice: on the story page, and on a card once its story
-   is written (cards arrive by htmx: bound as they load). Loaded after app.js and wake.js,
-   whose helpers it shares; the pages work without it. */
+/* Read aloud with the browser's own voice: on the story page, on a card once its story
+   is written (cards arrive by htmx: bound as they load), and on a shared story's page.
+   Loaded after app.js and wake.js, whose helpers it shares; a shared page has neither (it
+   holds nothing of the household), so it reads without them: no voice remembered, the
+   screen left to the device. The pages work without this file. */
 (function () {
   "use strict";
-  var stored = window.bedtime.stored;
-  var store = window.bedtime.store;
-  var scrollBehavior = window.bedtime.scrollBehavior;
-  var screen = window.bedtime.screen || { need: function () {} };
+  var bedtime = window.bedtime || {
+    stored: function () { return null; },
+    store: function () {},
+    scrollBehavior: function () { return "smooth"; },
+  };
+  var stored = bedtime.stored;
+  var store = bedtime.store;
+  var scrollBehavior = bedtime.scrollBehavior;
+  var screen = bedtime.screen || { need: function () {} };
   var speech = "speechSynthesis" in window && typeof SpeechSynthesisUtterance === "function";
   var synth = speech ? window.speechSynthesis : null;
   var html = document.documentElement;

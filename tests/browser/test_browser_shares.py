@@ -13,9 +13,17 @@ from dataclasses import replace
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.test_browser_pictures import STORY, TITLE, finished_story
-from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, picture_loaded, served_over_http
+from tests.helpers.browser import (
+    ARTIFACTS,
+    SIZES,
+    SPEECH_STUB,
+    needs_chromium,
+    picture_loaded,
+    served_over_http,
+)
 from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
 
 pytestmark = needs_chromium
@@ -78,6 +86,32 @@ def test_grandma_opens_the_link_in_a_fresh_browser(browser, shared, size):
         page.screenshot(path=str(ARTIFACTS / f"shared-{size}.png"), full_page=True)
     finally:
         grandma.close()
+
+
+def test_grandma_can_have_the_story_read_aloud(browser, shared):
+    """Read aloud on the shared page, which loads reading.js alone (none of the household's
+    scripts): the button is there, a tap reads the title and every paragraph, and no script
+    fails. Headless Chromium has no voices: the page is given a synthesizer that notes what
+    it is asked to say (tests/helpers/browser.py's SPEECH_STUB)."""
+    _, _, shared_url = shared
+    context = browser.new_context(viewport=SIZES["phone"])
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.add_init_script(SPEECH_STUB)
+        page.goto(shared_url, wait_until="networkidle")
+        start = page.get_by_role("button", name="Read aloud")
+        expect(start).to_be_visible()
+        start.click()
+        expect(page.get_by_role("region", name="Reading aloud")).to_be_visible()
+        expect(start).to_be_visible(timeout=WAIT_S * 1000)  # read to the end: the button back
+        spoken = [s["text"] for s in page.evaluate("window.__spoken")]
+        paragraphs = page.locator(".story-text p").all_inner_texts()
+        assert spoken == [TITLE, *[p.strip() for p in paragraphs]]
+        assert errors == []
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize(("scheme", "dark"), [("light", False), ("dark", True)])
