@@ -33,7 +33,8 @@ CLS_MAX = 0.02
 # just before them: a card that comes in answer to a tap is expected). The browser's "just
 # before" is 500 ms; on a loaded machine the card a tap asked for can come later than that,
 # so a shift that moves nothing but the newest card, within ANSWER_MS of a tap, counts as
-# the tap's answer too. Any other card moving counts, whenever it is.
+# the tap's answer too (the card as it is, or the version of it its last poll swapped out:
+# a story finished within the window). Any other card moving counts, whenever it is.
 ANSWER_MS = 3000
 WATCH_SHIFTS = """
   window.__shifts = [];
@@ -44,8 +45,15 @@ WATCH_SHIFTS = """
     for (const shift of list.getEntries()) {
       const cards = document.querySelectorAll("#jobs .job-card");
       const newest = cards.length ? cards[cards.length - 1] : null;
+      // A node of the newest card, or of the version of it a poll just swapped out (no
+      // longer in the page, but still inside its card, which has the newest's id).
+      const inNewest = (node) => {
+        if (node === newest || newest.contains(node)) return true;
+        const card = node.nodeType === 1 ? node.closest(".job-card") : null;
+        return card !== null && !card.isConnected && card.id === newest.id;
+      };
       const onlyNewest = newest !== null && shift.sources.length > 0 && shift.sources.every(
-        (s) => s.node && (s.node === newest || newest.contains(s.node)));
+        (s) => s.node && inNewest(s.node));
       window.__shifts.push({
         value: shift.value, tapped: shift.hadRecentInput,
         answer: onlyNewest && shift.startTime - window.__lastTap < ANSWER_MS,
