@@ -160,6 +160,7 @@ class Services:
                 interval_s=settings.sweeper_interval_s,
                 threshold_min=settings.sweeper_threshold_min,
                 heartbeat_stale_s=settings.heartbeat_stale_s,
+                meter=meter,
             ),
             liveness=ProcessLiveness(
                 ProcessRegistry(db),

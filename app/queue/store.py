@@ -61,12 +61,14 @@ and stores nothing. tests/test_migrations.py checks that every status write has 
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from datetime import datetime
 from typing import Any
 
 from app.logs import log
+from app.money import Price
 from app.money.meter import Charge, charge_params
 from app.queries import Queryable, Statements
 from app.queue.intake_params import intake_params
@@ -247,13 +249,17 @@ class JobStore(Statements):
         return row is not None
 
     async def sweep_dead_running(
-        self, stale_s: float
+        self, stale_s: float, *, billed_at: tuple[str, Price | None] | None = None
     ) -> tuple[list[int], list[int], list[int]]:
         """For every running job whose heartbeat stopped or whose owner was found gone:
         running -> completed when its story is stored, else running -> failed
-        ('interrupted', or 'cancelled' when the family had asked to stop it).
-        (recovered, interrupted, cancelled)"""
-        rows = await self._all("sweep_dead_running", {"stale_s": stale_s})
+        ('interrupted', or 'cancelled' when the family had asked to stop it), a story
+        with words written charged in the ledger as `billed_at` (the story model and its
+        price; None: no meter). (recovered, interrupted, cancelled)"""
+        model, price = billed_at or (None, None)
+        rows = await self._all("sweep_dead_running", {
+            "stale_s": stale_s, "spend_model": model,
+            "price": None if price is None else json.dumps(price.as_json())})
 
         def ids(status: Status, error: str | None) -> list[int]:
             return sorted(row["id"] for row in rows

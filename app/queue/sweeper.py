@@ -25,6 +25,7 @@ from dataclasses import KW_ONLY, dataclass, field
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
+from app.money.meter import Meter
 from app.queue.jobs import FailReason
 from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
@@ -51,11 +52,18 @@ class Sweeper:
     interval_s: float
     threshold_min: float
     heartbeat_stale_s: float
+    meter: Meter | None = None  # a dead job's story with words written was billed for them
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
+        billed_at = None
+        if self.meter is not None:
+            await self.meter.ready()
+            model = self.meter.story_model
+            billed_at = (model, self.meter.prices.price_of(model))
         (result.recovered, result.interrupted,
-         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s)
+         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s,
+                                                                 billed_at=billed_at)
         result.expired = await self.store.sweep_expired_pending(self.threshold_min * 60)
         # Another process's running job whose heartbeat is not stale yet: if that process
         # dies, look again exactly when the heartbeat goes stale.

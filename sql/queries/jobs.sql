@@ -269,23 +269,37 @@ SELECT id FROM failed
 -- stored was paid for: the job completes with it. Otherwise, when the provider never said
 -- it accepted the request (no response id), the story will not come and the job fails,
 -- keeping the words written so far. A job with a response id is left to be adopted: its
--- story goes on at the provider.
-UPDATE story_jobs
-   SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
-       story_id = stored.id,
-       error_text = CASE WHEN stored.id IS NOT NULL THEN NULL
-                         WHEN story_jobs.cancel_requested_at IS NOT NULL THEN 'cancelled'
-                         ELSE 'interrupted' END,
-       text_so_far = CASE WHEN stored.id IS NULL THEN story_jobs.text_so_far ELSE '' END,
-       completed_at = now()
-  FROM story_jobs dead
-  LEFT JOIN stories stored ON stored.job_id = dead.id
- WHERE story_jobs.id = dead.id
-   AND story_jobs.status = 'running'
-   AND (story_jobs.heartbeat_at < now() - make_interval(secs => :stale_s)
-        OR story_jobs.claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
-   AND (dead.response_id IS NULL OR stored.id IS NOT NULL)
-RETURNING story_jobs.id, story_jobs.status, story_jobs.error_text
+-- story goes on at the provider. A story failed with words written was billed for them:
+-- its call goes in the ledger in the same statement, once, at its set-aside, estimated
+-- (:spend_model NULL: no meter; :price NULL: the model is unpriced, so 0).
+WITH swept AS (
+    UPDATE story_jobs
+       SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
+           story_id = stored.id,
+           error_text = CASE WHEN stored.id IS NOT NULL THEN NULL
+                             WHEN story_jobs.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                             ELSE 'interrupted' END,
+           text_so_far = CASE WHEN stored.id IS NULL THEN story_jobs.text_so_far ELSE '' END,
+           completed_at = now()
+      FROM story_jobs dead
+      LEFT JOIN stories stored ON stored.job_id = dead.id
+     WHERE story_jobs.id = dead.id
+       AND story_jobs.status = 'running'
+       AND (story_jobs.heartbeat_at < now() - make_interval(secs => :stale_s)
+            OR story_jobs.claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
+       AND (dead.response_id IS NULL OR stored.id IS NOT NULL)
+    RETURNING story_jobs.id, story_jobs.status, story_jobs.error_text, story_jobs.kind,
+              story_jobs.child_name, story_jobs.set_aside_micros, story_jobs.text_so_far
+), charged AS (
+    INSERT INTO spend (job_id, kind, child_name, model, price, cost_micros, estimated)
+    SELECT id, 'story', child_name, :spend_model, CAST(:price AS jsonb),
+           CASE WHEN CAST(:price AS jsonb) IS NULL THEN 0 ELSE set_aside_micros END, true
+      FROM swept
+     WHERE status = 'failed' AND kind = 'story' AND text_so_far <> ''
+       AND CAST(:spend_model AS text) IS NOT NULL
+    ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
+)
+SELECT id, status, error_text FROM swept
 
 -- name: sweep_expired_pending
 -- pending -> failed ('expired'): waited past the threshold while no worker was alive to

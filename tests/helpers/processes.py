@@ -119,7 +119,8 @@ def problems_in_logs_and_check(apps: list[AppProcess]) -> list[str]:
 async def ledger_problems(conn) -> list[str]:
     """Once every job is over: nothing is still set aside, and the ledger holds each stored
     story's call and each drawn picture's once (migration 025's `spend`); besides those,
-    only calls cut off after they were made (a story stopped or past its time: billed)."""
+    only calls cut off after they were made (a story stopped or past its time, or swept
+    with words written: billed), each once."""
     problems = []
     set_aside = await conn.fetchval(
         "SELECT set_aside FROM month_spend(date_trunc('month', now()) - interval '1 day')")
@@ -134,8 +135,8 @@ async def ledger_problems(conn) -> list[str]:
         extra = await conn.fetchval(
             f"SELECT count(*) FROM spend WHERE kind = '{kind}' AND job_id NOT IN ({stored})"
             " AND job_id NOT IN (SELECT id FROM story_jobs WHERE status = 'failed'"
-            "   AND started_at IS NOT NULL"
-            "   AND error_text IN ('cancelled', 'the storyteller took too long'))")
+            "   AND started_at IS NOT NULL AND (text_so_far <> ''"
+            "   OR error_text IN ('cancelled', 'the storyteller took too long')))")
         if missing or extra:
             problems.append(f"the ledger misses {missing} and has {extra} extra {kind} calls")
     return problems

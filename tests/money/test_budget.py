@@ -23,7 +23,7 @@ from app.requests import parse_story_request
 from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
 from tests.helpers.processes import AppProcess
-from tests.helpers.sql import execute, fetch_one, fetch_val
+from tests.helpers.sql import execute, fetch_all, fetch_one, fetch_val
 from tests.helpers.waits import HTTP_TIMEOUT_S
 from tests.money.test_ledger import PRICES
 
@@ -31,6 +31,8 @@ pytestmark = pytest.mark.anyio
 
 BODY = {"prompt": "a fox who counts the stars"}
 SET_ASIDE = PriceTable(dict(PRICES)).set_aside(parse_story_request(BODY), "fake-model")
+SET_ASIDE_MIA = PriceTable(dict(PRICES)).set_aside(
+    parse_story_request(BODY | {"child_name": "Mia"}), "fake-model")
 FITS = 5  # stories whose set-asides the budget holds at once
 BUDGET = FITS * SET_ASIDE + SET_ASIDE // 2
 
@@ -102,6 +104,33 @@ async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_
         second = (await post_story(client, BODY)).json()["job_id"]
         assert (await wait_for_job(client, second))["status"] == "failed"
         assert await month_money(db) == (0, 0)
+
+
+async def test_a_story_swept_with_words_written_is_charged_its_set_aside(capped, fake_llm, db):
+    """A process killed while its story streamed: the provider billed the words it wrote,
+    so the sweep that fails the job charges its set-aside, estimated, in the same statement,
+    once. One swept before any word came (the first job above) is charged nothing."""
+    fake_llm.chunk_delay_s = 0.01
+    fake_llm.hold_after_chunks = 4
+    async with serve(capped) as client:
+        job = (await post_story(client, BODY | {"child_name": "Mia"})).json()["job_id"]
+        for _ in range(500):
+            if await fetch_val(db, "SELECT text_so_far <> '' FROM story_jobs WHERE id = :id",
+                               {"id": job}):
+                break
+            await asyncio.sleep(0.02)
+        await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
+                          " WHERE id = :id", {"id": job})
+        sweeper = capped.state.services.sweeper
+        assert (await sweeper.sweep()).interrupted == [job]
+        assert (await sweeper.sweep()).interrupted == []  # once
+        rows = await fetch_all(db, "SELECT * FROM spend")
+        assert [(r["job_id"], r["kind"], r["model"], r["child_name"], r["cost_micros"],
+                 r["estimated"]) for r in rows] == [
+            (job, "story", "fake-model", "Mia", SET_ASIDE_MIA, True)]
+        assert json.loads(rows[0]["price"])["output_per_mtok"] == "0.6"
+        assert await month_money(db) == (SET_ASIDE_MIA, 0)
+        fake_llm.release()
 
 
 async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
