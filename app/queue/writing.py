@@ -200,9 +200,9 @@ async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text
                detail: str, *, error: BaseException | None = None,
                charge: Charge | None = None) -> bool | None:
     """Fail the job, keeping its words, and its call's `charge` in the ledger when it was
-    billed (`billed_charge`). `error`: the unexpected exception that failed it, logged here as an
-    ERROR with its traceback (an expected failure is one line). False: the job was not
-    ours to fail; None: the database could not be told."""
+    billed (`billed_charge`). `error`: the unexpected exception that failed it, logged
+    here as an ERROR with its traceback (an expected failure is one line). False: the job
+    was not ours to fail; None: the database could not be told."""
     job_id = writing.job.id
     if error is None:
         log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text,
