@@ -56,6 +56,17 @@ def charge_params(charge: Charge | None) -> dict[str, object]:
 CHARGE_PARAMS = ("spend_kind", "spend_model", "spend_child", "input_tokens", "cached_tokens",
                  "output_tokens", "images", "cost_micros", "price", "estimated")
 
+# A call cut off (stopped, past its time, its process dead) reports no usage: the statement
+# that fails its job charges its set-aside at this (the story model, and its price or None).
+Billing = tuple[str, Price | None]
+
+
+def billing_params(billed_at: Billing | None) -> dict[str, object]:
+    """fail_job's and sweep_dead_running's ledger parameters; all None: nothing charged."""
+    model, price = billed_at or (None, None)
+    return {"spend_model": model,
+            "price": None if price is None else json.dumps(price.as_json())}
+
 
 class Meter:
     @classmethod
@@ -108,6 +119,11 @@ class Meter:
         if self.budget_micros is None:
             return None
         return MonthBudget(self.budget_micros, self.month_start())
+
+    async def story_billing(self) -> Billing:
+        """The story model and its price, for a call cut off (billing_params)."""
+        await self.ready()
+        return self.story_model, self.prices.price_of(self.story_model)
 
     def story_set_aside(self, request: StoryRequest) -> int:
         return self.prices.set_aside(request, self.story_model)

@@ -61,15 +61,13 @@ and stores nothing. tests/test_migrations.py checks that every status write has 
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from datetime import datetime
 from typing import Any
 
 from app.logs import log
-from app.money import Price
-from app.money.meter import Charge, charge_params
+from app.money.meter import Billing, Charge, billing_params, charge_params
 from app.queries import Queryable, Statements
 from app.queue.intake_params import intake_params
 from app.queue.jobs import (
@@ -239,27 +237,26 @@ class JobStore(Statements):
 
     async def fail(
         self, job_id: int, boot_id: uuid.UUID, error_text: str, *,
-        text_so_far: str | None = None, charge: Charge | None = None,
+        text_so_far: str | None = None, billed_at: Billing | None = None,
     ) -> bool:
         """Our running job -> failed, keeping its words (`text_so_far`: the latest, when
-        newer than the saved ones), and its call's `charge` in the ledger when it was billed."""
+        newer than the saved ones); its call charged in the ledger at `billed_at` (the
+        story model and its price: Meter.story_billing) when it was billed."""
         row = await self._guarded("fail_job", "fail", job_id=job_id, boot_id=boot_id,
                                   error_text=error_text, text_so_far=text_so_far,
-                                  **charge_params(charge))
+                                  **billing_params(billed_at))
         return row is not None
 
     async def sweep_dead_running(
-        self, stale_s: float, *, billed_at: tuple[str, Price | None] | None = None
+        self, stale_s: float, *, billed_at: Billing | None = None
     ) -> tuple[list[int], list[int], list[int]]:
         """For every running job whose heartbeat stopped or whose owner was found gone:
         running -> completed when its story is stored, else running -> failed
         ('interrupted', or 'cancelled' when the family had asked to stop it), a story
         with words written charged in the ledger as `billed_at` (the story model and its
         price; None: no meter). (recovered, interrupted, cancelled)"""
-        model, price = billed_at or (None, None)
-        rows = await self._all("sweep_dead_running", {
-            "stale_s": stale_s, "spend_model": model,
-            "price": None if price is None else json.dumps(price.as_json())})
+        rows = await self._all("sweep_dead_running",
+                               {"stale_s": stale_s, **billing_params(billed_at)})
 
         def ids(status: Status, error: str | None) -> list[int]:
             return sorted(row["id"] for row in rows

@@ -56,11 +56,7 @@ class Sweeper:
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
-        billed_at = None
-        if self.meter is not None:
-            await self.meter.ready()
-            model = self.meter.story_model
-            billed_at = (model, self.meter.prices.price_of(model))
+        billed_at = await self.meter.story_billing() if self.meter is not None else None
         (result.recovered, result.interrupted,
          result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s,
                                                                  billed_at=billed_at)

@@ -19,7 +19,7 @@ from dataclasses import KW_ONLY, dataclass
 from app.db import DATABASE_UNAVAILABLE
 from app.finishing import finished_text, rest_of
 from app.logs import log, log_caught
-from app.money.meter import Charge, Meter
+from app.money.meter import Billing, Meter
 from app.queue.jobs import Held, Job
 from app.queue.store import JobStore
 from app.stories import Story, clean_text
@@ -181,28 +181,18 @@ class Writer:
     async def _fail(self, writing: Writing, error_text: str, detail: str, *,
                     error: BaseException | None = None, billed: bool = False) -> bool | None:
         """Fail the job (`fail`); `billed`: the call was made and cut off, so charged."""
-        charge = await billed_charge(writing, self.meter) if billed else None
+        billed_at = await self.meter.story_billing() if billed and self.meter else None
         return await fail(writing, self.store, self.boot_id, error_text, detail, error=error,
-                          charge=charge)
-
-
-async def billed_charge(writing: Writing, meter: Meter | None) -> Charge | None:
-    """What a call cost that the provider billed though no story came of it (stopped, or
-    past its time): no usage is reported for a call cut off, so its set-aside, estimated."""
-    if meter is None:
-        return None
-    job = writing.job
-    return await meter.charge("story", meter.story_model, None, set_aside=job.set_aside_micros,
-                              child=job.request.child_name)
+                          billed_at=billed_at)
 
 
 async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text: str,
                detail: str, *, error: BaseException | None = None,
-               charge: Charge | None = None) -> bool | None:
-    """Fail the job, keeping its words, and its call's `charge` in the ledger when it was
-    billed (`billed_charge`). `error`: the unexpected exception that failed it, logged
-    here as an ERROR with its traceback (an expected failure is one line). False: the job
-    was not ours to fail; None: the database could not be told."""
+               billed_at: Billing | None = None) -> bool | None:
+    """Fail the job, keeping its words, its call charged in the ledger at `billed_at` when
+    the provider billed it (JobStore.fail). `error`: the unexpected exception that failed
+    it, logged here as an ERROR with its traceback (an expected failure is one line).
+    False: the job was not ours to fail; None: the database could not be told."""
     job_id = writing.job.id
     if error is None:
         log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text,
@@ -212,7 +202,7 @@ async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text
             detail=detail, exc_info=error)
     try:
         return await store.fail(job_id, boot_id, error_text,
-                                text_so_far=clean_text(writing.text), charge=charge)
+                                text_so_far=clean_text(writing.text), billed_at=billed_at)
     except Exception as failure:  # the sweeper will see the stopped heartbeat
         if isinstance(failure, DATABASE_UNAVAILABLE):
             log("fail_not_recorded", level=logging.ERROR, job_id=job_id,

@@ -241,7 +241,8 @@ RETURNING id
 -- to stop ends 'cancelled', never 'interrupted' (a shutdown or a lost response that came
 -- before its owner heard the stop): what they see is what they asked for. A call the
 -- provider billed though no story came of it (stopped, or past its time) goes in the
--- ledger in the same statement, once (:cost_micros NULL: nothing billed, or no meter).
+-- ledger in the same statement, once, as the sweep below charges one: its set-aside,
+-- estimated (:spend_model NULL: nothing billed, or no meter; :price NULL: unpriced, 0).
 WITH failed AS (
     UPDATE story_jobs
        SET status = 'failed', completed_at = now(),
@@ -250,14 +251,12 @@ WITH failed AS (
            text_so_far = coalesce(:text_so_far, text_so_far)
      WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
        AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
-    RETURNING id
+    RETURNING id, child_name, set_aside_micros
 ), charged AS (
-    INSERT INTO spend (job_id, kind, child_name, model, input_tokens, cached_tokens,
-                       output_tokens, images, price, cost_micros, estimated)
-    SELECT failed.id, CAST(:spend_kind AS text), :spend_child, :spend_model, :input_tokens,
-           :cached_tokens, :output_tokens, :images, CAST(:price AS jsonb), :cost_micros,
-           :estimated
-      FROM failed WHERE CAST(:cost_micros AS bigint) IS NOT NULL
+    INSERT INTO spend (job_id, kind, child_name, model, price, cost_micros, estimated)
+    SELECT id, 'story', child_name, :spend_model, CAST(:price AS jsonb),
+           CASE WHEN CAST(:price AS jsonb) IS NULL THEN 0 ELSE set_aside_micros END, true
+      FROM failed WHERE CAST(:spend_model AS text) IS NOT NULL
     ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
 )
 SELECT id FROM failed
@@ -270,8 +269,8 @@ SELECT id FROM failed
 -- it accepted the request (no response id), the story will not come and the job fails,
 -- keeping the words written so far. A job with a response id is left to be adopted: its
 -- story goes on at the provider. A story failed with words written was billed for them:
--- its call goes in the ledger in the same statement, once, at its set-aside, estimated
--- (:spend_model NULL: no meter; :price NULL: the model is unpriced, so 0).
+-- its call goes in the ledger in the same statement, once, as fail_job charges a call cut
+-- off: its set-aside, estimated (:spend_model NULL: no meter; :price NULL: unpriced, 0).
 WITH swept AS (
     UPDATE story_jobs
        SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
