@@ -8,7 +8,9 @@
   var bedtime = window.bedtime || {
     stored: function () { return null; },
     store: function () {},
-    scrollBehavior: function () { return "smooth"; },
+    scrollBehavior: function () {  // as app.js's: no smooth scroll for a reader who asked
+      return window.matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth";
+    },
   };
   var stored = bedtime.stored;
   var store = bedtime.store;
