@@ -70,6 +70,15 @@ class StoryRequest:
         return listeners(self.child_name, self.sibling_name)
 
 
+# The story languages written right to left; every other is left to right.
+RIGHT_TO_LEFT = frozenset({"ar"})
+
+
+def direction(language: str | None) -> str:
+    """A text's direction (`dir`) from its language, never guessed from its first letter."""
+    return "rtl" if (language or "").split("-")[0].lower() in RIGHT_TO_LEFT else "ltr"
+
+
 # What a storyteller writes in whatever it was asked: the demo writes English only (and
 # says so under its story), so its text is English, for the page's `lang` and read-aloud.
 ONLY_WRITES = {"demo": DEFAULT_LANGUAGE}

@@ -43,6 +43,7 @@ from app.web.preferences import (
     preferences,
 )
 from app.web.templates import render
+from app.web.unfinished import unfinished_context
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -134,6 +135,14 @@ async def home_cards(services: Services) -> list[JobCard]:
     return [await job_card(services, job) for job in reversed(shown)]
 
 
+async def recent_unfinished(request: Request, shown: set[int]) -> dict[str, object]:
+    context = await unfinished_context(request, home=True)
+    listed = context["unfinished"]
+    assert isinstance(listed, list)
+    return context | {"unfinished": [row for row in listed if row[0].job.id not in shown],
+                      "unfinished_back": "/"}
+
+
 async def newest_besides(services: Services, shown: set[int | None]) -> dict[str, object]:
     """The home page's newest stories besides those `shown` as its cards (each story once
     on the page), and whether the shelf is empty ("No stories yet")."""
@@ -184,6 +193,8 @@ async def home_context(
         # By a child's id, or a pair's (child's id, sibling's id).
         "one_tap_ideas": ideas,
         "jobs": cards,
+        # Stories cut short lately and not finished yet, besides those shown as cards.
+        **await recent_unfinished(request, {card.job.id for card in cards}),
         **await newest_besides(services, {card.job.story_id for card in cards}),
         # The provider no longer offers STORY_MODEL: said above everything else.
         "model_gone": (services.model_availability.notice_model

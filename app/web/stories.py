@@ -32,6 +32,7 @@ from app.web.negotiation import VARY, answers_json, is_htmx
 from app.web.pictures import page_frame, picture_json, thumbnails
 from app.web.shares import shares_context
 from app.web.templates import render
+from app.web.unfinished import unfinished_context
 
 LIBRARY_SEARCH_MAX_CHARS = 100
 LIBRARY_PAGES_MAX = 10_000
@@ -72,6 +73,9 @@ async def library_page(request: Request) -> Response:
         "search": search,
         "page": page,
         "more_url": f"/stories?{urlencode(more_query)}" if found.more else None,
+        # Stories cut short, above the shelf's first page (a search finds them too).
+        **(await unfinished_context(request, search=search) if page == 1 else {}),
+        "unfinished_back": "/stories",
     }
     if is_htmx(request):
         template = "_library_rows.html" if page > 1 else "_library_list.html"

@@ -17,7 +17,7 @@ from starlette.responses import Response
 
 from app.dates import day, iso_time, when
 from app.queue.jobs import FailReason
-from app.stories import paragraphs
+from app.stories import direction, paragraphs
 from app.web.preferences import preferences
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
@@ -67,6 +67,7 @@ def make_templates(
     templates.env.filters["day"] = lambda moment: day(moment, timezone)
     templates.env.filters["when"] = lambda moment: when(moment, timezone)
     templates.env.filters["paragraphs"] = paragraphs
+    templates.env.filters["direction"] = direction  # {{ story.language | direction }}
     return templates
 
 
