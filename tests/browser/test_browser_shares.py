@@ -20,6 +20,7 @@ from tests.helpers.browser import (
     ARTIFACTS,
     SIZES,
     SPEECH_STUB,
+    WAKE_LOCK_STUB,
     needs_chromium,
     picture_loaded,
     served_over_http,
@@ -89,9 +90,9 @@ def test_grandma_opens_the_link_in_a_fresh_browser(browser, shared, size):
 
 
 def test_grandma_can_have_the_story_read_aloud(browser, shared):
-    """Read aloud on the shared page, which loads reading.js alone (none of the household's
-    scripts): the button is there, a tap reads the title and every paragraph, and no script
-    fails. Headless Chromium has no voices: the page is given a synthesizer that notes what
+    """Read aloud on the shared page, which loads wake.js and reading.js alone (none of the
+    household's scripts): the button is there, a tap reads the title and every paragraph
+    with the screen kept on meanwhile, and no script fails. Headless Chromium has no voices: the page is given a synthesizer that notes what
     it is asked to say (tests/helpers/browser.py's SPEECH_STUB)."""
     _, _, shared_url = shared
     context = browser.new_context(viewport=SIZES["phone"])
@@ -100,12 +101,17 @@ def test_grandma_can_have_the_story_read_aloud(browser, shared):
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.add_init_script(SPEECH_STUB)
+        page.add_init_script(WAKE_LOCK_STUB)
         page.goto(shared_url, wait_until="networkidle")
         start = page.get_by_role("button", name="Read aloud")
         expect(start).to_be_visible()
+        html = page.locator("html")
+        assert html.get_attribute("data-wake") is None  # nothing asked before reading
         start.click()
         expect(page.get_by_role("region", name="Reading aloud")).to_be_visible()
+        expect(html).to_have_attribute("data-wake", "held")  # the screen on while it reads
         expect(start).to_be_visible(timeout=WAIT_S * 1000)  # read to the end: the button back
+        expect(html).to_have_attribute("data-wake", "free")
         spoken = [s["text"] for s in page.evaluate("window.__spoken")]
         paragraphs = page.locator(".story-text p").all_inner_texts()
         assert spoken == [TITLE, *[p.strip() for p in paragraphs]]
