@@ -92,8 +92,9 @@ def test_grandma_opens_the_link_in_a_fresh_browser(browser, shared, size):
 def test_grandma_can_have_the_story_read_aloud(browser, shared):
     """Read aloud on the shared page, which loads wake.js and reading.js alone (none of the
     household's scripts): the button is there, a tap reads the title and every paragraph
-    with the screen kept on meanwhile, and no script fails. Headless Chromium has no voices: the page is given a synthesizer that notes what
-    it is asked to say (tests/helpers/browser.py's SPEECH_STUB)."""
+    with the screen kept on meanwhile, and no script fails. Headless Chromium has no
+    voices: the page is given a synthesizer that notes what it is asked to say
+    (tests/helpers/browser.py's SPEECH_STUB)."""
     _, _, shared_url = shared
     context = browser.new_context(viewport=SIZES["phone"])
     try:

@@ -130,9 +130,9 @@ async def test_the_library_search_finds_a_story_cut_short(http, db):
 
 async def aged(db, job_id: int, interval: str) -> None:
     """A job made and failed `interval` ago (an evening's earlier story, or last week's)."""
-    await fetch_val(db, "UPDATE story_jobs SET created_at = now() - CAST(CAST(:ago AS text) AS interval),"
-                        " started_at = now() - CAST(CAST(:ago AS text) AS interval),"
-                        " completed_at = now() - CAST(CAST(:ago AS text) AS interval)"
+    await fetch_val(db, "UPDATE story_jobs SET created_at = now() - ago, started_at = now() - ago,"
+                        " completed_at = now() - ago"
+                        " FROM (SELECT CAST(CAST(:ago AS text) AS interval) AS ago) AS a"
                         " WHERE id = :id RETURNING id", {"id": job_id, "ago": interval})
 
 
