@@ -2,8 +2,9 @@
 tablet upright and on its side, a phone): the screen is kept on (a wake lock) while a story
 is written on the page, taken again when the page comes back into view, and kept while
 its story is read on the card; the finished card reads its story aloud, in the same bar
-pinned to the screen's foot as the story page, with the screen kept on meanwhile; and with no voice for the
-story's language, that bar says so and how to add one, in Night too. No id twice.
+pinned to the screen's foot as the story page, with the screen kept on meanwhile; and with
+no voice for the story's language, that bar says so and how to add one, in Night too. No
+id twice.
 
 Headless Chromium has neither a screen to keep on nor voices: the page is given a wake lock
 and a synthesizer that only note what the page's own code asks of them.
