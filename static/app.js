@@ -392,8 +392,9 @@
     if (polls(event.detail.elt) && !event.detail.timeout) event.detail.timeout = POLL_TIMEOUT_MS;
   });
 
-  // A poll that failed: the card stays as it is and says so at once, at its top (offline,
-  // or the server not answering: "Reconnecting…"); its bar stops and dims meanwhile (the
+  // A poll that failed: the card stays as it is and says so at once, in a note floating
+  // over the page's foot (offline, or the server not answering: "Reconnecting…"), never in
+  // the flow above the words, which stay where they are read; its bar stops and dims (the
   // card's "time to get cosy" is no longer news). After a few failures it polls a little
   // less often, and at once when the device is back online, so the server's first answer
   // (the story going on, or interrupted by a restart) is on the card within one poll. That
@@ -409,7 +410,7 @@
       note.className = "notice connection-lost";
       note.setAttribute("role", "status");
       note.setAttribute("data-reconnecting", "");
-      card.insertBefore(note, card.firstChild);
+      card.appendChild(note);
     }
     var text = offline()
       ? "You’re offline: this story can’t be followed until the connection is back. Reconnecting…"
