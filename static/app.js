@@ -469,6 +469,25 @@
     if (note) note.remove();
   });
 
+  // A refusal the server sent (the form's or a card's sentence, or a field it refused) is
+  // brought into view where need be and takes the focus: on a phone it is often off
+  // screen above the button that was tapped. On a page's load too (a form sent without
+  // htmx, a one-tap story: the page comes back with it). Nothing moves when in view.
+  function showRefusal(root) {
+    if (!root || !root.querySelector) return;
+    var note = root.querySelector(".notice[role=alert]") ||
+      root.querySelector("[aria-invalid=true]");
+    if (!note) return;
+    if (!note.matches("input, textarea, select")) note.setAttribute("tabindex", "-1");
+    note.focus({ preventScroll: true });
+    var rect = note.getBoundingClientRect();
+    if (rect.top < 0 || rect.bottom > window.innerHeight) {
+      note.scrollIntoView({ block: "center", behavior: scrollBehavior() });
+    }
+  }
+
+  document.addEventListener("htmx:load", function (event) { showRefusal(event.detail.elt); });
+
   // The idea's counter: how many characters of the most that fit, kept as it is typed or
   // pasted (nothing is cut); past the most, the form refuses to send and says why, as the
   // server would. Counted as the server counts: the idea trimmed, in characters.

@@ -74,12 +74,13 @@ def amount(micros: int) -> str:
 
 
 class Ledger(Statements):
-    async def nearly_spent_note(self, meter: Meter) -> str | None:
-        """The home page's one calm line once 80 % of MONTHLY_BUDGET is used, or once even a
-        short story's most possible cost no longer fits (the intake would refuse it, and
-        with a small budget that comes first); else None."""
+    async def budget_notes(self, meter: Meter) -> tuple[str | None, str | None]:
+        """What the home page says of MONTHLY_BUDGET: (closed, nearly). `closed` once even
+        a short story's most possible cost no longer fits (the intake would refuse it: the
+        form and the one-tap buttons are closed with it); else `nearly`, one calm line once
+        80 % is used. (None, None): nothing to say."""
         if not meter.budget_micros:
-            return None
+            return None, None
         await meter.ready()
         totals = await self._one("month_totals", {"month_start": meter.month_start()})
         used = totals["spent"] + totals["set_aside"]
@@ -89,11 +90,11 @@ class Ledger(Statements):
             return (f"This month's budget has no room for another story: {dollars(used)} of"
                     f" {dollars(meter.budget_micros)} is used, and even a short story could"
                     f" cost up to {dollars(shortest)}. More stories from {turns.day}"
-                    f" {turns:%B}.")
+                    f" {turns:%B}."), None
         if used < NEARLY_SPENT * meter.budget_micros:
-            return None
-        return (f"This month's stories have used {dollars(used)} of the"
-                f" {dollars(meter.budget_micros)} budget.")
+            return None, None
+        return None, (f"This month's stories have used {dollars(used)} of the"
+                      f" {dollars(meter.budget_micros)} budget.")
 
     async def month(self, meter: Meter) -> MonthSpend:
         await meter.ready()

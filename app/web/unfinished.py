@@ -56,6 +56,15 @@ async def unfinished_context(request: Request, *, search: str = "",
             "unfinished_more": home and len(found) > HOME_MAX}
 
 
+async def home_unfinished(request: Request, shown: set[int]) -> dict[str, object]:
+    """The home page's: those cut short lately, besides the jobs `shown` as its cards."""
+    context = await unfinished_context(request, home=True)
+    listed = context["unfinished"]
+    assert isinstance(listed, list)
+    return context | {"unfinished": [row for row in listed if row[0].job.id not in shown],
+                      "unfinished_back": "/"}
+
+
 async def dismiss(request: Request) -> Response:
     services = services_of(request)
     body = await read_body(request)
