@@ -340,7 +340,9 @@ CREATE VIEW public.library_rows AS
     j.sequel_of,
     earlier.title AS sequel_of_title,
     COALESCE(array_length(regexp_split_to_array(btrim(s.body), '\s+'::text), 1), 0) AS words,
-    j.sibling_name
+    j.sibling_name,
+    j.language,
+    s.model
    FROM ((public.stories s
      JOIN public.story_jobs j ON ((j.id = s.job_id)))
      LEFT JOIN public.shelf_stories earlier ON ((earlier.id = j.sequel_of)));

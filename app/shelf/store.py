@@ -95,6 +95,8 @@ class StorySummary:
     sequel_of: int | None = None
     sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
     sibling_name: str | None = None  # a sibling story's second child
+    language: str = "en"  # asked for (its text's: the `text_language` filter)
+    model: str = ""
 
     @property
     def reading_minutes(self) -> int:
@@ -106,7 +108,7 @@ class StorySummary:
         return listeners(self.child_name, self.sibling_name)
 
 _LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "series_id", "sequel_of",
-                    "sequel_of_title", "sibling_name")
+                    "sequel_of_title", "sibling_name", "language", "model")
 
 def _summary(row: Any) -> StorySummary:
     return StorySummary(
@@ -130,6 +132,8 @@ class DeletedStory:
     deleted_at: datetime
     purge_at: datetime  # when it goes for good
     sibling_name: str | None = None
+    language: str = "en"
+    model: str = ""
 
     @property
     def listeners(self) -> str | None:
@@ -241,7 +245,8 @@ class ShelfStore(Statements):
         return [DeletedStory(id=row["id"], title=row["title"], child_name=row["child_name"],
                              sibling_name=row["sibling_name"],
                              prompt=row["prompt"], created_at=row["created_at"],
-                             deleted_at=row["deleted_at"], purge_at=row["purge_at"])
+                             deleted_at=row["deleted_at"], purge_at=row["purge_at"],
+                             language=row["language"], model=row["model"])
                 for row in rows]
 
     async def deleted_story_title(

@@ -54,7 +54,7 @@ def summary_of(story: StoredStory) -> StorySummary:
         created_at=story.created_at, favourite=story.favourite, prompt=request.prompt,
         age=request.age, length=request.length, words=len(story.body.split()),
         sequel_of=request.sequel_of, sequel_of_title=story.sequel_of_title,
-        sibling_name=request.sibling_name,
+        sibling_name=request.sibling_name, language=request.language, model=story.model,
     )
 
 

@@ -6,18 +6,20 @@ context every template gets (signed in or not, the CSRF token, demo mode).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import Response
 
 from app.dates import day, iso_time, when
 from app.queue.jobs import FailReason
-from app.stories import direction, paragraphs
+from app.stories import ONLY_WRITES, direction, paragraphs
 from app.web.preferences import preferences
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
@@ -45,6 +47,17 @@ class Templates:
         return self._made
 
 
+def isolate_names(text: str, *names: str | None) -> Markup:
+    """`text` escaped, with each of `names` in it isolated for direction (<bdi>), so a
+    right-to-left name keeps its place in a left-to-right title and the other way round."""
+    escaped = str(escape(text))
+    found = sorted({str(escape(name)) for name in names if name}, key=len, reverse=True)
+    if found:
+        pattern = "|".join(re.escape(name) for name in found)
+        escaped = re.sub(pattern, lambda match: f"<bdi>{match.group(0)}</bdi>", escaped)
+    return Markup(escaped)  # noqa: S704 (escaped above; only <bdi> is added)
+
+
 def make_templates(
     timezone: tzinfo = UTC, *, static: Mapping[str, str], inline: Mapping[str, str] | None = None,
     card_poll_s: float = 3.0,
@@ -68,6 +81,9 @@ def make_templates(
     templates.env.filters["when"] = lambda moment: when(moment, timezone)
     templates.env.filters["paragraphs"] = paragraphs
     templates.env.filters["direction"] = direction  # {{ story.language | direction }}
+    templates.env.filters["isolate"] = isolate_names  # {{ title | isolate(child, sibling) }}
+    # A library row's language: as asked, unless its model writes one only (the demo).
+    templates.env.filters["text_language"] = lambda row: ONLY_WRITES.get(row.model, row.language)
     return templates
 
 
