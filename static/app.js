@@ -510,9 +510,27 @@
       : "");
   }
 
+  // A field the server refused says so until it is changed: then its message goes (the
+  // counter, or the server at the next tap, says what is wrong with it now).
+  function clearRefusal(field) {
+    if (field.getAttribute("aria-invalid") !== "true") return;
+    var message = document.getElementById(field.id + "-error");
+    if (message) message.remove();
+    field.removeAttribute("aria-invalid");
+    var rest = (field.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+      return id && id !== field.id + "-error";
+    });
+    field.setAttribute("aria-describedby", rest.join(" "));
+    var box = field.closest(".has-error");
+    if (box) box.classList.remove("has-error");
+  }
+
   document.addEventListener("input", function (event) {
     if (event.target.matches && event.target.matches("textarea[data-max-chars]")) {
       countIdea(event.target);
+    }
+    if (event.target.id && event.target.closest && event.target.closest(".story-form")) {
+      clearRefusal(event.target);
     }
   });
   document.addEventListener("htmx:load", function (event) {

@@ -150,6 +150,8 @@ async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
         assert fake_llm.images.total_calls() == 0  # never drawn
         page = (await client.get(f"/stories/{done['story_id']}")).text
         assert "No picture this time: this month's budget had no room for one." in page
+        # A line, not an empty frame the size of a picture (3:2, 450 px on a tablet).
+        assert '<figure class="picture"' not in page and 'class="picture picture-missing"' in page
         assert await month_money(db) == (195, 0)
 
 
