@@ -147,10 +147,26 @@
   // The room is made as the story is asked for (a tap: nothing that moves then counts as
   // the page jumping), so the card, however long its answer takes, comes into space kept
   // for it and pushes nothing down in view.
+  // A page left open all evening stays short: as a new story is asked for (the tap: what
+  // moves then is its answer), the cards of the stories written before it leave (each is in
+  // the library, and among the newest stories when the page is opened again), but never
+  // one being read (the focus in it, or read aloud). Stories cut short stay, with Finish.
+  function earlierStoriesLeave() {
+    document.querySelectorAll("#jobs > .job-card.status-completed:not([hx-trigger])")
+      .forEach(function (done) {
+        if (done.contains(document.activeElement) ||
+            done.querySelector("[data-read-bar]:not([hidden])")) return;
+        cardStates.delete(done.id);
+        done.remove();
+      });
+  }
+
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (event.detail.elt.id !== "story-form") return;
+    earlierStoriesLeave();
     var room = document.querySelector(".in-progress");
     if (!room) return;
+    room.style.minHeight = "";
     room.classList.add("has-room");
     room.style.minHeight = Math.ceil(room.offsetHeight + window.innerHeight) + "px";
   });
