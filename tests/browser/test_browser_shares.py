@@ -124,9 +124,11 @@ def test_grandma_can_have_the_story_read_aloud(browser, shared):
 @pytest.mark.parametrize(("scheme", "dark"), [("light", False), ("dark", True)])
 def test_the_shared_page_is_night_when_the_reader_prefers_dark(browser, shared, scheme, dark):
     _, _, shared_url = shared
-    context = browser.new_context(viewport=SIZES["phone"], color_scheme=scheme)
+    context = browser.new_context(viewport=SIZES["phone"], color_scheme=scheme,
+                                  timezone_id="UTC")
     try:
         page = context.new_page()
+        page.clock.install(time="2026-12-04T12:00:00Z")  # noon: by the clock, not Night
         page.goto(shared_url, wait_until="networkidle")
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert (background == "rgb(12, 9, 6)") == dark, background  # Night's page
@@ -163,5 +165,23 @@ def test_the_shared_page_and_the_story_page_print_as_a_booklet_page(browser, sha
             which = "shared" if "/shared/" in address else "story"
             page.pdf(path=str(ARTIFACTS / f"print-{which}.pdf"))
             page.emulate_media(media="screen")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(("hour", "night"), [(21, True), (6, True), (12, False)])
+def test_the_shared_page_is_night_by_the_reader_s_clock_too(browser, shared, hour, night):
+    """A light-mode phone at Grandma's bedtime: Night all the same (the household's Night
+    hours, by her own clock), and light at noon."""
+    _, _, shared_url = shared
+    context = browser.new_context(viewport=SIZES["phone"], color_scheme="light",
+                                  timezone_id="UTC")
+    try:
+        page = context.new_page()
+        page.clock.install(time=f"2026-12-04T{hour:02d}:00:00Z")
+        page.goto(shared_url, wait_until="networkidle")
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(12, 9, 6)") == night, (hour, background)
+        page.screenshot(path=str(ARTIFACTS / f"shared-phone-light-at-{hour:02d}h.png"))
     finally:
         context.close()
