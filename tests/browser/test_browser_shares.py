@@ -46,7 +46,13 @@ def shared(browser, settings, fake_llm):
             link = page.locator("[data-share-url]")
             link.wait_for()
             assert page.get_by_role("button", name="Copy the link").is_visible()
-            assert page.get_by_role("button", name="Stop sharing").is_visible()
+            # Stopping a link asks first: a mis-tap keeps Grandma's link working.
+            confirm = page.get_by_role("button", name="Yes, stop sharing")
+            expect(confirm).to_be_hidden()
+            page.get_by_text("Stop sharing…").click()
+            expect(confirm).to_be_visible()
+            page.get_by_text("Keep sharing").click()
+            expect(confirm).to_be_hidden()
             page.screenshot(path=str(ARTIFACTS / "share-made-tablet.png"))
             shared_url = link.input_value()
         finally:
