@@ -249,11 +249,13 @@ def picture_loaded(page, selector: str = "figure.picture img") -> None:
 
 def request_story(page) -> str:
     """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
-    before = page.locator("#jobs .job-card").count()
+    # By the cards' ids, not their count: the earlier stories' cards leave as one is asked.
+    before = page.locator("#jobs .job-card").evaluate_all("cards => cards.map(c => c.id)")
     page.get_by_role("button", name="Write the story").click()
     # A locator wait, not wait_for_function: that one evaluates a string, which the CSP forbids.
-    page.locator("#jobs .job-card").nth(before).wait_for(state="attached")
-    return page.locator("#jobs .job-card").last.get_attribute("id").removeprefix("job-")
+    new = page.locator("#jobs .job-card" + "".join(f":not(#{id})" for id in before)).first
+    new.wait_for(state="attached")
+    return new.get_attribute("id").removeprefix("job-")
 
 
 @contextlib.contextmanager
