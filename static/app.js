@@ -179,6 +179,26 @@
     room.style.minHeight = "";
   });
 
+  // The home page's reading tools (wake.js, then reading.js) load once a card that needs
+  // them is there (a story being written, or shown whole): an evening's home of short
+  // lines does without them, and its first visit is lighter.
+  var readingToolsLoaded = false;
+  function readingTools() {
+    var jobs = document.querySelector("[data-reading-tools]");
+    if (readingToolsLoaded || !jobs || !jobs.querySelector(".job-card:not(.job-compact)")) {
+      return;
+    }
+    readingToolsLoaded = true;
+    jobs.getAttribute("data-reading-tools").split(" ").forEach(function (src) {
+      var script = document.createElement("script");
+      script.src = src;
+      script.async = false;  // in order: reading.js asks wake.js for the screen
+      document.head.appendChild(script);
+    });
+  }
+  readingTools();
+  document.addEventListener("htmx:load", readingTools);
+
   function cardArrived(card, state) {
     document.title = pageTitle;
     card.setAttribute("tabindex", "-1");

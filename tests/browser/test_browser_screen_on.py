@@ -72,3 +72,20 @@ def test_a_page_without_a_story_on_screen_takes_no_lock(open_page, app):
     expect(page.locator("html")).to_have_attribute("data-wake", "held")
     page.goto(f"{app}/children", wait_until="networkidle")
     assert page.evaluate("window.__wake") == []
+
+
+def test_the_home_page_loads_its_reading_tools_only_once_a_card_needs_them(open_page, app):
+    """An evening's home (finished requests, a line each) is lighter without wake.js and
+    reading.js; they come with the first card that writes or shows a story."""
+    written_job(app)
+    page = open_page(app, "phone").page
+    page.add_init_script(WAKE_LOCK_STUB)
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.goto(f"{app}/", wait_until="networkidle")
+    expect(page.locator("#jobs .job-compact")).to_have_count(1)
+    assert not [url for url in fetched if "/wake.js" in url or "/reading.js" in url], fetched
+    page.fill("#prompt", "a hedgehog who bakes bread")
+    page.get_by_role("button", name="Write the story").click()
+    expect(page.locator("html")).to_have_attribute("data-wake", "held")  # wake.js came
+    assert [url for url in fetched if "/reading.js" in url]
