@@ -83,7 +83,8 @@ def test_the_home_page_loads_its_reading_tools_only_once_a_card_needs_them(open_
     fetched: list[str] = []
     page.on("request", lambda request: fetched.append(request.url))
     page.goto(f"{app}/", wait_until="networkidle")
-    expect(page.locator("#jobs .job-compact")).to_have_count(1)
+    expect(page.locator("#jobs .job-compact").first).to_be_visible()
+    expect(page.locator("#jobs .job-card:not(.job-compact)")).to_have_count(0)
     assert not [url for url in fetched if "/wake.js" in url or "/reading.js" in url], fetched
     page.fill("#prompt", "a hedgehog who bakes bread")
     page.get_by_role("button", name="Write the story").click()
