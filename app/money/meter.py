@@ -105,6 +105,13 @@ class Meter:
         if not self._warm or any(not self.prices.knows(model) for model in models):
             await asyncio.to_thread(self.warm, *models)
 
+    async def unpriced(self) -> list[str]:
+        """This installation's models (its story's, its pictures') with no price: their
+        calls are counted at 0, so a budget does not hold them."""
+        await self.ready()
+        models = dict.fromkeys((self.story_model, self.image_model))
+        return [model for model in models if self.prices.price_of(model) is None]
+
     def month_start(self, now: datetime | None = None) -> datetime:
         now = now or datetime.now(self.timezone)
         return now.astimezone(self.timezone).replace(day=1, hour=0, minute=0, second=0,

@@ -257,21 +257,23 @@ RETURNING id
 -- of it (stopped, past its time, cut off, its answer refused) goes in the ledger in the
 -- same statement, once, as the sweep below charges one: its set-aside, estimated, at
 -- the model and price it was sent at (unpriced: 0). Not with :refused: the provider
--- answered the request with an error status, so it wrote and billed nothing.
+-- answered the request with an error status, so it wrote and billed nothing (the mark is
+-- cleared: no call of it reached the provider's bill).
 WITH failed AS (
     UPDATE story_jobs
        SET status = 'failed', completed_at = now(),
            error_text = CASE WHEN :error_text = 'interrupted' AND cancel_requested_at IS NOT NULL
                              THEN 'cancelled' ELSE :error_text END,
-           text_so_far = coalesce(:text_so_far, text_so_far)
+           text_so_far = coalesce(:text_so_far, text_so_far),
+           call_sent_at = CASE WHEN CAST(:refused AS boolean) THEN NULL ELSE call_sent_at END
      WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
        AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
-    RETURNING id, kind, child_name, set_aside_micros, call_model, call_price
+    RETURNING id, kind, child_name, set_aside_micros, call_sent_at, call_model, call_price
 ), charged AS (
     INSERT INTO spend (job_id, kind, child_name, model, price, cost_micros, estimated)
     SELECT id, kind, child_name, call_model, call_price,
            CASE WHEN call_price IS NULL THEN 0 ELSE set_aside_micros END, true
-      FROM failed WHERE call_model IS NOT NULL AND NOT CAST(:refused AS boolean)
+      FROM failed WHERE call_sent_at IS NOT NULL AND call_model IS NOT NULL
     ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
 )
 SELECT id FROM failed
@@ -304,14 +306,14 @@ WITH swept AS (
             OR story_jobs.claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
        AND (dead.response_id IS NULL OR stored.id IS NOT NULL)
     RETURNING story_jobs.id, story_jobs.status, story_jobs.error_text, story_jobs.kind,
-              story_jobs.child_name, story_jobs.set_aside_micros, story_jobs.call_model,
-              story_jobs.call_price
+              story_jobs.child_name, story_jobs.set_aside_micros, story_jobs.call_sent_at,
+              story_jobs.call_model, story_jobs.call_price
 ), charged AS (
     INSERT INTO spend (job_id, kind, child_name, model, price, cost_micros, estimated)
     SELECT id, kind, child_name, call_model, call_price,
            CASE WHEN call_price IS NULL THEN 0 ELSE set_aside_micros END, true
       FROM swept
-     WHERE status = 'failed' AND call_model IS NOT NULL
+     WHERE status = 'failed' AND call_sent_at IS NOT NULL AND call_model IS NOT NULL
     ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
 )
 SELECT id, status, error_text FROM swept
