@@ -53,10 +53,11 @@ with its picture) are app/queue/pictures.py's. A live job's set-aside (app/money
 while it is pending or running: each move out of them releases it. "Its owner found gone":
 a process on its host saw its pid gone (app/queue/processes.py, the `workers` table).
 
-`beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
-status, and all but the last only while the job is `running` and claimed by the caller
-("ours"): a worker whose save finds no row has lost the job (to an adopter, or to a sweep)
-and stores nothing. tests/test_migrations.py checks that every status write has its guard.
+`beat_heartbeat`, `save_text_so_far`, `save_response_id`, `mark_call_sent` (before the
+job's call: from then on every end of the job charges it) and `request_cancel` write no
+status, all but the last only while the job is `running` and claimed by the caller
+("ours"): a worker whose save finds no row has lost the job and stores (or calls) nothing.
+tests/test_migrations.py checks that every status write has its guard.
 """
 
 from __future__ import annotations

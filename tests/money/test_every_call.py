@@ -9,12 +9,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import struct
 import time
 import uuid
+import zlib
 
 import pytest
 
 from app.money.ledger import amount
+from app.money.settings import prices as parsed_prices
 from app.queue.check import check_invariants
 from app.queue.store import JobStore
 from app.stories import StoryRequest
@@ -160,20 +163,37 @@ async def test_a_picture_cut_off_by_a_crash_is_charged_once(drawing, fake_llm, d
         fake_llm.images.release()
 
 
-@pytest.mark.parametrize("mode", ["garbage", "refuse"])
+def decompression_bomb() -> bytes:
+    """A PNG of a few hundred bytes that says it is 50,000 pixels square."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 50_000, 50_000, 1, 0, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+            + chunk(b"IDAT", zlib.compress(b"\0" * 6251 * 8)) + chunk(b"IEND", b""))
+
+
+@pytest.mark.parametrize("mode", ["garbage", "too_big", "bomb", "refuse"])
 async def test_a_picture_the_app_refused_is_charged_and_one_the_provider_refused_is_not(
         drawing, fake_llm, db, settings, mode):
-    """Bytes that are no picture were drawn, and billed, all the same: the failed picture
-    job's call is charged (estimated). A request the provider refused (its 400) wrote and
-    billed nothing: no row, and the invariant check is content either way."""
-    fake_llm.images.mode = mode
+    """Bytes that are no picture (unreadable, too big, a decompression bomb) were drawn,
+    and billed, all the same: the failed picture job's call is charged (estimated). A
+    request the provider refused (its 400) wrote and billed nothing: no row, and the
+    invariant check is content either way."""
+    if mode == "too_big":
+        fake_llm.images.picture = b"\x89PNG\r\n\x1a\n" + bytes(4 * 2**20)
+    elif mode == "bomb":
+        fake_llm.images.picture = decompression_bomb()
+    else:
+        fake_llm.images.mode = mode
     async with serve(drawing) as client:
         story_id, picture = await picture_job_of(client, db)
         state = await picture_when(client, story_id)
         assert state["status"] == "failed"
         assert fake_llm.images.calls_for(picture) == 1
         rows = [row for row in await ledger(db) if row[1] == "picture"]
-        if mode == "garbage":
+        if mode != "refuse":
             assert rows == [(picture, "picture", "fake-image", PICTURE_SET_ASIDE, True)]
         else:
             assert rows == []
@@ -247,3 +267,29 @@ async def test_with_a_budget_unpriced_models_are_named_once_at_start_up_and_on_t
     caplog.clear()
     async with serve(make_app(story_model="gpt-6.2-sol")) as client:  # no budget: quiet
         assert "does not count" not in (await client.get("/")).text
+
+
+async def test_the_largest_prices_allowed_go_through_intake_ledger_and_pages(
+        make_app, fake_llm, db):
+    """PRICES at their most (1,000 US dollars per million tokens and per picture) and the
+    largest MONTHLY_BUDGET: no arithmetic on money raises anywhere a price goes."""
+    most = {"input_per_mtok": 1000, "output_per_mtok": 1000, "cached_per_mtok": 1000,
+            "per_image": 1000}
+    prices = parsed_prices("PRICES", json.dumps({"fake-model": most, "fake-image": most}))
+    fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
+    app = make_app(prices=prices, monthly_budget_micros=1_000_000 * 1_000_000,
+                   illustrator="openai", image_model="fake-image")
+    async with serve(app) as client:
+        assert (await client.get("/")).status_code == 200
+        job_id = (await post_story(client, {"prompt": "a whale " * 40})).json()["job_id"]
+        done = await wait_for_job(client, job_id)
+        assert done["status"] == "completed", done
+        picture = await picture_when(client, done["story_id"])
+        assert picture["status"] == "ready"
+        rows = await ledger(db)
+        assert [row[1] for row in rows] == ["story", "picture"]
+        assert rows[1][3] == 1000 * 1_000_000  # a picture at its price per image
+        spend = (await client.get("/spend", headers=ACCEPT_JSON)).json()
+        assert spend["by_kind"]["picture"] == "1000.00"
+        for page in ("/", "/spend"):
+            assert (await client.get(page)).status_code == 200
