@@ -41,7 +41,7 @@ from app.web.preferences import (
     THEMES,
     preferences,
 )
-from app.web.spend import budget_notes
+from app.web.spend import budget_notes, unpriced_note
 from app.web.templates import render
 from app.web.unfinished import home_unfinished
 
@@ -197,6 +197,8 @@ async def home_context(
         # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest); none left:
         # the form says so, closed.
         "budget_note": nearly,
+        # With a budget: the models it cannot count (no price), and how to price them.
+        "unpriced_note": await unpriced_note(services),
     }
 
 

@@ -42,3 +42,10 @@ async def budget_notes(services: Services) -> tuple[str | None, str | None]:
     if services.meter is None:
         return None, None
     return await Ledger(services.db).budget_notes(services.meter)
+
+
+async def unpriced_note(services: Services) -> str | None:
+    """With a budget, the home page's line naming the models it cannot count; else None."""
+    if services.meter is None:
+        return None
+    return await Ledger(services.db).unpriced_note(services.meter)
