@@ -333,7 +333,17 @@ def test_the_database_is_reachable_only_from_the_platform_and_its_version_pinned
     assert database["ipAllowList"] == []  # Render's default is open to the internet
     assert int(database["postgresMajorVersion"]) >= 13
     fly = tomllib.loads((ROOT / "fly.toml").read_text())
-    assert fly["env"]["DATABASE_PGBOUNCER"] == "1"  # fly mpg attach gives a PgBouncer URL
+    # fly mpg attach's URL is its PgBouncer in session mode, Fly's default: the statement
+    # cache and LISTEN work through it, so the file does not turn them off.
+    assert "DATABASE_PGBOUNCER" not in fly["env"]
+
+
+@pytest.mark.parametrize("name", ["fly.toml", "README.md"])
+def test_fly_deploys_one_machine(name):
+    """A first fly deploy makes two machines unless told otherwise; with auto-stop off
+    both would run around the clock."""
+    text = (ROOT / name).read_text()
+    assert "fly deploy --ha=false" in text or "fly scale count 1" in text
 
 
 @pytest.mark.parametrize("name", ["fly.toml", "README.md"])
