@@ -9,9 +9,8 @@
     await migrate(db)                   # applies sql/migrations/NNN_*.sql once each, then
                                         # sql/functions/*.sql whenever one changes
 
-This is the only module that knows the pool is `databases`' (archived upstream), used
-through its public API alone: the rest of the app sees `Pool`, whose methods are asyncpg's
-own, so moving to `asyncpg.create_pool` is a change to this file alone.
+The pool is asyncpg's own (`asyncpg.create_pool`), behind `Pool`: the rest of the app sees
+its methods, which are asyncpg's, and nothing else of the driver's.
 """
 
 from __future__ import annotations
@@ -22,9 +21,9 @@ import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import asyncpg
-from databases import Database, DatabaseURL
 
 from app.config import Settings
 from app.embedded import embedded_postgres_url
@@ -63,23 +62,22 @@ def database_url(settings: Settings) -> str:
 
 
 class Pool:
-    """A process's pooled connections, in asyncpg's terms (`fetchrow`, `fetch`, `fetchval`,
-    `execute`, each on a pooled connection for the one statement).
-
-    Underneath is `databases`, used through its public API alone: `connection()` (the
-    calling task's pooled connection, shared by that task's nested blocks) and its
-    `raw_connection`, asyncpg's own, on which every statement runs.
-    """
+    """A process's pooled connections, asyncpg's own pool (`fetchrow`, `fetch`, `fetchval`,
+    `execute`, each on a pooled connection for the one statement), made at `connect()`."""
 
     def __init__(self, url: str, **options: Any) -> None:
-        self._database = Database(url, **options)
+        self._url = url
+        self._options = options
+        self._pool: asyncpg.Pool | None = None
 
     async def connect(self) -> None:
-        await self._database.connect()
+        if self._pool is None:
+            self._pool = await asyncpg.create_pool(**connect_args(self._url), **self._options)
 
     async def close(self) -> None:
-        if self._database.is_connected:
-            await self._database.disconnect()
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
 
     async def __aenter__(self) -> Pool:
         await self.connect()
@@ -88,13 +86,17 @@ class Pool:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
+    @property
+    def _connected(self) -> asyncpg.Pool:
+        if self._pool is None:
+            raise asyncpg.InterfaceError("the pool is not connected")
+        return self._pool
+
     @contextlib.asynccontextmanager
     async def acquire(self) -> AsyncIterator[asyncpg.Connection]:
         """A pooled connection for a few statements; back to the pool after the block."""
-        if not self._database.is_connected:
-            raise asyncpg.InterfaceError("the pool is not connected")
-        async with self._database.connection() as connection:
-            yield connection.raw_connection
+        async with self._connected.acquire() as connection:
+            yield connection
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[asyncpg.Connection]:
@@ -104,22 +106,35 @@ class Pool:
             yield connection
 
     async def fetchrow(self, sql: str, *args: object) -> Any:
-        async with self.acquire() as connection:
-            return await connection.fetchrow(sql, *args)
+        return await self._connected.fetchrow(sql, *args)
 
     async def fetch(self, sql: str, *args: object) -> list[Any]:
-        async with self.acquire() as connection:
-            rows: list[Any] = await connection.fetch(sql, *args)
-            return rows
+        rows: list[Any] = await self._connected.fetch(sql, *args)
+        return rows
 
     async def fetchval(self, sql: str, *args: object) -> Any:
-        async with self.acquire() as connection:
-            return await connection.fetchval(sql, *args)
+        return await self._connected.fetchval(sql, *args)
 
     async def execute(self, sql: str, *args: object) -> str:
-        async with self.acquire() as connection:
-            status: str = await connection.execute(sql, *args)
-            return status
+        status: str = await self._connected.execute(sql, *args)
+        return status
+
+
+def connect_args(url: str) -> dict[str, Any]:
+    """asyncpg's arguments from a postgresql:// URL as the settings leave it: the host may
+    be a socket folder (`?host=/tmp/...`, the embedded server's) and `ssl` a mode
+    (`require`, `verify-full`, ...) or true/false."""
+    parts = urlsplit(url)
+    options = dict(parse_qsl(parts.query))
+    ssl = options.get("ssl")
+    return {
+        "host": parts.hostname or options.get("host"),
+        "port": parts.port,
+        "user": unquote(parts.username) if parts.username is not None else None,
+        "password": unquote(parts.password) if parts.password is not None else None,
+        "database": unquote(parts.path.removeprefix("/")),
+        "ssl": {"true": True, "false": False}.get(ssl.lower(), ssl.lower()) if ssl else None,
+    }
 
 
 def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Pool:
@@ -153,18 +168,8 @@ def pool_for(settings: Settings, url: str) -> Pool:
 
 async def connect_one(url: str) -> asyncpg.Connection:
     """A plain asyncpg connection outside the pool (for LISTEN), with the pool's settings."""
-    parsed = DatabaseURL(url)
-    ssl = parsed.options.get("ssl")
-    return await asyncpg.connect(
-        host=parsed.hostname,
-        port=parsed.port,
-        user=parsed.username,
-        password=parsed.password,
-        database=parsed.database,
-        ssl={"true": True, "false": False}.get(ssl.lower(), ssl.lower()) if ssl else None,
-        timeout=CONNECT_TIMEOUT_S,
-        command_timeout=STATEMENT_TIMEOUT_S,
-    )
+    return await asyncpg.connect(**connect_args(url), timeout=CONNECT_TIMEOUT_S,
+                                 command_timeout=STATEMENT_TIMEOUT_S)
 
 
 async def _all_applied(raw: asyncpg.Connection) -> bool:

@@ -265,6 +265,10 @@ class JobStore(Statements):
         return (ids(Status.COMPLETED, None), ids(Status.FAILED, FailReason.INTERRUPTED),
                 ids(Status.FAILED, FailReason.CANCELLED))
 
+    async def any_dead_running(self, stale_s: float) -> bool:
+        """Whether sweep_dead_running would sweep any job now."""
+        return bool(await self._val("any_dead_running", {"stale_s": stale_s}))
+
     async def sweep_expired_pending(self, threshold_s: float) -> list[int]:
         """pending -> failed ('expired') for jobs that waited past the threshold while no
         worker was alive to run them."""

@@ -56,10 +56,14 @@ class Sweeper:
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
-        billed_at = await self.meter.story_billing() if self.meter is not None else None
-        (result.recovered, result.interrupted,
-         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s,
-                                                                 billed_at=billed_at)
+        # The price is looked up (the table's first import, a quarter of a second at
+        # start-up) only for a sweep that has a dead job to charge; a job that dies after
+        # the look is the next sweep's.
+        if self.meter is None or await self.store.any_dead_running(self.heartbeat_stale_s):
+            billed_at = await self.meter.story_billing() if self.meter is not None else None
+            (result.recovered, result.interrupted,
+             result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s,
+                                                                     billed_at=billed_at)
         result.expired = await self.store.sweep_expired_pending(self.threshold_min * 60)
         # Another process's running job whose heartbeat is not stale yet: if that process
         # dies, look again exactly when the heartbeat goes stale.

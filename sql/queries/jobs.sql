@@ -261,6 +261,17 @@ WITH failed AS (
 )
 SELECT id FROM failed
 
+-- name: any_dead_running
+-- Whether sweep_dead_running has a job to sweep (the same jobs): the sweep looks the story
+-- model's price up (the price table's first import) only when it will charge one.
+SELECT EXISTS (
+    SELECT 1 FROM story_jobs dead
+      LEFT JOIN stories stored ON stored.job_id = dead.id
+     WHERE dead.status = 'running'
+       AND (dead.heartbeat_at < now() - make_interval(secs => :stale_s)
+            OR dead.claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
+       AND (dead.response_id IS NULL OR stored.id IS NOT NULL))
+
 -- name: sweep_dead_running
 -- running -> completed, or running -> failed ('interrupted', or 'cancelled' when the
 -- family had asked to stop it): its process died, judged by the job's stale heartbeat or
