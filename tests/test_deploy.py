@@ -346,6 +346,23 @@ def test_fly_deploys_one_machine(name):
     assert "fly deploy --ha=false" in text or "fly scale count 1" in text
 
 
+# What a story adds to the database at most (bench/growth.py: 100 KB with the provider's
+# picture, rounded up for its small version's worst case), and what each plan named holds
+# (the platforms' docs, cited in the README's Deploying section).
+STORY_BYTES = 120_000
+TEN_YEARS_OF_STORIES = 2 * 365 * 10
+PLAN_BYTES = {"heroku-postgresql:essential-0": 1e9, "heroku-postgresql:essential-1": 10e9,
+              "heroku-postgresql:essential-2": 32e9}
+
+
+def test_the_database_plans_named_hold_ten_years_of_two_stories_a_night():
+    ten_years = STORY_BYTES * TEN_YEARS_OF_STORIES
+    heroku = json.loads((ROOT / "app.json").read_text())["addons"][0]["plan"]
+    assert PLAN_BYTES[heroku] >= 2 * ten_years, heroku  # room for bloat and the WAL
+    render = yaml.safe_load((ROOT / "render.yaml").read_text())["databases"][0]
+    assert render["diskSizeGB"] * 1e9 >= 2 * ten_years
+
+
 @pytest.mark.parametrize("name", ["fly.toml", "README.md"])
 def test_fly_docs_name_managed_postgres_not_the_legacy_command(name):
     text = (ROOT / name).read_text()
