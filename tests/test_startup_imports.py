@@ -30,13 +30,13 @@ async def main():
                                      "state": {}}, receive, send))
     while not sent:
         await asyncio.sleep(0)
-    print(sent[0], sorted(name for name in sys.modules if name.split(".")[0] in %r
+    print(sent[0], sorted(name for name in sys.modules if name.split(".")[0] in LATER
                           and "." not in name))
     await events.put({"type": "lifespan.shutdown"})
     await task
 
 asyncio.run(main())
-""" % (LATER,)
+""".replace("LATER", repr(LATER))
 
 
 def test_the_app_serves_before_loading_what_serving_does_not_need(database_url, fake_llm,
