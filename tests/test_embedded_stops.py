@@ -6,19 +6,31 @@ is taken over at the next start and stops with it. The start-up line names the v
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.version import version
+from tests.helpers.database import postgres_dir
 from tests.helpers.fake_llm import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 START_S = 120  # a first start makes the data directory: initdb, on a busy machine
+
+
+@pytest.fixture
+def folder() -> Iterator[Path]:
+    """Where the app runs (its .data there): outside pytest's tree, which a pytest session
+    starting meanwhile sets to mode 0700, out of reach of the server's own system user."""
+    path = postgres_dir().parent
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def postgres_pids(pgdata: Path) -> list[int]:
@@ -61,9 +73,9 @@ def stopped(process: subprocess.Popen[bytes], log: Path) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "Ctrl-C"])
-def test_the_embedded_postgres_stops_with_the_app(tmp_path, how):
-    pgdata = tmp_path / ".data" / "postgres"
-    process, log = start(tmp_path)
+def test_the_embedded_postgres_stops_with_the_app(folder, how):
+    pgdata = folder / ".data" / "postgres"
+    process, log = start(folder)
     assert f"version={version()}" in log.read_text()  # the start-up line names it
     assert postgres_pids(pgdata)
     if how == "Ctrl-C":  # the terminal signals the whole foreground group
@@ -76,11 +88,12 @@ def test_the_embedded_postgres_stops_with_the_app(tmp_path, how):
 
 
 @pytest.mark.slow
-def test_make_runs_ctrl_c_stops_the_embedded_postgres(tmp_path):
-    (tmp_path / "requirements-dev.txt").symlink_to(ROOT / "requirements-dev.txt")
-    pgdata = tmp_path / ".data" / "postgres"
-    process, log = start(tmp_path, "make", "--no-print-directory", "-f", str(ROOT / "Makefile"),
-                         "run", f"VENV={ROOT / '.venv'}", "PYTHON=false")
+def test_make_runs_ctrl_c_stops_the_embedded_postgres(folder):
+    pgdata = folder / ".data" / "postgres"
+    # make run from folder (its .data there), on this suite's venv as it is (STAMP= : no
+    # reinstall is asked of make here).
+    process, log = start(folder, "make", "--no-print-directory", "-f", str(ROOT / "Makefile"),
+                         "run", f"VENV={ROOT / '.venv'}", "STAMP=", "PYTHON=false")
     assert postgres_pids(pgdata)
     os.killpg(process.pid, signal.SIGINT)
     process.wait(timeout=60)
@@ -91,15 +104,14 @@ def test_make_runs_ctrl_c_stops_the_embedded_postgres(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_postgres_left_by_a_crash_is_taken_over_and_stops_with_the_next_run(tmp_path):
-    pgdata = tmp_path / ".data" / "postgres"
-    crashed, _ = start(tmp_path)
-    os.killpg(crashed.pid, signal.SIGKILL)  # the app only: postgres runs in a session of its own
+def test_a_postgres_left_by_a_crash_is_taken_over_and_stops_with_the_next_run(folder):
+    pgdata = folder / ".data" / "postgres"
+    crashed, _ = start(folder)
+    crashed.kill()  # the app's process alone, as a crash or an OOM kill ends it
     crashed.wait(timeout=30)
     left = postgres_pids(pgdata)
-    if not left:
-        pytest.skip("the crash took the server with it here; nothing was left to take over")
-    process, log = start(tmp_path)
+    assert left  # the server it started runs on
+    process, log = start(folder)
     assert "event=embedded_postgres_taken_over" in log.read_text()
     assert set(left) & set(postgres_pids(pgdata))  # the same server, taken over
     process.send_signal(signal.SIGTERM)
