@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-all lint schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
+.PHONY: run test test-all lint docs schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -52,6 +52,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/mypy
 
+# The docs/ site (mkdocs.yml) into site/, --strict: a broken link or a page left out of
+# the nav fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
 # sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump
 # of a new embedded database migrated by the app (tests/test_migrations.py checks it is current).
 schema: $(STAMP)
@@ -79,7 +84,7 @@ bench-startup: $(STAMP)
 	$(BIN)/python bench/startup.py
 
 # What a story adds to the database (rows, bytes), with and without a picture, and ten
-# years of two a night (README: Deploying), about a minute.
+# years of two a night (docs/deploying.md), about a minute.
 bench-growth: $(STAMP)
 	$(BIN)/python bench/growth.py
 
@@ -127,7 +132,8 @@ lock:
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements.txt
-	$(BIN)/uv pip compile pyproject.toml --extra embedded --extra test -c requirements.txt \
+	$(BIN)/uv pip compile pyproject.toml --extra embedded --extra test --extra docs \
+	  -c requirements.txt \
 	  --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements-dev.txt
 	$(BIN)/python tools/check_wheels.py 3.14

@@ -338,7 +338,7 @@ def test_the_database_is_reachable_only_from_the_platform_and_its_version_pinned
     assert "DATABASE_PGBOUNCER" not in fly["env"]
 
 
-@pytest.mark.parametrize("name", ["fly.toml", "README.md"])
+@pytest.mark.parametrize("name", ["fly.toml", "docs/deploying.md"])
 def test_fly_deploys_one_machine(name):
     """A first fly deploy makes two machines unless told otherwise; with auto-stop off
     both would run around the clock."""
@@ -348,7 +348,7 @@ def test_fly_deploys_one_machine(name):
 
 # What a story adds to the database at most (bench/growth.py: 100 KB with the provider's
 # picture, rounded up for its small version's worst case), and what each plan named holds
-# (the platforms' docs, cited in the README's Deploying section).
+# (the platforms' docs, cited in docs/deploying.md).
 STORY_BYTES = 120_000
 TEN_YEARS_OF_STORIES = 2 * 365 * 10
 PLAN_BYTES = {"heroku-postgresql:essential-0": 1e9, "heroku-postgresql:essential-1": 10e9,
@@ -363,7 +363,7 @@ def test_the_database_plans_named_hold_ten_years_of_two_stories_a_night():
     assert render["diskSizeGB"] * 1e9 >= 2 * ten_years
 
 
-@pytest.mark.parametrize("name", ["fly.toml", "README.md"])
+@pytest.mark.parametrize("name", ["fly.toml", "docs/deploying.md"])
 def test_fly_docs_name_managed_postgres_not_the_legacy_command(name):
     text = (ROOT / name).read_text()
     assert "fly mpg attach" in text
