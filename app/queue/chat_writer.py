@@ -5,7 +5,8 @@
 
 The storyteller is called once, and never again for that job: a stop closes the stream
 (the call's task is cancelled), and whatever else goes wrong fails the job at once, with
-a short reason and the words written so far.
+a short reason and the words written so far. No clock bounds the whole call: the
+storyteller bounds each silence by LLM_TIMEOUT_S, and a story's length by its word cap.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from app.queue.writing import (
     unless_interrupted,
 )
 from app.stories import Story, Storyteller, StorytellerError
+from app.storytelling.reader import CutShort
 
 
 @dataclass
@@ -33,14 +35,12 @@ class ChatWriter(Writer):
         job = writing.job
         call = self.storyteller.write(job.request, job_id=job.id, on_text=writing.update)
         try:
-            return await unless_interrupted(writing, call, {Interruption.STOP},
-                                          timeout_s=self.llm_timeout_s)
+            return await unless_interrupted(writing, call, {Interruption.STOP}, timeout_s=None)
         except Interrupted:  # closing the stream (the call's task is cancelled) stops it
             await self._fail(writing, FailReason.CANCELLED, "stopped by the family",
                              billed=True)
-        except TimeoutError:
-            await self._fail(writing, "the storyteller took too long", "timeout",
-                             billed=True)
+        except CutShort as error:  # the call was made, and ended before the story did
+            await self._fail(writing, str(error), repr(error.__context__ or error), billed=True)
         except StorytellerError as error:
             await self._fail(writing, str(error), repr(error.__context__ or error))
         except Exception as error:
