@@ -36,7 +36,15 @@ from app.storytelling.availability import (
     model_gone_message,
 )
 from app.storytelling.limits import CHAT_TOKEN_CAPS, RequestLimits
-from app.storytelling.reader import SENT_NOTHING, STOPPED_MID_STORY, CutShort, Ending, Reader
+from app.storytelling.reader import (
+    SENT_NOTHING,
+    STOPPED_MID_STORY,
+    CutShort,
+    Ending,
+    Reader,
+    Showing,
+    next_chunk,
+)
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
@@ -161,6 +169,7 @@ class OpenAIStoryteller:
         raw, finish, refused, usage, model, answered = "", None, False, None, None, False
         prompt = build_prompt(request)
         reader = Reader(request, prompt=prompt, job_id=job_id)
+        showing = Showing(reader, on_text)
         messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": prompt[0]}, {"role": "user", "content": prompt[1]}]
         silence_s = self.client.timeout_s
@@ -184,9 +193,9 @@ class OpenAIStoryteller:
             self.availability.mark_offered()
             async with stream:  # leaving it closes the stream: the app reads no further
                 while not reader.past_cap(raw):
-                    try:  # LLM_TIMEOUT_S bounds each silence, not the whole story
-                        chunk = await asyncio.wait_for(anext(stream), silence_s)
-                    except StopAsyncIteration:
+                    # LLM_TIMEOUT_S bounds each silence, not the whole story
+                    chunk = await next_chunk(stream, silence_s, showing)
+                    if chunk is None:
                         break
                     model = chunk.model or model
                     usage = chunk.usage or usage
@@ -201,8 +210,7 @@ class OpenAIStoryteller:
                         refused = refused or bool(getattr(delta, "refusal", None))
                         if delta.content:
                             raw += delta.content
-                            if on_text is not None:
-                                on_text(reader.shown(raw))
+                            showing.add(raw)
         except TimeoutError:
             if reader.shown(raw).strip():
                 raise CutShort(STOPPED_MID_STORY) from None
@@ -211,6 +219,8 @@ class OpenAIStoryteller:
             if isinstance(error, openai.APIConnectionError) and reader.shown(raw).strip():
                 raise CutShort(STOPPED_MID_STORY) from None  # the connection closed mid-story
             raise provider_error(error) from None
+        finally:  # the words kept are every word that came
+            showing.flush()
 
         if not answered:
             raise StorytellerError(SENT_NOTHING)

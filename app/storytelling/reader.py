@@ -20,9 +20,13 @@ paragraph.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import logging
 import re
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TypeVar
 
 from app.finishing import cut_to_last_sentence, finished_text
 from app.logs import log
@@ -41,6 +45,9 @@ WORD_CAP_FACTOR = 1.5
 TITLE_MAX_CHARS = 80
 # A story line this long or longer that the prompt holds word for word is the prompt echoed.
 ECHO_MIN_WORDS = 6
+# While words pour in, the text so far is shaped and handed on at most this often.
+SHOW_EVERY_S = 0.2
+T = TypeVar("T")
 
 SENT_NOTHING = "the storyteller sent nothing"
 STOPPED_MID_STORY = "the storyteller stopped mid-story"
@@ -87,6 +94,7 @@ class Reader:
         self.cap = word_cap(request.length)
         # Its instructions only: the family's own words (the idea, the names) may be told.
         self._prompt = _normal(_DATA.sub(" ", " ".join(prompt)))
+        self._seen: dict[str, bool] = {}
 
     def past_cap(self, raw: str) -> bool:
         """Whether the model's words (its title line apart) are past the app's cap."""
@@ -153,11 +161,61 @@ class Reader:
         return kept
 
     def _echoed(self, line: str) -> bool:
-        """A line of the prompt, echoed back: a data block alone, or an instruction."""
-        if _BLOCK_LINE.match(line):
-            return True
-        words = _normal(_TAG.sub(" ", line))
-        return len(words.split()) >= ECHO_MIN_WORDS and words in self._prompt
+        """A line of the prompt, echoed back: a data block alone, or an instruction (each
+        line judged once: the text is shaped again as each chunk arrives)."""
+        echoed = self._seen.get(line)
+        if echoed is None:
+            words = _normal(_TAG.sub(" ", line))
+            echoed = bool(_BLOCK_LINE.match(line)) or (
+                len(words.split()) >= ECHO_MIN_WORDS and words in self._prompt)
+            self._seen[line] = echoed
+        return echoed
+
+
+class Showing:
+    """Hands the text so far, shaped, to `sink`: at most every SHOW_EVERY_S while chunks pour
+    in (shaping a long story each chunk would cost more than the rest of the call), and at
+    once when they pause or end (`flush`), so the card and the words kept are never behind."""
+
+    def __init__(self, reader: Reader, sink: Callable[[str], None] | None) -> None:
+        self.reader = reader
+        self.sink = sink
+        self.raw = self._shown = ""
+        self._at = time.monotonic()  # the first words, too, come together
+
+    def add(self, raw: str) -> None:
+        self.raw = raw
+        if time.monotonic() - self._at >= SHOW_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.sink is not None and self.raw != self._shown:
+            self.sink(self.reader.shown(self.raw))
+            self._shown, self._at = self.raw, time.monotonic()
+
+
+async def next_chunk(stream: AsyncIterator[T], silence_s: float, showing: Showing) -> T | None:
+    """The stream's next chunk (None: it ended); TimeoutError after `silence_s` without
+    one. The words so far are shown as soon as the stream pauses."""
+    step = asyncio.ensure_future(_next_or_none(stream))
+    try:
+        done, _ = await asyncio.wait({step}, timeout=min(SHOW_EVERY_S, silence_s))
+        if not done:
+            showing.flush()
+            done, _ = await asyncio.wait({step}, timeout=max(silence_s - SHOW_EVERY_S, 0))
+        if not done:
+            raise TimeoutError
+        return step.result()
+    finally:
+        if not step.done():
+            step.cancel()
+
+
+async def _next_or_none(stream: AsyncIterator[T]) -> T | None:
+    try:
+        return await anext(stream)
+    except StopAsyncIteration:
+        return None
 
 
 def is_title(line: str) -> bool:
