@@ -6,6 +6,8 @@ place the chat and the background storytellers turn a model's text into a story.
     reader.past_cap(raw)            # True: past 1.5 times the length asked, stop reading
     story = reader.story(raw, ending=Ending.STOP, model="m", prompt_tokens=None,
                          completion_tokens=None)
+    showing = Showing(reader, on_text)          # showing.add(raw) as chunks come
+    chunk = await next_chunk(stream, 180, showing)   # None: ended; TimeoutError: silent
 
 A story is whole only when the provider said it finished (`Ending.STOP`); one its token
 budget cut off (`LENGTH`) or the app stopped at its own word cap (`CAPPED`) is kept to its
