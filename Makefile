@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-all lint docs schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures profile chaos lock clean
+.PHONY: run test test-all lint docs schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -77,6 +77,16 @@ bench: $(STAMP)
 	$(BIN)/python bench/perf.py
 	$(BIN)/python bench/handover.py
 	$(BIN)/python bench/pictures.py
+
+# make bench's cold start and POST -> 202 alone (no wrk, no Chromium), about a minute: run it
+# a few times before and after a start-up or intake change and compare the ratios.
+bench-startup: $(STAMP)
+	$(BIN)/python bench/startup.py
+
+# What a story adds to the database (rows, bytes), with and without a picture, and ten
+# years of two a night (docs/deploying.md), about a minute.
+bench-growth: $(STAMP)
+	$(BIN)/python bench/growth.py
 
 # Background generation (LLM_API=responses), about a minute: SIGTERM -> exit with a story
 # streaming, a new process picking the story up, stop -> cancelled (and chat), one billed

@@ -25,6 +25,7 @@ from app.services import Services
 from app.stories import Storyteller
 from app.storytelling.availability import ModelAvailability, check_image_model, check_model
 from app.storytelling.demo import DemoStoryteller
+from app.storytelling.limits import RequestLimits
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
 from app.storytelling.provider import ProviderClient, warm_up
@@ -94,11 +95,13 @@ def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:
             max_retries=0,  # one request per job, ever: a retry is a second bill
             timeout_s=settings.llm_timeout_s,
         )
+        # A server of one's own may honour only one spelling of the token cap: send both.
+        limits = RequestLimits(temperature=settings.story_temperature,
+                               reasoning_tokens=settings.reasoning_tokens,
+                               every_cap=settings.openai_base_url is not None)
         if settings.llm_api == "responses":
-            return BackgroundStoryteller(client, model=settings.story_model,
-                                         temperature=settings.story_temperature)
-        return OpenAIStoryteller(client, model=settings.story_model,
-                                 temperature=settings.story_temperature)
+            return BackgroundStoryteller(client, model=settings.story_model, limits=limits)
+        return OpenAIStoryteller(client, model=settings.story_model, limits=limits)
     return DemoStoryteller(delay_s=settings.demo_delay_s)
 
 
@@ -120,7 +123,8 @@ def follower_for(storyteller: object) -> BackgroundStoryteller | None:
     switch (by its response id, on the same provider): adopted, never started again."""
     if isinstance(storyteller, OpenAIStoryteller):
         return BackgroundStoryteller(storyteller.client, model=storyteller.model,
-                                     availability=storyteller.availability)
+                                     availability=storyteller.availability,
+                                     limits=storyteller.limits)
     return None
 
 

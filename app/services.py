@@ -41,6 +41,7 @@ from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
 from app.storytelling.moderation import Moderator
+from app.version import version
 
 # At start-up, wait this long for the database to answer before giving up.
 STARTUP_DATABASE_WAIT_S = 30.0
@@ -160,7 +161,6 @@ class Services:
                 interval_s=settings.sweeper_interval_s,
                 threshold_min=settings.sweeper_threshold_min,
                 heartbeat_stale_s=settings.heartbeat_stale_s,
-                meter=meter,
             ),
             liveness=ProcessLiveness(
                 ProcessRegistry(db),
@@ -216,6 +216,7 @@ class Services:
             ]
         log(
             "started",
+            version=version(),
             boot_id=self.boot_id,
             storyteller=self.storyteller.name,
             llm_api=("responses" if self.worker.background

@@ -49,6 +49,16 @@ _BY_TEXT = {
     "the storyteller no longer has this story": FailureNote(
         "The storyteller no longer has this story, so it can't be had back.",
         "You can ask for a new one.", retry=True),
+    # A story the storyteller ended (or went quiet in) with no finish: its words are kept,
+    # and the card offers to finish it from them.
+    "the storyteller stopped mid-story": FailureNote(
+        "The storyteller stopped in the middle of the story.", TRY_AGAIN, retry=True),
+    # Nothing at all: most often a request the server can't take (a small model's context
+    # is full), which the same request will meet again.
+    "the storyteller sent nothing": FailureNote(
+        "The storyteller sent nothing back.",
+        "Trying the same story again may not help: a shorter length or another idea may.",
+        retry=False),
     "the storyteller took too long": FailureNote(
         "The storyteller took too long to answer.", TRY_AGAIN, retry=True),
     "could not reach the storyteller": FailureNote(

@@ -4,10 +4,21 @@
         fake.url                            # OPENAI_BASE_URL for the app
         fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal",
                                             # "no_choices", "nul", "surrogate", "length",
-                                            # "failed" (Responses API only)
+                                            # "failed" (Responses API only), and how small
+                                            # local models misbehave (both APIs unless said):
+                                            # "ignores_cap" (honours max_tokens only, else
+                                            # writes on and on), "no_finish" ([DONE], no
+                                            # finish reason; chat), "closed_early" (the
+                                            # connection closed before it; chat),
+                                            # "single_breaks", "paragraph_title",
+                                            # "labelled_title", "echoed_markup"
+        fake.replay = "no_finish_reason"    # chat streams answer with the recorded body of
+                                            # tests/fixtures/llama_cpp/no_finish_reason.sse,
+                                            # verbatim (paced by chunk_delay_s, hold_after_chunks)
         fake.hold()                         # answers wait until fake.release()
         fake.hold_after_chunks = 3          # ... or stream 3 chunks first, then wait
-        fake.chunk_delay_s = 0.2            # a streamed answer's pace
+                                            # (silence, its connection open)
+        fake.chunk_delay_s = 0.2            # a streamed answer's pace (slow but steady)
         fake.calls_for(17)                  # billed requests (chat + Responses creates) that
                                             # carried X-Story-Job-Id: 17
         fake.story = "Title\n\nBody"        # answer with this text instead of the echo
@@ -91,6 +102,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -104,7 +116,10 @@ from tests.helpers.waits import WAIT_S
 
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
 MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices", "nul", "surrogate",
-         "length", "failed")
+         "length", "failed", *tuple("ignores_cap no_finish closed_early single_breaks "
+                                    "paragraph_title labelled_title echoed_markup".split()))
+# Recorded raw SSE bodies of streamed /chat/completions answers, replayed verbatim by name.
+REPLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "llama_cpp"
 # What the model "writes" in the modes that test its output (sent JSON-escaped, as a real
 # server would: `\u0000`, `\ud800`).
 NUL_STORY = ("The Night\x00 Light\r\n\r\nOnce upon a time\x00 a lamp \x1b[0mglowed.\x07\n"
@@ -113,6 +128,21 @@ SURROGATE_STORY = "The Moon \ud83d Boat\n\nA boat sailed \udc00 to the moon. Goo
 LENGTH_STORY = ("The Long Night\n\nOnce upon a time there was a sleepy fox. "
                 "She curled up by the fire! \"Goodnight,\" said the owl.\n\n"
                 "Then the fox dreamed of a meadow where the")
+
+# How small local models misbehave (the modes of the same names).
+SINGLE_BREAKS_STORY = ("The Sleepy Owl\nOnce upon a time an owl yawned in her tree.\n"
+                       "She blinked at the round moon.\nThen she slept. Goodnight.")
+PARAGRAPH_TITLE_STORY = ("Once upon a time, in a valley full of soft green hills and quiet "
+                         "streams, a small fox named Pip lay awake and counted the stars.\n\n"
+                         "She yawned at last. Goodnight.")
+LABELLED_TITLE_STORY = ("The story's title is: The Sleepy Owl\n\nOnce upon a time an owl "
+                        "yawned. Goodnight.")
+ECHOED_MARKUP_STORY = ("<idea>a sleepy owl</idea>\nThe Sleepy Owl\n\nUse simple words and "
+                       "sentences that suit a young child.\nOnce upon a time <name>Mia</name> "
+                       "met an owl.\n\nThey slept. Goodnight.")
+# "ignores_cap": a model that writes on and on, this sentence over and over.
+ON_AND_ON = "The little fox yawned once more and looked at the stars. "
+ENDLESS_WORDS = 50_000
 
 # A Responses object in one of these states is done: nothing more is written to it.
 TERMINAL = frozenset({"completed", "incomplete", "failed", "cancelled"})
@@ -200,6 +230,7 @@ class FakeLLM:
         self.in_flight = 0
         self.max_in_flight = 0
         self.story: str | None = None
+        self.replay: str | None = None  # a file in REPLAYS (no suffix): chat answers with it
         self.moderation_inputs: list[str] = []
         self.moderation_down = False
         self.moderation_delay_s = 0.0
@@ -290,6 +321,7 @@ class FakeLLM:
         self.refused_parameters = defaultdict(set)
         self.refuse_max_completion_tokens = False
         self.story = None
+        self.replay = None
         self.moderation_down = False
         self.moderation_delay_s = 0.0
         self.mode = "ok"
@@ -438,8 +470,10 @@ class FakeLLM:
                 await asyncio.sleep(0.01)  # held before answering at all
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
+            if body.get("stream") and self.replay is not None:
+                return _WatchedStream(self._replayed(self.replay), lambda: self._chat_left(job_id))
             if body.get("stream"):
-                return await self._stream(body, job_id)
+                return await self._stream(request, body, job_id)
             return self._answer(body, job_id)
         finally:
             with self._lock:
@@ -544,8 +578,10 @@ class FakeLLM:
     def _content(self, body: dict, job_id: str) -> tuple[str | None, str, str | None]:
         """(content, finish_reason, refusal) the "model" answers with in this mode."""
         mode = self.mode
+        prompt = self._prompt(body)
+        idea = re.search(r"<idea>(.*?)</idea>", prompt, re.DOTALL)  # the app's, else any
         content: str | None = f"The Story of Job {job_id}\n\nOnce upon a time, " \
-                              f"a gentle tale about: {self._prompt(body)[-60:]}"
+                              f"a gentle tale about: {idea.group(1) if idea else prompt[-60:]}"
         if self.story is not None:
             content = self.story
         refusal = None
@@ -560,7 +596,26 @@ class FakeLLM:
             content, finish = self.story or LENGTH_STORY, "length"
         if mode == "refusal":
             content, refusal = None, "I can't help with that."
+        content = {"single_breaks": SINGLE_BREAKS_STORY, "paragraph_title": PARAGRAPH_TITLE_STORY,
+                   "labelled_title": LABELLED_TITLE_STORY,
+                   "echoed_markup": ECHOED_MARKUP_STORY}.get(mode, content)
+        if mode == "ignores_cap":  # max_tokens honoured (not max_completion_tokens), or none
+            cap = body.get("max_tokens") or ENDLESS_WORDS
+            words = ("The Endless Night\n\n" + ON_AND_ON * (cap // 10 + 1)).split(" ")
+            content, finish = " ".join(words[:cap + 3]), "length"
         return content, finish, refusal
+
+    async def _replayed(self, name: str) -> AsyncIterator[bytes]:
+        """A recorded body, verbatim, an event at a time, paced as `_stream` paces chunks."""
+        recorded = (REPLAYS / f"{name}.sse").read_bytes()
+        events = re.findall(rb".*?(?:\r?\n\r?\n|$)", recorded, re.DOTALL)
+        for number, event in enumerate(event for event in events if event):
+            if self.hold_after_chunks is not None and number > self.hold_after_chunks:
+                while not self._gate.is_set():
+                    await asyncio.sleep(0.01)
+            if self.chunk_delay_s:
+                await asyncio.sleep(self.chunk_delay_s)
+            yield event
 
     def _answer(self, body: dict, job_id: str) -> Response:
         refused = self._refusal()
@@ -580,10 +635,11 @@ class FakeLLM:
                       if self.report_usage else None),
         }), media_type="application/json")
 
-    async def _stream(self, body: dict, job_id: str) -> Response:
+    async def _stream(self, request: Request, body: dict, job_id: str) -> Response:
         """The same answer as server-sent events, a few words a chunk, as a real model
         streams: `chunk_delay_s` between chunks; after `hold_after_chunks` chunks, it waits
-        while held."""
+        while held. "no_finish" ends with `[DONE]` and no finish reason; "closed_early"
+        closes the connection after the words, before it."""
         refused = self._refusal()
         if refused is not None:
             return refused
@@ -616,7 +672,11 @@ class FakeLLM:
                 if refusal:
                     yield event([{"index": 0, "delta": {"refusal": refusal},
                                   "finish_reason": None}])
-                yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
+                if self.mode == "closed_early":
+                    await self._cut(request)
+                    return
+                if self.mode != "no_finish":
+                    yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
             if (body.get("stream_options") or {}).get("include_usage") and self.report_usage:
                 yield event([], usage={"prompt_tokens": 42, "completion_tokens": 314,
                                        "total_tokens": 356})
