@@ -15,6 +15,7 @@
                                             # containing FLAG_WORD comes back flagged
         fake.moderation_down = True         # /v1/moderations answers 500
         fake.moderation_delay_s = 2.0       # /v1/moderations takes this long to answer
+        fake.moderations_api = False        # a server without it: 404 "Invalid URL"
         fake.chat_closed_early              # job ids whose chat stream the client left
         fake.wait_for_chat_closed(17)       # ... block until job 17's is among them
 
@@ -39,6 +40,9 @@ The Responses API in background mode, as OpenAI runs it:
                                             # follows live to the terminal event
         POST /v1/responses/{id}/cancel      # stops the writing; status "cancelled"
         fake.responses_api = False          # a server without the API: creates answer 404
+        fake.retired_while_writing = {"m"}  # creates with model m go, but its responses'
+                                            # retrieves answer 404 model_not_found (retired
+                                            # while the story is written)
         fake.creates_for(17), fake.retrieves_for(17), fake.cancels_for(17)
         fake.drop_stream_after_events = 5   # each streamed retrieve is cut after 5 events
         fake.hold_create()                  # creates start writing but their answers wait
@@ -201,6 +205,7 @@ class FakeLLM:
         self.moderation_inputs: list[str] = []
         self.moderation_down = False
         self.moderation_delay_s = 0.0
+        self.moderations_api = True
         self.chat_closed_early: set[str] = set()
         # Models, and the requests refused before the model saw them (not billed)
         self.retired_models: set[str] = set()
@@ -212,6 +217,7 @@ class FakeLLM:
         self.unbilled_requests: list[dict] = []
         # The Responses API
         self.responses_api = True
+        self.retired_while_writing: set[str] = set()
         self.creates: Counter[str] = Counter()
         self.retrieves: Counter[str] = Counter()
         self.cancels: Counter[str] = Counter()
@@ -289,11 +295,13 @@ class FakeLLM:
         self.story = None
         self.moderation_down = False
         self.moderation_delay_s = 0.0
+        self.moderations_api = True
         self.mode = "ok"
         self.delay_s = 0.0
         self.chunk_delay_s = 0.0
         self.hold_after_chunks: int | None = None
         self.responses_api = True
+        self.retired_while_writing = set()
         self.drop_stream_after_events = None
         self.stream_window_s = None
         self.silent_stream_after_events = None
@@ -442,7 +450,11 @@ class FakeLLM:
                 self.in_flight -= 1
 
     async def _moderate(self, request: Request) -> Response:
+        if not self.moderations_api:
+            return _error(404, "Invalid URL (POST /v1/moderations)")
         body = await request.json()
+        if "input" not in body:  # an empty request (a start-up check): refused, not recorded
+            return _error(400, "Missing required parameter: 'input'.")
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         with self._lock:
             self.moderation_inputs.extend(texts)
@@ -632,6 +644,8 @@ class FakeLLM:
         if not self.responses_api:  # not billed: no model ever saw it
             return _error(404, "Invalid URL (POST /v1/responses)")
         body = await request.json()
+        if "model" not in body:  # an empty request (a start-up check): refused, not counted
+            return _error(400, "Missing required parameter: 'model'.")
         job_id = request.headers.get("x-story-job-id", "none")
         refused = self._refused_before_the_model(body, job_id, "responses")
         if refused is not None:
@@ -846,6 +860,8 @@ class FakeLLM:
         record = self._lookup(request, self.retrieves)
         if record is None:
             return self._not_found(request)
+        if record.body.get("model") in self.retired_while_writing:
+            return self._model_not_found(record.body["model"])
         if request.query_params.get("stream", "").lower() == "true":
             window_s = self.stream_window_s
             if window_s is not None and time.monotonic() - record.born_s > window_s:
