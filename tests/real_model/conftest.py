@@ -99,7 +99,8 @@ class RealApp:
 
 
 @pytest.fixture
-def start_app(database_url: str, llama: LlamaServer, tmp_path: Path):
+def start_app(llama: LlamaServer, database_url: str, tmp_path: Path):  # llama first: a
+    # tier that cannot run says so before a database is started
     """start_app(**env) -> a started RealApp (stopped after the test)."""
     apps: list[RealApp] = []
 
