@@ -124,4 +124,4 @@ def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untype
     write(f"{'story':<26} {'asked':>5} {'wrote':>5} {'s':>5}  {'family saw':<44} title")
     for row in RESULTS:
         write(f"{row['story']:<26} {row['asked']:>5} {row['words']:>5} {row['seconds']:>5.0f}  "
-              f"{row['saw'][:44]:<44} {row['title']!r}")
+              f"{row['saw'][:44]:<44} {(row['title'] or '')[:90]!r}")

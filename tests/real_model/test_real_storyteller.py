@@ -63,22 +63,24 @@ def story_of(app: RealApp, story_id: int) -> dict:
                      headers={"Accept": "application/json"}).json()
 
 
-def record(name: str, length: str, job: dict, seconds: float, story: dict | None) -> None:
+def record(app: RealApp, name: str, length: str, job: dict, started: float) -> dict | None:
+    """The table's row for a job that ended (words written: the story's, or those kept);
+    its story, when it completed."""
+    story = story_of(app, job["story_id"]) if job["status"] == "completed" else None
     text = story["body"] if story else job.get("text_so_far") or ""
-    saw = "ready" if job["status"] == "completed" else f"failed: {job['error']}"
+    saw = "ready" if story else f"failed: {job['error']}"
     RESULTS.append({"story": name, "asked": LENGTH_WORDS[length], "words": len(text.split()),
-                    "seconds": seconds, "title": story["title"] if story else None,
-                    "saw": saw})
+                    "seconds": time.monotonic() - started,
+                    "title": story["title"] if story else None, "saw": saw})
+    return story
 
 
-def write_story(app: RealApp, name: str, body: dict) -> tuple[dict, dict | None]:
+def write_story(app: RealApp, name: str, length: str, body: dict) -> tuple[dict, dict | None]:
     """Post a story, wait for its end, record its figures: (job, story or None)."""
     started = time.monotonic()
     job_id = post(app, "/stories/generate", body).json()["job_id"]
     job = wait(app, job_id, ended)
-    story = story_of(app, job["story_id"]) if job["status"] == "completed" else None
-    record(name, body.get("length", "medium"), job, time.monotonic() - started, story)
-    return job, story
+    return job, record(app, name, length, job, started)
 
 
 def assert_story(story: dict, length: str) -> None:
@@ -108,8 +110,7 @@ def finish(app: RealApp, name: str, job: dict) -> dict:
     answer = post(app, f"/stories/jobs/{job['job_id']}/finish")
     assert answer.status_code in (200, 202), answer.text
     finished = wait(app, answer.json()["job_id"], ended)
-    story = story_of(app, finished["story_id"]) if finished["status"] == "completed" else None
-    record(name, "medium", finished, time.monotonic() - started, story)
+    story = record(app, name, "medium", finished, started)
     assert finished["status"] == "completed", finished["error"]
     assert story is not None
     assert " ".join(story["body"].split()[:5]) in " ".join(kept.split())
@@ -120,7 +121,7 @@ def finish(app: RealApp, name: str, job: dict) -> dict:
                                                   ("long", "en")])
 def test_each_length_in_two_languages(start_app, length: str, language: str) -> None:
     app = start_app()
-    job, story = write_story(app, f"{length} {language}", {
+    job, story = write_story(app, f"{length} {language}", length, {
         "prompt": "a little fox who cannot find the moon", "length": length,
         "language": language, "age": 5})
     assert job["status"] == "completed", job["error"]
@@ -133,7 +134,7 @@ def test_a_child_profile(start_app) -> None:
     child = post(app, "/children", {"name": "Mia", "age": 6, "length": "short",
                                     "language": "fr", "likes": "owls and boats"})
     assert child.status_code == 201, child.text
-    job, story = write_story(app, "profile short fr", {
+    job, story = write_story(app, "profile short fr", "short", {
         "prompt": "a boat that sails to the stars", "child_id": child.json()["child_id"]})
     assert job["status"] == "completed", job["error"]
     assert story is not None and story["child_name"] == "Mia" and story["language"] == "fr"
@@ -148,7 +149,7 @@ def test_stop_then_finish(start_app) -> None:
     wait(app, job_id, words_so_far(40))
     post(app, f"/stories/jobs/{job_id}/cancel")
     job = wait(app, job_id, ended, timeout_s=30)
-    record("stopped medium", "medium", job, time.monotonic() - started, None)
+    record(app, "stopped medium", "medium", job, started)
     assert job["status"] == "failed" and job["error"] == "cancelled"
     assert len(job["text_so_far"].split()) >= 40
     assert_story(finish(app, "stopped, finished", job), "medium")
@@ -163,7 +164,7 @@ def test_a_second_client_cuts_the_stream(start_app, llama: LlamaServer) -> None:
     httpx.post(f"{llama.url}/chat/completions", timeout=120, json={
         "model": MODEL, "max_tokens": 8, "messages": [{"role": "user", "content": "Hello"}]})
     job = wait(app, job_id, ended)
-    record("cut by a second client", "medium", job, time.monotonic() - started, None)
+    record(app, "cut by a second client", "medium", job, started)
     assert_cut_short(job)
     assert job["text_so_far"].strip()
     assert_story(finish(app, "cut, finished", job), "medium")
@@ -180,7 +181,7 @@ def test_the_server_killed_and_restarted(start_app, llama: LlamaServer) -> None:
         job = wait(app, job_id, ended, timeout_s=60)
     finally:
         llama.start()
-    record("server killed", "medium", job, time.monotonic() - started, None)
+    record(app, "server killed", "medium", job, started)
     assert job["status"] == "failed", "a story whose server died shown as ready"
     assert job["text_so_far"].strip()
     assert_story(finish(app, "killed, finished", job), "medium")
@@ -193,10 +194,9 @@ def test_two_workers_two_stories(start_app) -> None:
     ids = [post(app, "/stories/generate", {"prompt": prompt, "length": "short"}).json()["job_id"]
            for prompt in ("a cloud who wants to rain", "a teddy bear's picnic")]
     jobs = [wait(app, job_id, ended) for job_id in ids]
-    seconds = time.monotonic() - started
-    for n, job in enumerate(jobs):
-        story = story_of(app, job["story_id"]) if job["status"] == "completed" else None
-        record(f"two at once #{n + 1}", "short", job, seconds, story)
+    stories = [record(app, f"two at once #{n + 1}", "short", job, started)
+               for n, job in enumerate(jobs)]
+    for job, story in zip(jobs, stories, strict=True):
         if story is not None:
             assert_story(story, "short")
         else:
