@@ -50,8 +50,8 @@ test-all: test
 # The real tier (tests/real_model, left out of make test): llama-cpp-python's OpenAI-compatible
 # server with SmolLM2-135M on the CPU, and the app started as the README says. The server is
 # built once into ~/.cache/bedtime-stories/ (tools/real_model_env.py: about ten minutes on two
-# cores, then reused); without a compiler the tier is skipped, except in CI. Then 5 to 15
-# minutes, by the machine's load (SmolLM2-135M writes 10 to 40 tokens a second here).
+# cores, then reused); without a compiler the tier is skipped, except in CI. Then 5 to 20
+# minutes, by the machine's load (SmolLM2-135M wrote 2 to 40 tokens a second here).
 test-real: $(STAMP)
 	$(BIN)/python tools/real_model_env.py || [ -z "$$CI$$REAL_MODEL_REQUIRED" ] || exit 1
 	$(BIN)/python -m pytest -p no:xdist -m real_model tests/real_model $(PYTEST_ARGS)
