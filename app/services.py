@@ -40,6 +40,7 @@ from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
+from app.storytelling.endpoints import Endpoints
 from app.storytelling.moderation import Moderator
 from app.version import version
 
@@ -81,6 +82,7 @@ class Services:
     backups: ScheduledBackups | None = None  # BACKUP_DIR is set
     # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
     model_availability: ModelAvailability | None = None
+    endpoints: Endpoints = field(default_factory=Endpoints)  # what the server lacks
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod

@@ -35,6 +35,7 @@ from app.storytelling.availability import (
     is_model_not_found,
     model_gone_message,
 )
+from app.storytelling.capped import too_large
 from app.storytelling.limits import CHAT_TOKEN_CAPS, RequestLimits
 from app.storytelling.reader import (
     SENT_NOTHING,
@@ -246,6 +247,8 @@ def provider_error(error: Exception) -> StorytellerError:
     """What the family is told when the provider call went wrong."""
     import openai
 
+    if too_large(error):
+        return StorytellerError("the storyteller sent an answer too large to read")
     if isinstance(error, openai.APITimeoutError):
         return StorytellerError("the storyteller took too long")
     if isinstance(error, openai.APIConnectionError):

@@ -79,6 +79,8 @@ def word_cap(length: str) -> int:
 # one of the data blocks is the prompt echoed, and goes whole.
 _TAG_NAMES = r"(?:idea|name|earlier|title|begun|likes|companions)"
 _TAG = re.compile(r"<\s*/?\s*" + _TAG_NAMES + r"\b[^>\n]*>", re.IGNORECASE)
+# Markup of the model's own making (`<story>`, `</p>`): a bare tag is never a story's words.
+_BARE_TAG = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9_-]{0,20}\s*/?\s*>")
 _BLOCK_LINE = re.compile(r"^\s*<\s*(idea|earlier|begun|likes|companions)\b[^>\n]*>.*"
                          r"<\s*/\s*\1\s*>[\s.]*$", re.IGNORECASE)
 _DATA = re.compile(r"<(" + _TAG_NAMES + r")>.*?</\1>", re.IGNORECASE | re.DOTALL)
@@ -108,7 +110,7 @@ class Reader:
     def shown(self, raw: str) -> str:
         """The model's text so far as the app keeps it (see the module's docstring)."""
         lines = [line for line in clean_text(raw).split("\n") if not self._echoed(line)]
-        text = _TAG.sub("", "\n".join(lines))
+        text = _BARE_TAG.sub("", _TAG.sub("", "\n".join(lines)))
         if self.request.carried_text:  # the rest of a story: no title of its own
             return _paragraphed(text)
         text = text.lstrip()

@@ -39,6 +39,7 @@ from app.storytelling.availability import (
     is_model_not_found,
     model_gone_message,
 )
+from app.storytelling.endpoints import RESPONSES, Endpoints, no_endpoint_message
 from app.storytelling.final_response import (
     FINAL_STATUSES,
     Followed,
@@ -73,11 +74,13 @@ class BackgroundStoryteller:
 
     def __init__(self, client: ProviderClient, *, model: str, temperature: float | None = None,
                  availability: ModelAvailability | None = None,
-                 silence_s: float = STREAM_SILENCE_S, limits: RequestLimits | None = None) -> None:
+                 silence_s: float = STREAM_SILENCE_S, limits: RequestLimits | None = None,
+                 endpoints: Endpoints | None = None) -> None:
         self.client = client
         self.model = model
         self.limits = limits or RequestLimits(temperature=temperature)
         self.availability = availability or ModelAvailability(model)
+        self.endpoints = endpoints or Endpoints()
         self.silence_s = silence_s
 
     async def aclose(self) -> None:
@@ -107,9 +110,8 @@ class BackgroundStoryteller:
             if is_model_not_found(error, self.model):  # the model is gone, not the API
                 self.availability.mark_gone(seen_by=f"job {job_id}")
                 raise StorytellerError(model_gone_message(self.model)) from None
-            raise StorytellerError(
-                "the storyteller has no background mode (set LLM_API=chat)"
-            ) from None
+            self.endpoints.mark_missing(RESPONSES, seen_by=f"job {job_id}")
+            raise StorytellerError(no_endpoint_message(RESPONSES)) from None
         except openai.APIError as error:
             raise provider_error(error) from None
         self.availability.mark_offered()
@@ -158,7 +160,10 @@ class BackgroundStoryteller:
                     response_id=response_id, reason=str(refused))
                 streamable = False
                 continue
-            except openai.NotFoundError:
+            except openai.NotFoundError as error:
+                if is_model_not_found(error, self.model):  # as at create: the model is named
+                    self.availability.mark_gone(seen_by=f"job {job_id}")
+                    raise StorytellerError(model_gone_message(self.model)) from None
                 raise ResponseGone("the storyteller no longer has this story") from None
             except (openai.APIConnectionError, openai.InternalServerError,
                     openai.RateLimitError, ValueError) as error:

@@ -26,6 +26,7 @@
                                             # containing FLAG_WORD comes back flagged
         fake.moderation_down = True         # /v1/moderations answers 500
         fake.moderation_delay_s = 2.0       # /v1/moderations takes this long to answer
+        fake.moderations_api = False        # a server without it: 404 "Invalid URL"
         fake.chat_closed_early              # job ids whose chat stream the client left
         fake.wait_for_chat_closed(17)       # ... block until job 17's is among them
 
@@ -50,6 +51,9 @@ The Responses API in background mode, as OpenAI runs it:
                                             # follows live to the terminal event
         POST /v1/responses/{id}/cancel      # stops the writing; status "cancelled"
         fake.responses_api = False          # a server without the API: creates answer 404
+        fake.retired_while_writing = {"m"}  # creates with model m go, but its responses'
+                                            # retrieves answer 404 model_not_found (retired
+                                            # while the story is written)
         fake.creates_for(17), fake.retrieves_for(17), fake.cancels_for(17)
         fake.drop_stream_after_events = 5   # each streamed retrieve is cut after 5 events
         fake.hold_create()                  # creates start writing but their answers wait
@@ -179,6 +183,10 @@ def _error(status: int, message: str, kind: str = "invalid_request_error") -> Re
                  status)
 
 
+def _wrong_method() -> Response:
+    return _error(405, "Method Not Allowed")
+
+
 class _Stopped(Exception):
     """The response was cancelled or forgotten: its writing ends here."""
 
@@ -234,6 +242,8 @@ class FakeLLM:
         self.moderation_inputs: list[str] = []
         self.moderation_down = False
         self.moderation_delay_s = 0.0
+        self.moderations_api = True
+        self.probes: list[str] = []  # GETs of POST-only routes (the start-up check)
         self.chat_closed_early: set[str] = set()
         # Models, and the requests refused before the model saw them (not billed)
         self.retired_models: set[str] = set()
@@ -245,6 +255,7 @@ class FakeLLM:
         self.unbilled_requests: list[dict] = []
         # The Responses API
         self.responses_api = True
+        self.retired_while_writing: set[str] = set()
         self.creates: Counter[str] = Counter()
         self.retrieves: Counter[str] = Counter()
         self.cancels: Counter[str] = Counter()
@@ -275,6 +286,9 @@ class FakeLLM:
             Route("/v1/responses/{response_id}", self._retrieve_response, methods=["GET"]),
             Route("/v1/responses/{response_id}/cancel", self._cancel_response,
                   methods=["POST"]),
+            # A GET of a POST-only route (the app's start-up check): 405 where the server
+            # has the route, 404 where it has none, as real servers answer it.
+            Route("/v1/{endpoint:path}", self._probe, methods=["GET"]),
         ])
         # At exit, a client's kept-alive stream is not waited for: the tests are over.
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
@@ -324,11 +338,14 @@ class FakeLLM:
         self.replay = None
         self.moderation_down = False
         self.moderation_delay_s = 0.0
+        self.moderations_api = True
+        self.probes = []
         self.mode = "ok"
         self.delay_s = 0.0
         self.chunk_delay_s = 0.0
         self.hold_after_chunks: int | None = None
         self.responses_api = True
+        self.retired_while_writing = set()
         self.drop_stream_after_events = None
         self.stream_window_s = None
         self.silent_stream_after_events = None
@@ -479,8 +496,22 @@ class FakeLLM:
             with self._lock:
                 self.in_flight -= 1
 
+    async def _probe(self, request: Request) -> Response:
+        endpoint = "/" + request.path_params["endpoint"]
+        self.probes.append(endpoint)
+        there = {"/moderations": self.moderations_api, "/responses": self.responses_api,
+                 "/images/generations": self.images.mode != "no_route",
+                 "/chat/completions": True}
+        if not there.get(endpoint, False):
+            return _error(404, f"Invalid URL (GET /v1{endpoint})")
+        return _wrong_method()
+
     async def _moderate(self, request: Request) -> Response:
+        if not self.moderations_api:
+            return _error(404, "Invalid URL (POST /v1/moderations)")
         body = await request.json()
+        if "input" not in body:  # an empty request (a start-up check): refused, not recorded
+            return _error(400, "Missing required parameter: 'input'.")
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         with self._lock:
             self.moderation_inputs.extend(texts)
@@ -696,6 +727,8 @@ class FakeLLM:
         if not self.responses_api:  # not billed: no model ever saw it
             return _error(404, "Invalid URL (POST /v1/responses)")
         body = await request.json()
+        if "model" not in body:  # an empty request (a start-up check): refused, not counted
+            return _error(400, "Missing required parameter: 'model'.")
         job_id = request.headers.get("x-story-job-id", "none")
         refused = self._refused_before_the_model(body, job_id, "responses")
         if refused is not None:
@@ -910,6 +943,8 @@ class FakeLLM:
         record = self._lookup(request, self.retrieves)
         if record is None:
             return self._not_found(request)
+        if record.body.get("model") in self.retired_while_writing:
+            return self._model_not_found(record.body["model"])
         if self.retrieve_status is not None:  # the key revoked while the story is written
             return _error(self.retrieve_status, "Incorrect API key provided.")
         if request.query_params.get("stream", "").lower() == "true":

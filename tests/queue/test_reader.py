@@ -200,9 +200,13 @@ async def test_recorded_streams_are_held_to_the_app_s_rules(client, fake_llm):
         fake_llm.replay = recording
         job_id = (await post_story(client, {"prompt": "a star who lost her shine"})).json()
         stories[recording] = await story_of(client, job_id["job_id"])
-    assert len(stories["single_line_breaks"]["body"].split("\n\n")) == 4
+    # Recorded from llama-cpp-python's server with SmolLM2-135M (tests/fixtures/llama_cpp/).
+    breaks = stories["single_line_breaks"]["body"]
+    assert len(breaks.split("\n\n")) >= 4 and "<story>" not in breaks
     assert stories["paragraph_title"]["title"] == "The Star Who Lost Her Shine"
-    assert stories["paragraph_title"]["body"].startswith("Once upon a time, in a small village")
+    assert stories["paragraph_title"]["body"].startswith(
+        "There once was a little fox who loved the moon.")
     markup = stories["echoed_markup"]
     assert markup["title"] == "The Star Who Lost Her Shine"
+    assert "Leo" in markup["body"] and not re.search(r"</?name>", markup["body"])
     assert not re.search(r"</?idea>", markup["title"] + markup["body"])
