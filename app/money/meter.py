@@ -22,6 +22,7 @@ from app.config import Settings
 from app.money import MonthBudget, Price, Usage
 from app.money.prices import PriceTable
 from app.stories import StoryRequest
+from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to anyone
 
@@ -76,11 +77,15 @@ class Meter:
         return cls(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
                    timezone=settings.tz, story_model=settings.model,
                    image_model=settings.image_model if settings.illustrator == "openai"
-                   else "demo")
+                   else "demo", reasoning_tokens=settings.reasoning_tokens)
 
     def __init__(self, prices: PriceTable, *, budget_micros: int | None, timezone: tzinfo,
-                 story_model: str, image_model: str) -> None:
+                 story_model: str, image_model: str,
+                 reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> None:
         self.prices = prices
+        # The room the cap leaves for hidden reasoning (STORY_REASONING_TOKENS): the
+        # set-aside is the cap the call is sent with, not a bigger one.
+        self.reasoning_tokens = reasoning_tokens
         self.budget_micros = budget_micros
         self.timezone = timezone
         self.story_model = story_model
@@ -138,7 +143,7 @@ class Meter:
         return self.image_model, self.prices.price_of(self.image_model)
 
     def story_set_aside(self, request: StoryRequest) -> int:
-        return self.prices.set_aside(request, self.story_model)
+        return self.prices.set_aside(request, self.story_model, self.reasoning_tokens)
 
     def picture_set_aside(self) -> int:
         return self.prices.picture_set_aside(self.image_model)

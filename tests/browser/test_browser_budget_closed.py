@@ -17,11 +17,10 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
 from tests.helpers.waits import HTTP_TIMEOUT_S
-from tests.money.test_budget import PRICES, SHORT
+from tests.money.test_budget import PRICES, shortest_set_aside
 
 pytestmark = needs_chromium
 
-BUDGET = 10 * SHORT
 
 
 def spend(database_url: str, micros: int) -> None:
@@ -40,11 +39,14 @@ def spend(database_url: str, micros: int) -> None:
 
 @pytest.fixture
 def capped(settings):
-    """The household's app with a month's budget, and a child for the one-tap button."""
-    with served_over_http(replace(settings, prices=PRICES, monthly_budget_micros=BUDGET)) as url:
+    """The household's app with a month's budget (room for ten short stories), a child for
+    the one-tap button; its URL, database and what nearly uses the budget up."""
+    short = shortest_set_aside(settings)
+    budget = 10 * short
+    with served_over_http(replace(settings, prices=PRICES, monthly_budget_micros=budget)) as url:
         with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT_S) as http:
             assert http.post("/children", json={"name": "Mia", "age": 5}).status_code == 201
-        yield url, settings.database_url
+        yield url, settings.database_url, budget - short // 2
 
 
 def focused_and_in_view(page, locator) -> None:
@@ -56,8 +58,8 @@ def focused_and_in_view(page, locator) -> None:
 def test_with_no_room_the_form_and_the_buttons_are_closed_with_the_reason(
     open_page, capped, size
 ):
-    url, database_url = capped
-    spend(database_url, BUDGET - SHORT // 2)
+    url, database_url, nearly_all = capped
+    spend(database_url, nearly_all)
     page = open_page(url, size).page
     page.goto(url + "/")
     note = page.locator("#limit-note")
@@ -71,10 +73,10 @@ def test_with_no_room_the_form_and_the_buttons_are_closed_with_the_reason(
 
 
 def test_a_one_tap_refusal_is_brought_into_view_and_focused_on_a_phone(open_page, capped):
-    url, database_url = capped
+    url, database_url, nearly_all = capped
     page = open_page(url, "phone").page
     page.goto(url + "/")
-    spend(database_url, BUDGET - SHORT // 2)  # run out while the page was open
+    spend(database_url, nearly_all)  # run out while the page was open
     page.get_by_role("button", name="Tonight, for Mia").click()
     focused_and_in_view(page, page.locator("#limit-note"))
     expect(page.locator("#limit-note")).to_contain_text("no room for another story")
@@ -84,12 +86,12 @@ def test_a_one_tap_refusal_is_brought_into_view_and_focused_on_a_phone(open_page
 def test_a_typed_story_s_refusal_is_brought_into_view_and_focused_on_a_phone(
     open_page, capped
 ):
-    url, database_url = capped
+    url, database_url, nearly_all = capped
     page = open_page(url, "phone").page
     page.goto(url + "/")
     page.fill("#prompt", "a fox who paints the moon")
     page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the button in reach
-    spend(database_url, BUDGET - SHORT // 2)
+    spend(database_url, nearly_all)
     page.get_by_role("button", name="Write the story").click()
     note = page.locator("#story-form [role=alert]")
     focused_and_in_view(page, note)

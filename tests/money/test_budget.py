@@ -11,12 +11,14 @@ import asyncio
 import json
 import re
 import uuid
+from dataclasses import replace
 from decimal import Decimal
 
 import httpx
 import pytest
 
 from app.money import Price
+from app.money.meter import Meter
 from app.money.prices import PriceTable
 from app.queue.store import JobStore
 from app.requests import parse_story_request
@@ -244,10 +246,20 @@ async def test_the_home_page_says_calmly_when_the_budget_is_nearly_or_wholly_use
         assert refused.status_code == (429 if "no room" in says else 202), refused.text
 
 
-async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does(make_app, db):
+def shortest_set_aside(settings) -> int:
+    """A short story's most possible cost as this app's meter reckons it (its reasoning
+    room included), whatever the prices."""
+    meter = Meter.for_settings(replace(settings, prices=PRICES, monthly_budget_micros=1))
+    return meter.story_set_aside(StoryRequest(prompt="", length="short"))
+
+
+async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does(
+    make_app, db, settings
+):
     """The form, its fields and the one-tap buttons closed with the reason, before anyone
     taps; no "N stories left today" beside it."""
-    app = make_app(prices=PRICES, monthly_budget_micros=10 * SHORT)
+    short = shortest_set_aside(settings)
+    app = make_app(prices=PRICES, monthly_budget_micros=10 * short)
     async with serve(app, from_own_pages=True) as client:
         added = await client.post("/children", data={"name": "Mia", "age": "5"},
                                   headers={"Accept": "text/html"})
@@ -255,7 +267,7 @@ async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does
         page = (await client.get("/")).text
         assert page.count('type="submit" disabled') == 0
         assert "Write the story" in page and "stories left today" in page
-        await spent_already(db, 10 * SHORT - SHORT // 2)
+        await spent_already(db, 10 * short - short // 2)
         page = (await client.get("/")).text
     (note,) = re.findall(r'<p class="notice" id="limit-note">(.*?)</p>', page, re.S)
     assert "no room for another story" in note
@@ -266,3 +278,25 @@ async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does
     assert re.search(r'<button class="button big" type="submit" disabled><span>Tonight, for',
                      page)
     assert 'class="budget-note"' not in page  # said once, where the form is
+
+
+def test_the_set_aside_is_the_cap_the_call_is_sent_with():
+    """A server of one's own (OPENAI_BASE_URL) gets no room for hidden reasoning in its cap,
+    so its story sets aside no room for it either: a small budget is not refused early."""
+    from app.config import load_settings
+    from app.money import Usage
+    from app.money.meter import Meter
+    from app.storytelling.limits import token_budget
+
+    def meter(**env: str) -> Meter:
+        env |= {"STORY_MODEL": "fake-model", "OPENAI_API_KEY": "sk-test",
+                "PRICES": '{"fake-model": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}'}
+        return Meter.for_settings(load_settings(env, env_file="/nonexistent/.env"))
+
+    request = parse_story_request(BODY)
+    own, openai = meter(OPENAI_BASE_URL="http://127.0.0.1:9/v1"), meter()
+    assert own.reasoning_tokens == 0 and openai.reasoning_tokens > 0
+    price = PRICES["fake-model"]
+    gap = (price.charge(Usage(output_tokens=token_budget(request.length, openai.reasoning_tokens)))
+           - price.charge(Usage(output_tokens=token_budget(request.length, 0))))
+    assert openai.story_set_aside(request) - own.story_set_aside(request) == gap > 0
