@@ -53,8 +53,9 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # The docs/ site (mkdocs.yml) into site/, --strict: a broken link or a page left out of
-# the nav fails the build.
+# the nav fails the build. docs/modules.md is written from the modules' docstrings first.
 docs: $(STAMP)
+	$(BIN)/python tools/module_map.py
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump
