@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from app.config import Settings
-from app.db import database_url, pool_for
+from app.db import connect_pool, database_url
 from app.illustrating import Illustrator
 from app.illustrating.demo import DemoIllustrator
 from app.illustrating.openai_images import ImagesIllustrator
@@ -35,8 +35,9 @@ from app.storytelling.responses import BackgroundStoryteller
 async def running_services(
     settings: Settings, storyteller: Storyteller | BackgroundStoryteller | None = None
 ) -> AsyncIterator[Services]:
-    url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
-    db = pool_for(settings, url)
+    # may start the embedded server
+    url = await asyncio.to_thread(database_url, settings.database_url, settings.data_dir)
+    db = connect_pool(url, max_size=settings.database_pool_max, pgbouncer=settings.pgbouncer)
     await db.connect()
     chosen_storyteller = storyteller or make_storyteller(settings)
     moderator = make_moderator(settings)

@@ -22,6 +22,7 @@ from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
 from app.illustrating import Illustrator
 from app.logs import log
 from app.money.meter import Meter
+from app.money.prices import PriceTable
 from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
 from app.queue.intake import Intake
 from app.queue.liveness import ProcessLiveness
@@ -110,7 +111,7 @@ class Services:
             )
         shelf = ShelfStore(db)
         schedules = Schedules(db)
-        meter = Meter.for_settings(settings)
+        meter = meter_for(settings)
         pictures = PictureStore(db)
         painter = None
         if illustrator is not None:
@@ -290,3 +291,10 @@ class Services:
         if worker_task is None or worker_task.done():
             return "stopped"
         return "running"
+
+
+def meter_for(settings: Settings) -> Meter:
+    """This installation's prices, budget and models (a picture's only when the provider draws)."""
+    return Meter(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
+                 timezone=settings.tz, story_model=settings.model,
+                 image_model=settings.image_model if settings.illustrator == "openai" else "demo")

@@ -8,6 +8,6 @@ still offers the model, `models.py` reads the openai library's model lists.
 `responses.py` writes a story at the provider in background mode and follows it by id;
 `final_response.py` reads the story in a finished response.
 
-May use: app.stories, app.errors, app.logs, app.backoff. Never the queue, the shelf or the web: the
-worker hands a storyteller the request and gets a story back.
+May use: app.stories, app.finishing, app.errors, app.logs, app.backoff. Never the queue,
+the shelf or the web: the worker hands a storyteller the request and gets a story back.
 """
