@@ -77,8 +77,14 @@ WARM_PRICES_AFTER_S = 2.0
 
 
 async def warm_prices(meter: Meter) -> None:
+    """Warm the price table; with a budget, say once which models it cannot count."""
     await asyncio.sleep(WARM_PRICES_AFTER_S)
     await asyncio.to_thread(meter.warm)
+    unpriced = await meter.unpriced()
+    if meter.budget_micros is not None and unpriced:
+        log("unpriced_models", level=logging.WARNING, models=",".join(unpriced),
+            detail="their calls count 0 against MONTHLY_BUDGET; PRICES gives a model its"
+                   " price in US dollars per million tokens or per image")
 
 
 def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:

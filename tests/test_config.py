@@ -105,11 +105,21 @@ def test_paas_database_urls_work_as_given(url, expected):
         ("PRICES", '{"m": {"output_per_mtok": "cheap"}}'),
         ("PRICES", '{"m": {"per_picture": 0.01}}'),
         ("PRICES", '{"m": 0.15}'),
+        ("PRICES", '{"m": {"per_image": 1e20}}'),  # overflowed the ledger's bigint
+        ("PRICES", '{"m": {"input_per_mtok": 1e300}}'),  # 500s on intake and the home page
+        ("PRICES", '{"m": {"output_per_mtok": 1000.01}}'),
+        ("PRICES", '{"m": {"output_per_mtok": Infinity}}'),
+        ("PRICES", '{"m": {"cached_per_mtok": NaN}}'),
     ],
 )
 def test_a_bad_value_names_its_variable(name, value):
     with pytest.raises(ConfigError, match=name):
         settings_from(**{name: value})
+
+
+def test_prices_up_to_a_thousand_dollars_are_taken():
+    prices = settings_from(PRICES='{"m": {"input_per_mtok": 1000, "per_image": 0}}').prices
+    assert prices["m"].input_per_mtok == 1000 and prices["m"].per_image == 0
 
 
 def test_story_temperature_is_unset_unless_given():

@@ -95,6 +95,17 @@ class Ledger(Statements):
         return (f"This month's stories have used {dollars(used)} of the"
                 f" {dollars(meter.budget_micros)} budget.")
 
+    async def unpriced_note(self, meter: Meter) -> str | None:
+        """With a budget, the home page's line naming the models it cannot count (no price:
+        their calls cost 0 in the ledger), and how to price them; else None."""
+        unpriced = await meter.unpriced() if meter.budget_micros is not None else []
+        if not unpriced:
+            return None
+        names = " and ".join(unpriced)
+        return (f"The budget does not count calls to {names}: no price is known for"
+                f" {'it' if len(unpriced) == 1 else 'them'}. Whoever set up the app can add"
+                " one with PRICES.")
+
     async def month(self, meter: Meter) -> MonthSpend:
         await meter.ready()
         start = meter.month_start()

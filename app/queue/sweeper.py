@@ -52,14 +52,12 @@ class Sweeper:
     interval_s: float
     threshold_min: float
     heartbeat_stale_s: float
-    meter: Meter | None = None  # a dead job's story with words written was billed for them
+    meter: Meter | None = None  # unused: a dead job's call is charged from its own row
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
-        billed_at = await self.meter.story_billing() if self.meter is not None else None
         (result.recovered, result.interrupted,
-         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s,
-                                                                 billed_at=billed_at)
+         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s)
         result.expired = await self.store.sweep_expired_pending(self.threshold_min * 60)
         # Another process's running job whose heartbeat is not stale yet: if that process
         # dies, look again exactly when the heartbeat goes stale.

@@ -90,9 +90,10 @@ class JobCard:
 
     @property
     def offers_finish(self) -> bool:
-        """Whether it offers "Finish this story": cut short with words kept, and not
-        finished already (a story is finished once; the card leads to that one)."""
-        return self.job.can_finish and self.finished_as is None
+        """Whether it offers "Finish this story": cut short with words kept, not finished
+        already (a story is finished once; the card leads to that one), and where a new
+        call can help (not while the provider refuses the app's key or request)."""
+        return self.job.can_finish and self.finished_as is None and self.failure.retry
 
     @property
     def finish_key(self) -> str:

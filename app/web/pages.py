@@ -193,6 +193,9 @@ async def home_context(
         # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest).
         "budget_note": (await Ledger(services.db).nearly_spent_note(services.meter)
                         if services.meter is not None else None),
+        # With a budget: the models it cannot count (no price), and how to price them.
+        "unpriced_note": (await Ledger(services.db).unpriced_note(services.meter)
+                          if services.meter is not None else None),
     }
 
 

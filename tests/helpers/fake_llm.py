@@ -47,6 +47,8 @@ The Responses API in background mode, as OpenAI runs it:
         fake.response(response_id)          # its object as it stands (status, output)
         fake.wait_for_status(response_id, "completed")
         fake.forget(response_id)            # the provider lost it: 404 from now on
+        fake.retrieve_status = 401          # retrieves refused (a key revoked meanwhile);
+                                            # the response is written on all the same
         fake.forget_all()
         fake.stream_window_s = 1.0          # a streamed retrieve of a response older than
                                             # this gets OpenAI's 400 (it streams only 5 min)
@@ -221,6 +223,7 @@ class FakeLLM:
         self.malformed_final_event = False
         self.null_deltas = False
         self.report_usage = True  # False: a server that reports no usage (a local one)
+        self.retrieve_status: int | None = None  # 401/403: the key refused for retrieves
         self.images = FakeImages()
         self._responses: dict[str, _Stored] = {}
         self._ids_by_job: defaultdict[str, list[str]] = defaultdict(list)
@@ -300,6 +303,7 @@ class FakeLLM:
         self.malformed_final_event = False
         self.null_deltas = False
         self.report_usage = True
+        self.retrieve_status = None
         self._gate.set()
         self._create_gate.set()
 
@@ -846,6 +850,8 @@ class FakeLLM:
         record = self._lookup(request, self.retrieves)
         if record is None:
             return self._not_found(request)
+        if self.retrieve_status is not None:  # the key revoked while the story is written
+            return _error(self.retrieve_status, "Incorrect API key provided.")
         if request.query_params.get("stream", "").lower() == "true":
             window_s = self.stream_window_s
             if window_s is not None and time.monotonic() - record.born_s > window_s:
@@ -880,6 +886,9 @@ class FakeLLM:
         position = max(after + 1, 0)  # sequence numbers are list positions
         sent = 0
         while True:
+            if self.retrieve_status is not None:  # the key revoked: its streams closed
+                await self._cut(request)
+                return
             with self._lock:
                 pending = record.events[position:]
                 over = record.stopped or record.object["status"] in TERMINAL

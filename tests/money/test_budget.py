@@ -92,24 +92,26 @@ async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_
         first = (await post_story(client, BODY)).json()["job_id"]
         await wait_for_job(client, first, ("running",))
         assert (await month_money(db))[1] == SET_ASIDE
-        # The process writing it "dies": its heartbeat stops, and a sweep fails it.
+        await asyncio.to_thread(fake_llm.wait_for_call, first)
+        # The process writing it "dies": its heartbeat stops, and a sweep fails it. Its
+        # call reached the provider (before any word came back): charged, estimated.
         await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
                           " WHERE id = :id", {"id": first})
         _, interrupted, _ = await JobStore(db).sweep_dead_running(60)
         assert interrupted == [first]
-        assert await month_money(db) == (0, 0)
+        assert await month_money(db) == (SET_ASIDE, 0)
         # A job that fails releases its set-aside too, and costs nothing.
         fake_llm.mode = "500"
         fake_llm.release()
         second = (await post_story(client, BODY)).json()["job_id"]
         assert (await wait_for_job(client, second))["status"] == "failed"
-        assert await month_money(db) == (0, 0)
+        assert await month_money(db) == (SET_ASIDE, 0)  # a 500: refused, billed nothing
 
 
 async def test_a_story_swept_with_words_written_is_charged_its_set_aside(capped, fake_llm, db):
     """A process killed while its story streamed: the provider billed the words it wrote,
     so the sweep that fails the job charges its set-aside, estimated, in the same statement,
-    once. One swept before any word came (the first job above) is charged nothing."""
+    once."""
     fake_llm.chunk_delay_s = 0.01
     fake_llm.hold_after_chunks = 4
     async with serve(capped) as client:
