@@ -29,7 +29,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
                      "storytelling.provider", "storytelling.responses"),
     # Prices, the ledger, the budget (and how their settings read).
     "money": ("money", "money.chart", "money.ledger", "money.meter", "money.prices",
-              "money.settings"),
+              "money.settings", "money.tokens"),
     # The settings, read once: they name the prices and budget they parse.
     "config": ("config",),
     "illustrating": ("illustrating", "illustrating.demo", "illustrating.openai_images",
