@@ -22,7 +22,6 @@ from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
 from app.illustrating import Illustrator
 from app.logs import log
 from app.money.meter import Meter
-from app.money.prices import PriceTable
 from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
 from app.queue.intake import Intake
 from app.queue.liveness import ProcessLiveness
@@ -41,7 +40,9 @@ from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
+from app.storytelling.endpoints import Endpoints
 from app.storytelling.moderation import Moderator
+from app.version import version
 
 # At start-up, wait this long for the database to answer before giving up.
 STARTUP_DATABASE_WAIT_S = 30.0
@@ -81,6 +82,7 @@ class Services:
     backups: ScheduledBackups | None = None  # BACKUP_DIR is set
     # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
     model_availability: ModelAvailability | None = None
+    endpoints: Endpoints = field(default_factory=Endpoints)  # what the server lacks
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -94,9 +96,11 @@ class Services:
         database_url: str | None = None,
         follower: BackgroundStoryteller | None = None,
         illustrator: Illustrator | None = None,
+        meter: Meter | None = None,
     ) -> Services:
         """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone).
-        `follower`: follows stories by response id when the storyteller does not."""
+        `follower`: follows stories by response id when the storyteller does not.
+        `meter`: prices and the budget (app/runtime.py's meter_for; None: nothing counted)."""
         boot_id = uuid.uuid4()
         store = JobStore(db)
         # PgBouncer in transaction mode delivers no notifications: the re-check timer alone.
@@ -111,7 +115,6 @@ class Services:
             )
         shelf = ShelfStore(db)
         schedules = Schedules(db)
-        meter = meter_for(settings)
         pictures = PictureStore(db)
         painter = None
         if illustrator is not None:
@@ -161,7 +164,6 @@ class Services:
                 interval_s=settings.sweeper_interval_s,
                 threshold_min=settings.sweeper_threshold_min,
                 heartbeat_stale_s=settings.heartbeat_stale_s,
-                meter=meter,
             ),
             liveness=ProcessLiveness(
                 ProcessRegistry(db),
@@ -217,6 +219,7 @@ class Services:
             ]
         log(
             "started",
+            version=version(),
             boot_id=self.boot_id,
             storyteller=self.storyteller.name,
             llm_api=("responses" if self.worker.background
@@ -291,10 +294,3 @@ class Services:
         if worker_task is None or worker_task.done():
             return "stopped"
         return "running"
-
-
-def meter_for(settings: Settings) -> Meter:
-    """This installation's prices, budget and models (a picture's only when the provider draws)."""
-    return Meter(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
-                 timezone=settings.tz, story_model=settings.model,
-                 image_model=settings.image_model if settings.illustrator == "openai" else "demo")

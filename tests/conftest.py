@@ -40,7 +40,7 @@ _counter = itertools.count()
 TESTS = Path(__file__).resolve().parent
 # What a test needs, marked by where it lives, so `-m` picks a tier (make test-fast):
 # tests/browser/ drive Chromium, tests/faults/ kill and cut off the app's processes,
-# tests/real_model/ call a real provider. `db` is put on every test that reaches PostgreSQL.
+# tests/real_model/ a real server and model. `db` is put on every test that reaches PostgreSQL.
 MARKER_BY_FOLDER = {"browser": "browser", "faults": "chaos", "real_model": "real_model"}
 
 

@@ -19,21 +19,23 @@ APP = Path(__file__).resolve().parent.parent / "app"
 LAYERS: dict[str, tuple[str, ...]] = {
     # The core types and small pure helpers: no I/O, nothing of the parts above.
     "core": ("app", "stories", "dates", "logs", "backoff", "errors", "config_values",
-             "requests", "finishing", "ideas"),
+             "requests", "finishing", "ideas", "version"),
     # PostgreSQL: where it is, the pool, the migrations, the named statements.
     "database": ("embedded", "db", "queries"),
     # The model: the provider calls and the demo storyteller.
-    "storytelling": ("storytelling", "storytelling.availability", "storytelling.demo",
+    "storytelling": ("storytelling", "storytelling.availability", "storytelling.capped",
+                     "storytelling.demo", "storytelling.endpoints",
                      "storytelling.final_response", "storytelling.limits",
                      "storytelling.models", "storytelling.moderation", "storytelling.openai",
-                     "storytelling.provider", "storytelling.responses"),
+                     "storytelling.provider", "storytelling.reader",
+                     "storytelling.responses"),
     # Prices, the ledger, the budget (and how their settings read).
     "money": ("money", "money.chart", "money.ledger", "money.meter", "money.prices",
               "money.settings", "money.tokens"),
     # The settings, read once: they name the prices and budget they parse.
     "config": ("config",),
     "illustrating": ("illustrating", "illustrating.demo", "illustrating.openai_images",
-                     "illustrating.prompt", "illustrating.small"),
+                     "illustrating.prompt", "illustrating.small", "illustrating.svg"),
     "queue": ("queue", "queue.background_writer", "queue.chat_writer", "queue.check",
               "queue.control", "queue.estimates", "queue.intake", "queue.intake_params",
               "queue.jobs", "queue.liveness", "queue.picture_writer", "queue.pictures",

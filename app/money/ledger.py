@@ -113,7 +113,7 @@ class Ledger(Statements):
         totals = await self._one("month_totals", params)
         parts = await self._all("month_by", params)
         days = await self._all("spend_by_day", {"tz": meter.timezone_name,
-                                                "days": CHART_DAYS})
+                                                "day_count": CHART_DAYS})
         unpriced = [row["model"] for row in await self._all("unpriced_models", params)]
         for model in (meter.story_model, meter.image_model):
             if meter.prices.price_of(model) is None and model not in unpriced:

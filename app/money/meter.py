@@ -2,7 +2,7 @@
 (its charge), at the prices of app/money/prices.py; and the month a budget counts.
 
     meter = Meter(PriceTable(...), budget_micros=..., timezone=..., story_model=...,
-                  image_model=...)        # app/services.py's meter_for(settings)
+                  image_model=...)        # app/runtime.py's meter_for(settings)
     meter.budget()                      # MonthBudget for the month under way, or None
     meter.story_set_aside(request)      # micro-dollars, held while the job lives
     charge = await meter.charge("story", story.model, usage, set_aside=job.set_aside_micros,
@@ -22,6 +22,7 @@ from datetime import datetime, tzinfo
 from app.money import MonthBudget, Price, Usage
 from app.money.prices import PriceTable
 from app.stories import StoryRequest
+from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to anyone
 
@@ -70,8 +71,12 @@ def billing_params(billed_at: Billing | None) -> dict[str, object]:
 
 class Meter:
     def __init__(self, prices: PriceTable, *, budget_micros: int | None, timezone: tzinfo,
-                 story_model: str, image_model: str) -> None:
+                 story_model: str, image_model: str,
+                 reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> None:
         self.prices = prices
+        # The room the cap leaves for hidden reasoning (STORY_REASONING_TOKENS): the
+        # set-aside is the cap the call is sent with, not a bigger one.
+        self.reasoning_tokens = reasoning_tokens
         self.budget_micros = budget_micros
         self.timezone = timezone
         self.story_model = story_model
@@ -129,7 +134,7 @@ class Meter:
         return self.image_model, self.prices.price_of(self.image_model)
 
     def story_set_aside(self, request: StoryRequest) -> int:
-        return self.prices.set_aside(request, self.story_model)
+        return self.prices.set_aside(request, self.story_model, self.reasoning_tokens)
 
     def picture_set_aside(self) -> int:
         return self.prices.picture_set_aside(self.image_model)

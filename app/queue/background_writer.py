@@ -34,6 +34,7 @@ from app.queue.writing import (
     unless_interrupted,
 )
 from app.stories import BackgroundStoryteller, ResponseGone, Story, StorytellerError, clean_text
+from app.storytelling.reader import STOPPED_MID_STORY
 
 # A stop (or a failure) cancels the story at the provider within this long, or not at all.
 PROVIDER_CANCEL_TIMEOUT_S = 10
@@ -100,11 +101,10 @@ class BackgroundWriter(Writer):
             timeout_s=self.llm_timeout_s, started_at=job.started_at,
         )
         try:
-            # Counted from now, not from the job's start: an adopted story older than
-            # llm_timeout_s still gets its plain retrieve, and is taken if it is done
-            # (follow itself ends plain retrieves llm_timeout_s after the create).
-            return await unless_interrupted(writing, follow, set(Interruption),
-                                          timeout_s=self.llm_timeout_s)
+            # No clock bounds the whole story: follow ends it once no new words came for
+            # llm_timeout_s (an adopted story still gets its plain retrieve, and is taken
+            # if it is done), and the word cap bounds its length.
+            return await unless_interrupted(writing, follow, set(Interruption), timeout_s=None)
         except Interrupted as interrupted:
             if interrupted.reason is Interruption.HAND_OVER:
                 await self.release(writing)
@@ -114,9 +114,10 @@ class BackgroundWriter(Writer):
             else:
                 await self._cancel_at_provider(writing)
                 await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
-        except TimeoutError:
+        except TimeoutError:  # silent for llm_timeout_s: before its first word, or after
             await self._cancel_at_provider(writing)
-            await self._fail(writing, "the storyteller took too long", "timeout")
+            reason = STOPPED_MID_STORY if writing.text.strip() else "the storyteller took too long"
+            await self._fail(writing, reason, "timeout")
         except ResponseGone as error:
             await self._give_up(writing, FailReason.INTERRUPTED, repr(error))
         except StorytellerError as error:  # a 401/403 too: the key was revoked meanwhile

@@ -25,7 +25,6 @@ from dataclasses import KW_ONLY, dataclass, field
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
-from app.money.meter import Meter
 from app.queue.jobs import FailReason
 from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
@@ -52,7 +51,6 @@ class Sweeper:
     interval_s: float
     threshold_min: float
     heartbeat_stale_s: float
-    meter: Meter | None = None  # unused: a dead job's call is charged from its own row
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()

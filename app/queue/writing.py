@@ -92,10 +92,12 @@ class Writing:
 
 
 async def unless_interrupted(
-    writing: Writing, call: Awaitable[Story], reasons: set[Interruption], *, timeout_s: float
+    writing: Writing, call: Awaitable[Story], reasons: set[Interruption], *,
+    timeout_s: float | None
 ) -> Story:
-    """The call's story, within `timeout_s`, unless one of `reasons` interrupts it first
-    (then the call is cancelled and Interrupted raised); TimeoutError past it."""
+    """The call's story, within `timeout_s` (None: however long it takes), unless one of
+    `reasons` interrupts it first (then the call is cancelled and Interrupted raised);
+    TimeoutError past it."""
     task = asyncio.ensure_future(call)
     interrupted = asyncio.ensure_future(writing.interrupted_by(reasons))
     try:

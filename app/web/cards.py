@@ -17,7 +17,7 @@ from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import CardStory, Job, PictureState, Screening, Status
 from app.stories import paragraphs, split_title, written_in
 from app.web.failures import FailureNote, failure_note
-from app.web.pictures import frame_context
+from app.web.pictures import can_draw, frame_context
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -228,4 +228,4 @@ def _picture(services: Services, job: Job, title: str | None, body: str | None,
     if (job.status != Status.COMPLETED or job.story_id is None or not title or not body
             or state is None or state.status is None):
         return None
-    return frame_context(job.story_id, title, state, can_draw=services.illustrator is not None)
+    return frame_context(job.story_id, title, state, can_draw=can_draw(services))

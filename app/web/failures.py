@@ -20,6 +20,8 @@ from app.queue.jobs import FailReason
 TRY_AGAIN = "Nothing is lost: you can simply try again."
 FOR_WHOEVER_SET_IT_UP = "Trying again won't help until whoever set up the app changes {}."
 _HTTP_STATUS = re.compile(r"\(HTTP (\d{3})\)")
+# app/storytelling/endpoints.py's "this storyteller has no /responses (set LLM_API=chat)".
+_NO_ENDPOINT = re.compile(r"^this storyteller has no (\S+) \(set (\S+)\)$")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ _BY_TEXT = {
         TRY_AGAIN, retry=True),
     FailReason.EXPIRED: FailureNote(
         "The story waited too long in line, so it was put aside.", TRY_AGAIN, retry=True),
+    # Said by jobs before the endpoint was named (app/storytelling/endpoints.py).
     "the storyteller has no background mode (set LLM_API=chat)": FailureNote(
         "This storyteller can't write stories in the background.",
         FOR_WHOEVER_SET_IT_UP.format("LLM_API to chat"), retry=False),
@@ -49,6 +52,16 @@ _BY_TEXT = {
     "the storyteller no longer has this story": FailureNote(
         "The storyteller no longer has this story, so it can't be had back.",
         "You can ask for a new one.", retry=True),
+    # A story the storyteller ended (or went quiet in) with no finish: its words are kept,
+    # and the card offers to finish it from them.
+    "the storyteller stopped mid-story": FailureNote(
+        "The storyteller stopped in the middle of the story.", TRY_AGAIN, retry=True),
+    # Nothing at all: most often a request the server can't take (a small model's context
+    # is full), which the same request will meet again.
+    "the storyteller sent nothing": FailureNote(
+        "The storyteller sent nothing back.",
+        "Trying the same story again may not help: a shorter length or another idea may.",
+        retry=False),
     "the storyteller took too long": FailureNote(
         "The storyteller took too long to answer.", TRY_AGAIN, retry=True),
     "could not reach the storyteller": FailureNote(
@@ -66,6 +79,10 @@ def failure_note(error_text: str | None) -> FailureNote:
         return _BY_TEXT[text]
     if text.startswith("the storyteller no longer offers the model") or "model_not_found" in text:
         return MODEL_GONE
+    missing = _NO_ENDPOINT.match(text)
+    if missing is not None:
+        return FailureNote(f"This storyteller has no {missing.group(1)}.",
+                           FOR_WHOEVER_SET_IT_UP.format(missing.group(2)), retry=False)
     status = _HTTP_STATUS.search(text)
     if status is not None:
         return _status_note(int(status.group(1)))

@@ -188,6 +188,8 @@ async def home_context(
         # The provider no longer offers STORY_MODEL: said above everything else.
         "model_gone": (services.model_availability.notice_model
                        if services.model_availability is not None else None),
+        # Endpoints this server lacks ("this storyteller has no /images/generations ...").
+        "missing_endpoints": services.endpoints.notices,
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
         # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest).

@@ -20,6 +20,7 @@ from app.money import Price
 from app.money.prices import PriceTable
 from app.queue.store import JobStore
 from app.requests import parse_story_request
+from app.runtime import meter_for
 from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
 from tests.helpers.processes import AppProcess
@@ -237,3 +238,26 @@ async def test_the_home_page_says_calmly_when_the_budget_is_nearly_or_wholly_use
         assert says in note and "See the spending" in note and "$" in note
         refused = await post_story(client, {"prompt": "a fox", "length": "short"})
         assert refused.status_code == (429 if "no room" in says else 202), refused.text
+
+
+
+def test_the_set_aside_is_the_cap_the_call_is_sent_with():
+    """A server of one's own (OPENAI_BASE_URL) gets no room for hidden reasoning in its cap,
+    so its story sets aside no room for it either: a small budget is not refused early."""
+    from app.config import load_settings
+    from app.money import Usage
+    from app.money.meter import Meter
+    from app.storytelling.limits import token_budget
+
+    def meter(**env: str) -> Meter:
+        env |= {"STORY_MODEL": "fake-model", "OPENAI_API_KEY": "sk-test",
+                "PRICES": '{"fake-model": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}'}
+        return meter_for(load_settings(env, env_file="/nonexistent/.env"))
+
+    request = parse_story_request(BODY)
+    own, openai = meter(OPENAI_BASE_URL="http://127.0.0.1:9/v1"), meter()
+    assert own.reasoning_tokens == 0 and openai.reasoning_tokens > 0
+    price = PRICES["fake-model"]
+    gap = (price.charge(Usage(output_tokens=token_budget(request.length, openai.reasoning_tokens)))
+           - price.charge(Usage(output_tokens=token_budget(request.length, 0))))
+    assert openai.story_set_aside(request) - own.story_set_aside(request) == gap > 0
