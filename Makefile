@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-all test-real lint docs schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
+.PHONY: run test test-fast test-all test-real lint docs schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -39,6 +39,14 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
+# The quick loop while working: ruff, then every test but the browser's, the fault
+# campaigns (tests/faults/), the long runs and the real model's (pytest -m; markers in
+# pyproject.toml, put on by tests/conftest.py). mypy and the rest: make test.
+FAST = not browser and not chaos and not slow and not real_model
+test-fast: $(STAMP)
+	$(BIN)/ruff check $(wildcard app tests bench tools)
+	$(BIN)/python -m pytest $(XDIST) -q -m "$(FAST)" $(PYTEST_ARGS)
+
 # Everything `make test` runs, then the long campaigns at their full size: the properties
 # (pytest -m campaign) at every test's full count of examples, the deploy rehearsal with
 # its build from requirements.txt alone (a fresh virtualenv and pip), and the 45-run crash
@@ -62,8 +70,9 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 # The docs/ site (mkdocs.yml) into site/, --strict: a broken link or a page left out of
-# the nav fails the build.
+# the nav fails the build. docs/modules.md is written from the modules' docstrings first.
 docs: $(STAMP)
+	$(BIN)/python tools/module_map.py
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 from app.config import Settings, load_settings
 from app.config_values import ConfigError
 from app.dates import file_day
-from app.db import DATABASE_UNAVAILABLE, Pool, database_url, migrate, pool_for
+from app.db import DATABASE_UNAVAILABLE, Pool, connect_pool, database_url, migrate
 from app.queue.check import check_invariants
 from app.shelf.store import ShelfStore
 from app.version import version
@@ -119,7 +119,8 @@ async def with_database(
     settings: Settings, command: str, work: Callable[[Pool], Awaitable[T]]
 ) -> T | None:
     """Run `work` on a connected pool; None (and one line on stderr) if the database is down."""
-    db = pool_for(settings, database_url(settings))
+    db = connect_pool(database_url(settings.database_url, settings.data_dir),
+                      max_size=settings.database_pool_max, pgbouncer=settings.pgbouncer)
     try:
         await db.connect()
         return await work(db)
@@ -150,9 +151,9 @@ async def run_check(settings: Settings) -> int:
 
 async def run_spend(settings: Settings) -> int:
     from app.money.ledger import Ledger, spend_table
-    from app.money.meter import Meter
+    from app.runtime import meter_for
 
-    meter = Meter.for_settings(settings)
+    meter = meter_for(settings)
     await asyncio.to_thread(meter.warm)
     month = await with_database(settings, "spend", lambda db: Ledger(db).month(meter))
     if month is None:

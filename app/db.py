@@ -1,6 +1,6 @@
 """The database: where it is, the connection pool, and the migrations.
 
-    url = database_url(settings)        # DATABASE_URL, or the embedded server's (app/embedded.py)
+    url = database_url(configured, data_dir)  # DATABASE_URL, or the embedded server's
     db = connect_pool(url)              # a `Pool`, not yet connected
     await db.connect()
     row = await db.fetchrow("SELECT ... $1", 17)     # fetch, fetchval, execute alike
@@ -26,7 +26,6 @@ from typing import Any
 import asyncpg
 from databases import Database, DatabaseURL
 
-from app.config import Settings
 from app.embedded import embedded_postgres_url
 from app.logs import log
 
@@ -54,12 +53,12 @@ DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
 )
 
 
-def database_url(settings: Settings) -> str:
-    """DATABASE_URL when set, else an embedded PostgreSQL kept under data_dir/postgres,
-    stopped when the last process using it exits."""
-    if settings.database_url:
-        return settings.database_url
-    return embedded_postgres_url(settings.data_dir / "postgres", stop_at_exit=True)
+def database_url(configured: str | None, data_dir: Path) -> str:
+    """DATABASE_URL when set (`configured`), else an embedded PostgreSQL kept under
+    data_dir/postgres, stopped when the last process using it exits."""
+    if configured:
+        return configured
+    return embedded_postgres_url(data_dir / "postgres", stop_at_exit=True)
 
 
 class Pool:
@@ -144,11 +143,6 @@ async def _keep_session(connection: asyncpg.Connection) -> None:
     statement, to undo what no pooled connection here does: advisory locks are all
     transaction-scoped, LISTEN has a connection of its own, nothing sets a session setting
     or keeps a cursor past its transaction."""
-
-
-def pool_for(settings: Settings, url: str) -> Pool:
-    """The pool a process uses, sized and configured by its settings."""
-    return connect_pool(url, max_size=settings.database_pool_max, pgbouncer=settings.pgbouncer)
 
 
 async def connect_one(url: str) -> asyncpg.Connection:

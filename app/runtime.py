@@ -15,12 +15,13 @@ import logging
 from collections.abc import AsyncIterator
 
 from app.config import Settings
-from app.db import database_url, pool_for
+from app.db import connect_pool, database_url
 from app.illustrating import Illustrator
 from app.illustrating.demo import DemoIllustrator
 from app.illustrating.openai_images import ImagesIllustrator
 from app.logs import log
 from app.money.meter import Meter
+from app.money.prices import PriceTable
 from app.services import Services
 from app.stories import Storyteller
 from app.storytelling.availability import ModelAvailability, check_image_model, check_model
@@ -37,8 +38,9 @@ from app.storytelling.responses import BackgroundStoryteller
 async def running_services(
     settings: Settings, storyteller: Storyteller | BackgroundStoryteller | None = None
 ) -> AsyncIterator[Services]:
-    url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
-    db = pool_for(settings, url)
+    # may start the embedded server
+    url = await asyncio.to_thread(database_url, settings.database_url, settings.data_dir)
+    db = connect_pool(url, max_size=settings.database_pool_max, pgbouncer=settings.pgbouncer)
     await db.connect()
     endpoints = Endpoints()  # what this server lacks, learnt at start-up or from a job
     chosen_storyteller = storyteller or make_storyteller(settings, endpoints)
@@ -46,7 +48,7 @@ async def running_services(
     illustrator = make_illustrator(settings, endpoints)
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url,
                               follower=follower_for(chosen_storyteller),
-                              illustrator=illustrator)
+                              illustrator=illustrator, meter=meter_for(settings))
     services.model_availability = availability_of(chosen_storyteller)
     services.endpoints = endpoints
     try:
@@ -181,3 +183,12 @@ def make_moderator(settings: Settings, endpoints: Endpoints | None = None) -> Mo
         timeout_s=MODERATION_TIMEOUT_S,
     )
     return Moderator(client, endpoints)
+
+
+def meter_for(settings: Settings) -> Meter:
+    """This installation's prices, budget and models (a picture's only when the provider
+    draws; the demo's is free)."""
+    return Meter(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
+                 timezone=settings.tz, story_model=settings.model,
+                 image_model=settings.image_model if settings.illustrator == "openai" else "demo",
+                 reasoning_tokens=settings.reasoning_tokens)

@@ -96,9 +96,11 @@ class Services:
         database_url: str | None = None,
         follower: BackgroundStoryteller | None = None,
         illustrator: Illustrator | None = None,
+        meter: Meter | None = None,
     ) -> Services:
         """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone).
-        `follower`: follows stories by response id when the storyteller does not."""
+        `follower`: follows stories by response id when the storyteller does not.
+        `meter`: prices and the budget (app/runtime.py's meter_for; None: nothing counted)."""
         boot_id = uuid.uuid4()
         store = JobStore(db)
         # PgBouncer in transaction mode delivers no notifications: the re-check timer alone.
@@ -113,7 +115,6 @@ class Services:
             )
         shelf = ShelfStore(db)
         schedules = Schedules(db)
-        meter = Meter.for_settings(settings)
         pictures = PictureStore(db)
         painter = None
         if illustrator is not None:

@@ -37,6 +37,21 @@ from tests.helpers.database import (
 from tests.helpers.fake_llm import FakeLLM
 
 _counter = itertools.count()
+TESTS = Path(__file__).resolve().parent
+# What a test needs, marked by where it lives, so `-m` picks a tier (make test-fast):
+# tests/browser/ drive Chromium, tests/faults/ kill and cut off the app's processes,
+# tests/real_model/ a real server and model. `db` is put on every test that reaches PostgreSQL.
+MARKER_BY_FOLDER = {"browser": "browser", "faults": "chaos", "real_model": "real_model"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "pg_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.db)
+        folder = item.path.relative_to(TESTS).parts[0]
+        if folder in MARKER_BY_FOLDER:
+            item.add_marker(getattr(pytest.mark, MARKER_BY_FOLDER[folder]))
+
 
 
 @pytest.fixture(scope="session")

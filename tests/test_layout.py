@@ -1,13 +1,63 @@
-"""The layout is the architecture: each part imports only what lies below it."""
+"""The layout is the architecture: each part imports only what lies below it.
+
+LAYERS is the one list of every module of app/ and its layer, lowest first; a module may
+import its own layer and those below, never one above, and no import (at the top of a
+file, inside a function, or for types alone) closes a circle."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 APP = Path(__file__).resolve().parent.parent / "app"
+
+# The layers, lowest first, and every module of app/ in one of them (a package by its
+# own name: "queue" is app/queue/__init__.py). A new module is added here, to its layer.
+LAYERS: dict[str, tuple[str, ...]] = {
+    # The core types and small pure helpers: no I/O, nothing of the parts above.
+    "core": ("app", "stories", "dates", "logs", "backoff", "errors", "config_values",
+             "requests", "finishing", "ideas", "version"),
+    # PostgreSQL: where it is, the pool, the migrations, the named statements.
+    "database": ("embedded", "db", "queries"),
+    # The model: the provider calls and the demo storyteller.
+    "storytelling": ("storytelling", "storytelling.availability", "storytelling.capped",
+                     "storytelling.demo", "storytelling.endpoints",
+                     "storytelling.final_response", "storytelling.limits",
+                     "storytelling.models", "storytelling.moderation", "storytelling.openai",
+                     "storytelling.provider", "storytelling.reader",
+                     "storytelling.responses"),
+    # Prices, the ledger, the budget (and how their settings read).
+    "money": ("money", "money.chart", "money.ledger", "money.meter", "money.prices",
+              "money.settings", "money.tokens"),
+    # The settings, read once: they name the prices and budget they parse.
+    "config": ("config",),
+    "illustrating": ("illustrating", "illustrating.demo", "illustrating.openai_images",
+                     "illustrating.prompt", "illustrating.small", "illustrating.svg"),
+    "queue": ("queue", "queue.background_writer", "queue.chat_writer", "queue.check",
+              "queue.control", "queue.estimates", "queue.intake", "queue.intake_params",
+              "queue.jobs", "queue.liveness", "queue.picture_writer", "queue.pictures",
+              "queue.processes", "queue.screener", "queue.store", "queue.storing",
+              "queue.sweeper", "queue.wakeup", "queue.worker", "queue.writing"),
+    "security": ("security", "security.clients", "security.crosssite", "security.csrf",
+                 "security.guard", "security.headers", "security.limits",
+                 "security.secret_key", "security.sessions"),
+    "shelf": ("shelf", "shelf.archive", "shelf.backup", "shelf.backup_files",
+              "shelf.backup_pictures", "shelf.children", "shelf.household", "shelf.imports",
+              "shelf.schedule", "shelf.scheduled", "shelf.sequels", "shelf.shares",
+              "shelf.store", "shelf.story_form"),
+    # The long-lived parts of one running app, built by the lifespan, handed to the web.
+    "services": ("services",),
+    "web": ("web", "web.access", "web.assets", "web.backups", "web.cards", "web.children",
+            "web.compression", "web.errors", "web.failures", "web.generate", "web.inputs",
+            "web.jobs", "web.login", "web.negotiation", "web.offline", "web.pages",
+            "web.pictures", "web.preferences", "web.routes", "web.shares", "web.spend",
+            "web.stories", "web.story_page", "web.templates"),
+    # What a process runs, the app factory, the command line.
+    "process": ("runtime", "main", "__main__"),
+}
 
 # part -> the parts of app it must never import
 NEVER = {
@@ -121,3 +171,113 @@ def test_every_route_is_declared_in_the_one_url_table():
     declaring = {path.relative_to(APP).as_posix() for path in APP.rglob("*.py")
                  if "Route(" in path.read_text()}
     assert declaring == {"web/routes.py", "web/assets.py"}
+
+
+# -- every module in its layer, no circle, nothing upwards ---------------------------------
+
+
+def dotted(path: Path) -> str:
+    parts = path.relative_to(APP.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_files() -> dict[str, Path]:
+    return {dotted(path): path for path in sorted(APP.rglob("*.py"))}
+
+
+def layer_of() -> dict[str, int]:
+    return {("app" if name == "app" else f"app.{name}"): rank
+            for rank, names in enumerate(LAYERS.values()) for name in names}
+
+
+def import_graph(files: dict[str, Path]) -> dict[str, set[str]]:
+    """Each module -> the modules of app it imports, by any statement anywhere in it (at
+    the top, inside a function, under TYPE_CHECKING); `from app.web import x` counts as
+    app.web.x when that is a module, else as app.web."""
+    graph = {}
+    for name, path in files.items():
+        found = set()
+        for imported in every_import(path):
+            while imported and imported not in files:
+                imported = imported.rpartition(".")[0]
+            if imported and imported not in (name, "app"):
+                found.add(imported)
+        graph[name] = found
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: each strongly connected set of two or more modules (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(graph.get(module, ())):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            circle = []
+            while True:
+                member = stack.pop()
+                circle.append(member)
+                if member == module:
+                    break
+            if len(circle) > 1:
+                found.append(sorted(circle))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def upward_imports(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    names = list(LAYERS)
+    return [f"{module} ({names[layers[module]]}) imports {other} ({names[layers[other]]})"
+            for module, imported in sorted(graph.items()) for other in sorted(imported)
+            if layers[other] > layers[module]]
+
+
+def test_every_module_of_app_has_its_layer():
+    listed = [name for names in LAYERS.values() for name in names]
+    assert len(listed) == len(set(listed)), "a module is listed twice"
+    assert set(layer_of()) == set(module_files())
+
+
+def test_no_import_circle_even_inside_a_function():
+    assert cycles(import_graph(module_files())) == []
+
+
+def test_nothing_imports_a_layer_above_its_own():
+    assert upward_imports(import_graph(module_files()), layer_of()) == []
+
+
+def test_the_circle_check_sees_an_import_hidden_in_a_function(tmp_path):
+    (tmp_path / "a.py").write_text("from app.b import x\n")
+    (tmp_path / "b.py").write_text("def f():\n    from app.a import y\n")
+    files = {"app.a": tmp_path / "a.py", "app.b": tmp_path / "b.py"}
+    assert cycles(import_graph(files)) == [["app.a", "app.b"]]
+    assert cycles({"app.a": {"app.b"}, "app.b": set()}) == []
+
+
+def test_the_layer_check_sees_an_upward_import():
+    layers = {"app.stories": 0, "app.web.routes": len(LAYERS) - 2}
+    assert upward_imports({"app.stories": {"app.web.routes"}, "app.web.routes": set()},
+                          layers) == ["app.stories (core) imports app.web.routes (web)"]
+
+
+@pytest.mark.parametrize("part", ["queue", "shelf", "storytelling", "security", "web"])
+def test_a_package_s_may_use_names_every_part_it_imports(part):
+    """Each package's docstring says what it may use; the docstring is kept true."""
+    doc = ast.get_docstring(ast.parse((APP / part / "__init__.py").read_text())) or ""
+    may_use = doc.split("May use", 1)[1].split("Never", 1)[0].split("None of them", 1)[0]
+    named = set(re.findall(r"\bapp\.(\w+)", may_use))
+    used = set().union(*(imported_parts(module) for module in (APP / part).glob("*.py")))
+    assert used - {part} <= named, f"app/{part}/__init__.py omits {sorted(used - named - {part})}"

@@ -1,7 +1,8 @@
 """The meter: what a job may cost before it runs (its set-aside) and what its call did cost
 (its charge), at the prices of app/money/prices.py; and the month a budget counts.
 
-    meter = Meter.for_settings(settings)    # or Meter(PriceTable(...), budget_micros=...)
+    meter = Meter(PriceTable(...), budget_micros=..., timezone=..., story_model=...,
+                  image_model=...)        # app/runtime.py's meter_for(settings)
     meter.budget()                      # MonthBudget for the month under way, or None
     meter.story_set_aside(request)      # micro-dollars, held while the job lives
     charge = await meter.charge("story", story.model, usage, set_aside=job.set_aside_micros,
@@ -18,7 +19,6 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
-from app.config import Settings
 from app.money import MonthBudget, Price, Usage
 from app.money.prices import PriceTable
 from app.stories import StoryRequest
@@ -70,15 +70,6 @@ def billing_params(billed_at: Billing | None) -> dict[str, object]:
 
 
 class Meter:
-    @classmethod
-    def for_settings(cls, settings: Settings) -> Meter:
-        """This installation's: its prices, its budget, its models (a picture model only
-        when the provider draws; the demo's is free)."""
-        return cls(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
-                   timezone=settings.tz, story_model=settings.model,
-                   image_model=settings.image_model if settings.illustrator == "openai"
-                   else "demo", reasoning_tokens=settings.reasoning_tokens)
-
     def __init__(self, prices: PriceTable, *, budget_micros: int | None, timezone: tzinfo,
                  story_model: str, image_model: str,
                  reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> None:

@@ -9,7 +9,8 @@ the story; `writing.py` is a job being written (its words, heartbeat and failing
 `wakeup.py` the LISTEN/NOTIFY signal; `screener.py` screens stored stories; `estimates.py`
 says how long; `check.py` reports broken invariants.
 
-May use: app.stories, app.requests, app.db, app.queries, app.errors, app.logs, app.config,
-app.backoff, and the storyteller and moderator it is handed (app.storytelling). Never
-app.web, app.shelf or app.security.
+May use: app.stories, app.requests, app.finishing, app.db, app.queries, app.errors,
+app.logs, app.config, app.backoff, app.money (set-asides and charges), app.illustrating
+(the illustrator it is handed, a picture's types) and app.storytelling (the storyteller and
+moderator it is handed). Never app.web, app.shelf or app.security.
 """

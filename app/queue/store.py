@@ -12,42 +12,11 @@ names of the job queries (sql/queries/jobs.sql).
        │     (handed over)         │
        └───────────┴──────► failed (error_text: a FailReason, or the storyteller's reason)
 
-Every statement that writes `status`, each guarded by the state it expects (no row back:
-another writer moved the job first; it is logged once and the caller leaves the job be):
+Every statement that moves a job is guarded by the state it expects (no row back: another
+writer moved the job first; it is logged once and the caller leaves the job be). The table
+of them, with each guard and who writes it, is docs/architecture.md's state machine, checked
+against sql/ by tests/test_docs.py.
 
-    statement                 transition                         guard (the WHERE)
-    intake_job                (new) -> pending                   a new key (ON CONFLICT DO
-      (sql/functions/intake_job.sql)                             NOTHING), the intake lock,
-                                                                 the queue, day and budget
-    claim_next_job            pending -> running                 status = 'pending',
-                                                                 FOR UPDATE SKIP LOCKED
-    adopt_job                 running -> running (a new owner)   status = 'running', a
-                                                                 response id, unowned, its
-                                                                 owner found gone, or its
-                                                                 heartbeat stale
-    release_job               running -> running (unowned)       status = 'running', ours,
-                                                                 a response id
-    complete_job              running -> completed, or           ours, no story yet, status
-                              failed 'interrupted' -> completed  = 'running' or 'interrupted'
-    fail_job                  running -> failed (a job asked to  status = 'running', ours
-                              stop: 'cancelled', never
-                              'interrupted')
-    cancel_pending_job        pending -> failed 'cancelled'      status = 'pending'
-    sweep_dead_running        running -> completed (stored) or   status = 'running', its
-                              failed 'interrupted' ('cancelled'  heartbeat stale or its
-                              once a stop was asked)             owner found gone, and no
-                                                                 response id unless stored
-    sweep_expired_pending     pending -> failed 'expired'        status = 'pending', waited
-                                                                 past the threshold, no
-                                                                 worker alive
-    import_job                (new) -> running                   a new key (ON CONFLICT)
-    complete_imported_job     running -> completed               status = 'running'
-      (both app/shelf/imports.py's, sql/queries/imports.sql)
-    purge_deleted_stories     completed -> (gone)                status = 'completed', its
-                                                                 story deleted 30 days ago
-
-The worker writes claim, adopt, release, complete and fail; the sweeper the sweeps and the
-purge; intake the first; the stop handler the cancel; an import its two, in one transaction.
 A picture job (kind 'picture') moves by the same statements; its own two (made, completed
 with its picture) are app/queue/pictures.py's. A live job's set-aside (app/money/) counts
 while it is pending or running: each move out of them releases it. "Its owner found gone":

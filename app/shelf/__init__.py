@@ -6,6 +6,7 @@ and `scheduled.py` writes one
 into BACKUP_DIR every BACKUP_EVERY_H (its turns claimed in `schedule.py`, its files kept by
 `backup_files.py`).
 
-May use: app.queue (the store's story reads and writes), app.stories, app.dates,
-app.errors, app.db and app.logs. Never app.web: its pages are app/web/stories.py.
+May use: app.queue (the store's story reads and writes), app.stories, app.requests,
+app.dates, app.errors, app.db, app.queries, app.illustrating (a picture's checks) and
+app.logs. Never app.web: its pages are app/web/stories.py.
 """

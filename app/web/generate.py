@@ -5,10 +5,8 @@ JSON: 202 with where to poll the job (a replay answers the same job). The form: 
 to the job's page; a field refused re-renders the form with the message beside it (422),
 in a family's words (the JSON API's message names the field).
 
-The form says whom the story is for with its chooser, `for`: a profile's id (sent as
-`child_id`, the name and age boxes left out), "other" (the name and age boxes), or, for a
-sequel, "earlier" (the children the earlier story was for). A post without `for` (a
-one-tap button) is taken as it is, and leaves the form's remembered choice alone.
+What the form chose (whom the story is for, the story it continues) is read by
+app/shelf/story_form.py.
 """
 
 from __future__ import annotations
@@ -21,8 +19,8 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import AppError, Invalid
 from app.queue.intake import Resolver, Submission, parse_idempotency_key
-from app.requests import FIELDS, parse_sent
-from app.shelf.sequels import as_sequel, earlier_story, in_language, sequel_fields
+from app.requests import parse_sent
+from app.shelf.story_form import read_story_form
 from app.stories import Child, StoryRequest
 from app.web.cards import job_card
 from app.web.inputs import parse_form, parse_json, read_body, services_of
@@ -94,48 +92,22 @@ def accepted_json(submission: Submission) -> JSONResponse:
 
 
 async def _generate_form(request: Request, body: bytes) -> Response:
-    form = await parse_form(request, body)
-    values = {name: str(form.get(name) or "") for name in FIELDS}
-    # A browser sends a line break as CR LF: one character, as the form's counter counts it.
-    values["prompt"] = values["prompt"].replace("\r\n", "\n")
-    chosen = str(form.get("for") or "")
-    sent_fields = [name for name in FIELDS if name in form]
-    if chosen:  # the chooser: a profile, someone else (the boxes), or the earlier children
-        values["for"] = chosen
-        profile = chosen not in ("other", "earlier")
-        sent_fields = [name for name in sent_fields if name not in (
-            "child_id", "sibling_id", *(("child_name", "age") if chosen != "other" else ()))]
-        if profile:
-            values["child_id"] = chosen
-            sent_fields.append("child_id")
-    # "What happens next?": the form names the story it continues (kept on a re-render).
-    earlier = await earlier_story(services_of(request).shelf, str(form.get("sequel_of") or ""))
-    if earlier is not None:
-        values |= sequel_fields(earlier)
-        # Its first prompt, untouched, in the language chosen (app.js does it as it changes).
-        values["prompt"] = in_language(values["prompt"], earlier.title,
-                                       values["language"] or earlier.request.language)
-    same_children = chosen == "earlier"
+    services = services_of(request)
+    posted = await parse_form(request, body)
+    form = await read_story_form(services.shelf, posted)
+    values = form.values
     try:
-        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
-        sent, resolve = sent_request(
-            services_of(request),
-            {name: values[name] for name in sent_fields},
-            from_form=True,
-            then=None if earlier is None else lambda asked: as_sequel(
-                asked, earlier, same_children=same_children),
-        )
-        submission = await services_of(request).intake.submit(key, sent, resolve=resolve)
+        key = parse_idempotency_key(str(posted.get("idempotency_key") or "") or None)
+        sent, resolve = sent_request(services, form.sent(), from_form=True, then=form.then)
+        submission = await services.intake.submit(key, sent, resolve=resolve)
     except Invalid as error:
         if error.code == "idempotency_key_reused":  # an old page sent again with new words
             notice = "That form was already used. Please tap “Write the story” once more."
             return await _form_again(request, values, status_code=422, notice=notice)
-        if error.field in ("child_id", "sibling_id") and not chosen:  # a one-tap profile gone
+        field = form.refused_field(error.field)
+        if field is None:
             return await _form_again(request, values, status_code=422, notice=error.message)
-        # "for" when the profile the chooser named is gone (removed since the page was made).
-        field = "for" if chosen and error.field == "child_id" else error.field or "prompt"
-        errors = {field: error.said}
-        return await _form_again(request, values, status_code=422, errors=errors)
+        return await _form_again(request, values, status_code=422, errors={field: error.said})
     except AppError as error:
         if error.status_code not in (400, 429, 503):
             raise
@@ -143,24 +115,17 @@ async def _generate_form(request: Request, body: bytes) -> Response:
             request, values, status_code=error.status_code, notice=error.message,
             retry_after_s=error.retry_after_s,
         )
-    job = submission.job
-    # The form's choice, for the next story (on this device); a one-tap one changes nothing.
-    remembered = dict.fromkeys(FIELDS, "") | {
-        "for": "" if chosen in ("", "earlier") else chosen,
-        "child_name": values["child_name"] if chosen in ("", "other") else "",
-        "age": values["age"] if chosen in ("", "other") else "",
-        "length": values["length"] or "medium", "language": values["language"] or "en"}
     response: Response
     if is_htmx(request):
         # The new card, and (out of band) the form again with a fresh key, ready for the next:
         # what _submitted.html shows, not the home page's cards and shelf.
-        context = await form_context(services_of(request), remembered)
-        context["card"] = await job_card(services_of(request), job)
+        context = await form_context(services, form.remembered())
+        context["card"] = await job_card(services, submission.job)
         response = render(request, "_submitted.html", context, status_code=202, headers=VARY)
     else:
-        response = RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
-    if chosen:
-        remember_form(response, remembered)
+        response = RedirectResponse(f"/stories/jobs/{submission.job.id}", status_code=303)
+    if form.chosen:
+        remember_form(response, form.remembered())
     return response
 
 

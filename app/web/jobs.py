@@ -19,8 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.dates import iso_time
-from app.errors import AppError, Conflict, NotFound
-from app.finishing import carried_words
+from app.errors import AppError, NotFound
+from app.queue.control import finishing_request, stop_job
 from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import Job, Status
 from app.stories import StoryRequest
@@ -33,13 +33,9 @@ from app.web.pages import newest_besides
 from app.web.templates import render
 
 if TYPE_CHECKING:
-    from app.services import Services
+    pass
 
 HEALTH_DB_TIMEOUT_S = 3.0
-# A stop answers once the job is stopped, if that takes no longer than this (its owner
-# closes the stream or cancels at the provider within a second or two); else 202.
-STOP_WAIT_S = 3.0
-STOP_POLL_S = 0.1
 
 
 def job_json(job: Job) -> dict[str, object]:
@@ -86,24 +82,14 @@ async def job_status(request: Request) -> Response:
 
 
 async def stop(request: Request) -> Response:
-    """Stop a story: a waiting job never goes to the model; a running one is stopped by
-    its owner, wherever it runs (answered once it is, or 202 while it still is)."""
+    """Stop a story (app/queue/control.py decides): the job once stopped, or 202 while its
+    owner still stops it."""
     services = services_of(request)
     body = await read_body(request)
     if not answers_json(request):
         await parse_form(request, body)  # read (and size-check) the form
-    job_id = path_id(request.path_params["job_id"])
-    if not await services.store.cancel_pending(job_id):
-        if not await services.store.request_cancel(job_id):
-            job = await services.store.get(job_id)
-            if job is None:
-                raise NotFound("There is no story job with that number.")
-            if job.status.finished:
-                raise Conflict("This story is finished already: there is nothing to stop.",
-                               code="job_finished")
-        else:  # if this process writes it, stop it now rather than at the NOTIFY
-            services.worker.stop_requested(job_id)
-    job = await _when_stopped(services, job_id)
+    job = await stop_job(services.store, services.worker,
+                         path_id(request.path_params["job_id"]))
     if answers_json(request):
         return JSONResponse(job_json(job), status_code=202 if job.status == Status.RUNNING
                             else 200, headers=VARY)
@@ -113,22 +99,9 @@ async def stop(request: Request) -> Response:
     return RedirectResponse(f"/stories/jobs/{job.id}", status_code=303)
 
 
-async def _when_stopped(services: Services, job_id: int) -> Job:
-    """The job once it is no longer running, or as it stands after STOP_WAIT_S."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + STOP_WAIT_S
-    while True:
-        job = await services.store.get(job_id)
-        if job is None:
-            raise NotFound("There is no story job with that number.")
-        if job.status != Status.RUNNING or loop.time() >= deadline:
-            return job
-        await asyncio.sleep(STOP_POLL_S)
-
-
 async def finish(request: Request) -> Response:
     """Finish a story cut short: a new job whose one call carries the words kept and asks
-    the model for the rest."""
+    the model for the rest (app/queue/control.py's finishing_request)."""
     services = services_of(request)
     body = await read_body(request)
     if answers_json(request):
@@ -138,14 +111,8 @@ async def finish(request: Request) -> Response:
     else:
         form = await parse_form(request, body)
         key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
-    job = await services.store.get(path_id(request.path_params["job_id"]))
-    if job is None:
-        raise NotFound("There is no story job with that number.")
-    carried = carried_words(job.text_so_far) if job.can_finish else None
-    if carried is None:
-        raise Conflict("This story has nothing to finish: only one cut short, with words "
-                       "kept, can be finished.", code="nothing_to_finish")
-    story_request = dataclasses.replace(job.request, finish_of=job.id, carried_text=carried)
+    job, story_request = await finishing_request(services.store,
+                                                 path_id(request.path_params["job_id"]))
     if answers_json(request):
         return accepted_json(await services.intake.submit(key, story_request))
     notice, status_code, headers = None, 202, dict(VARY)

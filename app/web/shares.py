@@ -34,6 +34,7 @@ from app.shelf.shares import (
 from app.web.inputs import path_id, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
 from app.web.pictures import IMAGE_CSP
+from app.web.story_page import render_story_page, shares_context
 from app.web.templates import render
 
 # What a page outside the household carries besides the app's own headers.
@@ -83,21 +84,7 @@ async def _shares_answer(request: Request, story_id: int, made: Made | None) -> 
         return render(request, "_shares.html", await shares_context(request, story_id, made))
     if made is None:
         return RedirectResponse(f"/stories/{story_id}#shares", status_code=303)
-    from app.web.stories import render_story_page  # which shows shares_context: here, late
-
     return await render_story_page(request, story_id, new_share=made)
-
-
-async def shares_context(request: Request, story_id: int,
-                         made: Made | None = None) -> dict[str, object]:
-    shares = await ShareStore(services_of(request).db).active(story_id)
-    return {"share_story_id": story_id, "shares": shares,
-            "new_share_url": absolute(request, made.url) if made else None,
-            "new_share_id": made.share.id if made else None}
-
-
-def absolute(request: Request, path: str) -> str:
-    return str(request.base_url).rstrip("/") + path
 
 
 async def shared_page(request: Request) -> Response:

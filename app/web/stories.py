@@ -24,13 +24,12 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from app.dates import file_day, iso_time
 from app.errors import NotFound
 from app.shelf.backup import export_zip, markdown_name, story_markdown
-from app.shelf.shares import Made
 from app.shelf.store import StoredStory, StorySummary
 from app.stories import DELETED_KEEP_S, clean_text, parse_id
 from app.web.inputs import local_path, parse_form, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
-from app.web.pictures import page_frame, picture_json, thumbnails
-from app.web.shares import shares_context
+from app.web.pictures import thumbnails
+from app.web.story_page import render_story_page
 from app.web.templates import render
 from app.web.unfinished import unfinished_context
 
@@ -177,50 +176,10 @@ async def backup_zip(request: Request) -> Response:
     })
 
 
-def story_json(story: StoredStory) -> dict[str, object]:
-    return {
-        "story_id": story.id,
-        "title": story.title,
-        "body": story.body,
-        "created_at": iso_time(story.created_at),
-        "job_id": story.job_id,
-        "prompt": story.request.prompt,
-        "child_name": story.request.child_name,
-        "age": story.request.age,
-        "length": story.request.length,
-        "language": story.request.language,
-        # A sibling story's second child (null otherwise).
-        "sibling_name": story.request.sibling_name,
-        "sibling_age": story.request.sibling_age,
-    }
-
-
 async def story_page(request: Request) -> Response:
     """A story to read; one deleted lately says so, with its Restore (still a 404, so an
     offline copy of it is dropped too); JSON clients get the plain 404."""
     return await render_story_page(request, path_id(request.path_params["story_id"]))
-
-
-async def render_story_page(request: Request, story_id: int, *,
-                            new_share: Made | None = None) -> Response:
-    """The story page (or JSON); `new_share`: a link just made, shown once."""
-    shelf = services_of(request).shelf
-    story = await shelf.get_story(story_id)
-    if story is None:
-        deleted = None if answers_json(request) else await shelf.deleted_story(story_id)
-        if deleted is None:
-            raise NotFound("There is no story with that number.")
-        context = {"page_title": deleted.title, "story": deleted}
-        return render(request, "story_deleted.html", context, status_code=404, headers=VARY)
-    picture = await services_of(request).pictures.state(story.id)
-    if answers_json(request):
-        return JSONResponse(story_json(story) | {"picture": picture_json(story.id, picture)},
-                            headers=VARY)
-    sequels = await shelf.story_sequels(story.id)
-    context = {"story": story, "sequels": sequels,
-               "picture_frame": page_frame(request, story.id, story.title, picture),
-               **await shares_context(request, story.id, new_share)}
-    return render(request, "story.html", context, headers=VARY)
 
 
 async def library(request: Request) -> Response:

@@ -22,6 +22,7 @@ from app.money.meter import Meter
 from app.money.prices import PriceTable
 from app.queue.store import JobStore
 from app.requests import parse_story_request
+from app.runtime import meter_for
 from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
 from tests.helpers.processes import AppProcess
@@ -291,7 +292,7 @@ def test_the_set_aside_is_the_cap_the_call_is_sent_with():
     def meter(**env: str) -> Meter:
         env |= {"STORY_MODEL": "fake-model", "OPENAI_API_KEY": "sk-test",
                 "PRICES": '{"fake-model": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}'}
-        return Meter.for_settings(load_settings(env, env_file="/nonexistent/.env"))
+        return meter_for(load_settings(env, env_file="/nonexistent/.env"))
 
     request = parse_story_request(BODY)
     own, openai = meter(OPENAI_BASE_URL="http://127.0.0.1:9/v1"), meter()

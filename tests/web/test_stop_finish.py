@@ -68,7 +68,11 @@ async def test_a_waiting_job_is_stopped_at_once_and_never_sent(client, fake_llm)
     assert (answer.json()["status"], answer.json()["error"]) == ("failed", "cancelled")
     fake_llm.release()
     assert (await wait_for_job(client, running))["status"] == "completed"
-    await asyncio.sleep(0.3)  # a worker that (wrongly) ran it would have called by now
+    # A later story: the one worker takes the oldest waiting job first, so once it has
+    # taken this one (whatever came of it), it would have called for the stopped one.
+    later = (await post_story(client, {"prompt": "a third story"})).json()["job_id"]
+    await wait_for_job(client, later)
+    assert fake_llm.calls_for(later) == 1
     assert fake_llm.calls_for(waiting) == 0
 
 
