@@ -44,6 +44,7 @@ from app.web.errors import (
     handle_http_error,
     handle_unexpected,
 )
+from app.web.language import LanguageMiddleware
 from app.web.routes import routes
 from app.web.templates import STATIC_DIR, Templates, make_templates
 
@@ -91,7 +92,10 @@ def create_app(
         lifespan=lifespan,
         exception_handlers=exception_handlers,
         # Compression outermost: it sees the final response, security headers and all.
-        middleware=[Middleware(CompressionMiddleware), Middleware(SecurityMiddleware, guard=guard)],
+        # The language before the guard: its refusals are pages in the reader's language too.
+        middleware=[Middleware(CompressionMiddleware),
+                    Middleware(LanguageMiddleware, settings=settings),
+                    Middleware(SecurityMiddleware, guard=guard)],
     )
     app.state.settings = settings
     app.state.guard = guard

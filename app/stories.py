@@ -31,6 +31,7 @@ LANGUAGES = {
     "pt": ("Português", "Portuguese"),
     "nl": ("Nederlands", "Dutch"),
     "pl": ("Polski", "Polish"),
+    "ar": ("العربية", "Arabic"),  # written right to left
 }
 DEFAULT_LANGUAGE = "en"
 
@@ -70,14 +71,18 @@ class StoryRequest:
         return listeners(self.child_name, self.sibling_name)
 
 
-# What a storyteller writes in whatever it was asked: the demo writes English only (and
-# says so under its story), so its text is English, for the page's `lang` and read-aloud.
-ONLY_WRITES = {"demo": DEFAULT_LANGUAGE}
+# What a storyteller writes whatever it was asked: the demo writes English and Arabic only
+# (and says so under any other), so its text is English then, for the page's `lang` and
+# read-aloud.
+ONLY_WRITES = {"demo": (DEFAULT_LANGUAGE, "ar")}
 
 
 def written_in(request: StoryRequest, model: str) -> str:
-    """The language a story's text is in: the one asked for, unless `model` writes one only."""
-    return ONLY_WRITES.get(model, request.language)
+    """The language a story's text is in: the one asked for, unless `model` cannot write it."""
+    writes = ONLY_WRITES.get(model)
+    if writes is None or request.language in writes:
+        return request.language
+    return writes[0]
 
 
 def listeners(child_name: str | None, sibling_name: str | None) -> str | None:
@@ -227,7 +232,8 @@ def paragraphs(text: str) -> list[str]:
 # "Title:" as a model labels its title line, in each language's usual word, maybe in
 # markdown (`**Title:** The Moon`, `# Title: The Moon`, `*Titre* : La Lune`): the word
 # alone, then a colon (or a dash between spaces), so "Titles of the Night" is no label.
-_TITLE_WORDS = ("title", "título", "titulo", "titre", "titel", "titolo", "tytuł", "tytul")
+_TITLE_WORDS = ("title", "título", "titulo", "titre", "titel", "titolo", "tytuł", "tytul",
+                "العنوان")
 _TITLE_LABEL = re.compile(
     r"^[\s#*_>]*(?:" + "|".join(_TITLE_WORDS) + r")[*_]*"
     r"(?:\s*[:：]|\s+[-–—](?=\s))[*_]*\s*",

@@ -475,7 +475,9 @@ ALTER TABLE public.children ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 CREATE TABLE public.household (
     one boolean DEFAULT true NOT NULL,
     bedtime time(0) without time zone DEFAULT '18:30:00'::time without time zone NOT NULL,
+    language text,
     CONSTRAINT household_bedtime_in_the_evening CHECK (((bedtime >= '16:00:00'::time without time zone) AND (bedtime <= '23:59:00'::time without time zone))),
+    CONSTRAINT household_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text]))),
     CONSTRAINT household_one_check CHECK (one)
 );
 

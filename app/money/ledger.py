@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from app.i18n import gettext
+from app.i18n.formats import long_day, money
 from app.money import dollars, usd
 from app.money.meter import Meter
 from app.queries import Statements
@@ -86,14 +88,15 @@ class Ledger(Statements):
         shortest = meter.story_set_aside(StoryRequest(prompt="", length=LENGTHS[0]))
         if used + shortest > meter.budget_micros:
             turns = meter.next_month_start()
-            return (f"This month's budget has no room for another story: {dollars(used)} of"
-                    f" {dollars(meter.budget_micros)} is used, and even a short story could"
-                    f" cost up to {dollars(shortest)}. More stories from {turns.day}"
-                    f" {turns:%B}.")
+            return gettext("This month's budget has no room for another story: %(used)s of "
+                           "%(budget)s is used, and even a short story could cost up to "
+                           "%(story)s. More stories from %(day)s.") % {
+                "used": money(used), "budget": money(meter.budget_micros),
+                "story": money(shortest), "day": long_day(turns)}
         if used < NEARLY_SPENT * meter.budget_micros:
             return None
-        return (f"This month's stories have used {dollars(used)} of the"
-                f" {dollars(meter.budget_micros)} budget.")
+        return gettext("This month's stories have used %(used)s of the %(budget)s budget.") % {
+            "used": money(used), "budget": money(meter.budget_micros)}
 
     async def month(self, meter: Meter) -> MonthSpend:
         await meter.ready()

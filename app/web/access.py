@@ -53,7 +53,7 @@ from app.web.templates import render
 # the session or before signing in (the service worker, the manifest and icons in /static/),
 # and a story shared with someone outside the household (/shared/<token>: no session is
 # read there, so none is renewed and no cookie is set).
-PUBLIC_PATHS = ("/healthz", "/sw.js")
+PUBLIC_PATHS = ("/healthz", "/sw.js", "/offline")
 PUBLIC_PREFIX = "/static/"
 SHARED_PREFIX = "/shared/"
 # The static page a browser may show as a page of its own (the offline page) keeps every

@@ -8,7 +8,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.money import dollars
+from app.i18n.formats import money
 from app.money.chart import bar_chart
 from app.money.ledger import Ledger
 from app.web.inputs import services_of
@@ -25,7 +25,7 @@ async def spend(request: Request) -> Response:
     if answers_json(request):
         return JSONResponse(month.as_json(), headers=VARY)
     return render(request, "spend.html", {
-        "month": month, "chart": bar_chart(month.by_day), "dollars": dollars,
+        "month": month, "chart": bar_chart(month.by_day), "dollars": money,
         "kind_names": KIND_NAMES, "month_name": services.meter.month_start().strftime("%B %Y"),
         "share_pct": None if month.share is None else min(round(month.share * 100), 100),
     }, headers=VARY)

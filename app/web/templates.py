@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.dates import day, iso_time, when
+from app.dates import iso_time
+from app.i18n import current, direction, gettext, ngettext, page_words
+from app.i18n import formats as local
 from app.queue.jobs import FailReason
 from app.stories import paragraphs
 from app.web.preferences import preferences
@@ -63,9 +65,20 @@ def make_templates(
     templates.env.globals["inline"] = {**static, **(inline or {})}
     templates.env.globals["FailReason"] = FailReason
     templates.env.globals["card_poll_s"] = f"{card_poll_s:g}"
+    # {% trans %} and _(): the request's language (app/i18n), chosen by its middleware.
+    templates.env.add_extension("jinja2.ext.i18n")
+    templates.env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext, ngettext, newstyle=True)
+    templates.env.globals["ui_lang"] = current
+    templates.env.globals["ui_dir"] = direction
+    templates.env.globals["page_words"] = page_words
+    templates.env.globals["money"] = local.money
     templates.env.filters["iso"] = iso_time
-    templates.env.filters["day"] = lambda moment: day(moment, timezone)
-    templates.env.filters["when"] = lambda moment: when(moment, timezone)
+    templates.env.filters["day"] = lambda moment: local.day(moment, timezone)
+    templates.env.filters["when"] = lambda moment: local.when(moment, timezone)
+    templates.env.filters["short_day"] = local.short_day
+    templates.env.filters["long_day"] = local.long_day
+    templates.env.filters["number"] = local.number
     templates.env.filters["paragraphs"] = paragraphs
     return templates
 

@@ -87,7 +87,8 @@ async def test_the_form_offers_the_languages_by_their_own_names_and_keeps_the_on
                          select.group())
     assert [(tag, name) for tag, _, name in options] == [
         ("en", "English"), ("es", "Español"), ("fr", "Français"), ("de", "Deutsch"),
-        ("it", "Italiano"), ("pt", "Português"), ("nl", "Nederlands"), ("pl", "Polski")]
+        ("it", "Italiano"), ("pt", "Português"), ("nl", "Nederlands"), ("pl", "Polski"),
+        ("ar", "العربية")]
     assert [tag for tag, chosen, _ in options if chosen] == ["en"]
 
     story_id = await finished_story(client, language="de")
