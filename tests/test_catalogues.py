@@ -142,7 +142,7 @@ def untranslated(source: str) -> list[str]:
                 call_depth = None
             depth -= 1
         elif kind == "string" and call_depth is None and _PROSE.search(value):
-            found.append(value)
+            found.append(value[1:-1])  # the lexer's string keeps its quotes
         previous = value if kind == "name" else kind
     parser = _ShownText()
     parser.feed("".join(markup))

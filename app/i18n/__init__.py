@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 
 from app.i18n.catalogues import script_words, translations
 from app.stories import LANGUAGES
@@ -45,9 +45,13 @@ def speaking(language: str) -> Iterator[None]:
         _speaking.reset(token)
 
 
-def set_language(language: str) -> None:
-    """The language from here on in this context (a request's task)."""
-    _speaking.set(language if language in LANGUAGES else ENGLISH)
+def set_language(language: str) -> Token[str]:
+    """The language from here on in this context (a request's task), until reset."""
+    return _speaking.set(language if language in LANGUAGES else ENGLISH)
+
+
+def reset_language(token: Token[str]) -> None:
+    _speaking.reset(token)
 
 
 def gettext(message: str) -> str:

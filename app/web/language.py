@@ -5,7 +5,8 @@
 UI_LANGUAGE, else the household's (its last known, app/shelf/household.py: no query per
 request), else Accept-Language, else English (app/i18n/choice.py); a shared page puts its
 reader's Accept-Language first. The choice is a ContextVar of the request's task, so the
-handler, its templates and an error page rendered after it all speak it.
+handler and its templates speak it, and so does the page for an unexpected error, which
+Starlette renders outside every middleware: the choice is undone only after a response.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
-from app.i18n import set_language
+from app.i18n import reset_language, set_language
 from app.i18n.choice import choose
 from app.web.access import PUBLIC_PREFIX, SHARED_PREFIX
 from app.web.offline import OFFLINE_ALIAS
@@ -36,11 +37,12 @@ class LanguageMiddleware:
                 accept = value.decode("latin-1")
                 break
         services = getattr(scope["app"].state, "services", None)
-        set_language(choose(
+        token = set_language(choose(
             setting=self.setting,
             household=services.household.language if services is not None else None,
             accept=accept, reader_first=scope["path"].startswith(SHARED_PREFIX)))
         await self.app(scope, receive, _varying(send) if self.setting is None else send)
+        reset_language(token)
 
 
 def _varying(send: Send) -> Send:
