@@ -122,15 +122,22 @@ def untranslated(source: str) -> list[str]:
     """What a template shows outside {% trans %} and _(): its markup's words, and prose in
     its expressions' strings ("story" if n == 1 else "stories")."""
     markup, found, in_trans, call_depth, depth, previous = [], [], False, None, 0, None
+    in_class = False  # {% block body_class %}: a class name, no words
     for _, kind, value in Environment(extensions=["jinja2.ext.i18n"]).lex(source):
+        if kind == "whitespace":
+            continue
         if kind == "data":
-            if not in_trans:
+            if not in_trans and not in_class:
                 markup.append(value)
             continue
         if kind == "name" and value == "trans" and previous == "block_begin":
             in_trans = True
         elif kind == "name" and value == "endtrans":
             in_trans = False
+        elif kind == "name" and value == "body_class" and previous == "block":
+            in_class = True
+        elif kind == "name" and value == "endblock":
+            in_class = False
         elif kind in ("variable_begin", "block_begin"):
             markup.append("⁂")  # an expression: no words of its own
         elif kind == "operator" and value == "(":

@@ -65,6 +65,16 @@ def long_day(moment: date) -> str:
     return format_date(moment, "d MMMM", locale=language)
 
 
+def month_name(moment: date) -> str:
+    """A month and its year: "December 2026"; in Polish "grudzień 2026"."""
+    from babel.dates import format_date
+
+    language = current()
+    if language == ENGLISH:
+        return f"{moment:%B} {moment.year}"
+    return format_date(moment, "LLLL y", locale=language)
+
+
 def money(micros: int) -> str:
     from babel.numbers import format_currency
 

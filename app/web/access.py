@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError, Forbidden, Unauthorized
+from app.i18n import N_
 from app.logs import log
 from app.security.crosssite import cross_site_verdict
 from app.security.csrf import mask_csrf
@@ -164,7 +165,7 @@ class SecurityMiddleware:
         )
         if error_as_json(request):
             return JSONResponse(error_body("password_required", message), status_code=403)
-        return render(request, "open_refused.html", {"page_title": "Set a password first"},
+        return render(request, "open_refused.html", {"page_title": N_("Set a password first")},
                       status_code=403)
 
     def _sign_in_first(self, request: Request) -> Response:

@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.types import Message
 
 from app.errors import BadRequest, ClientGone, TooLarge
+from app.i18n import N_, ngettext
 from app.shelf.archive import BACKUP_MAX_BYTES, MIB, BackupError
 from app.shelf.imports import ImportResult, import_backup
 from app.web.inputs import services_of
@@ -42,28 +43,26 @@ async def import_backup_page(request: Request) -> Response:
             return _refused(request, str(error))
     finally:
         await form.close()
-    context = {"page_title": "Backup restored", "restored": restored_sentence(result)}
+    context = {"page_title": N_("Backup restored"), "restored": restored_sentence(result)}
     return render(request, "import.html", context, headers=VARY)
 
 
 def _refused(request: Request, refusal: str) -> Response:
-    context = {"page_title": "Nothing was restored", "refusal": refusal}
+    context = {"page_title": N_("Nothing was restored"), "refusal": refusal}
     return render(request, "import.html", context, status_code=422, headers=VARY)
 
 
 def restored_sentence(result: ImportResult) -> str:
     """"3 stories came back (2 were here already), and 1 child profile.\""""
-    sentence = f"{_count(result.restored, 'story', 'stories')} came back"
+    sentence = ngettext("%(num)d story came back", "%(num)d stories came back",
+                        result.restored) % {"num": result.restored}
     if result.already_here:
-        sentence += f" ({result.already_here} {'was' if result.already_here == 1 else 'were'}"
-        sentence += " here already)"
+        sentence += ngettext(" (%(num)d was here already)", " (%(num)d were here already)",
+                             result.already_here) % {"num": result.already_here}
     if result.children_restored:
-        sentence += ", and " + _count(result.children_restored, "child profile", "child profiles")
+        sentence += ngettext(", and %(num)d child profile", ", and %(num)d child profiles",
+                             result.children_restored) % {"num": result.children_restored}
     return sentence + "."
-
-
-def _count(number: int, one: str, many: str) -> str:
-    return f"{number} {one if number == 1 else many}"
 
 
 async def _upload_form(request: Request) -> FormData:

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import Invalid, NotFound
+from app.i18n import N_
 from app.shelf.children import CHILD_FIELDS, child_json, parse_child
 from app.shelf.household import BEDTIME_EARLIEST, BEDTIME_LATEST, parse_bedtime, parse_language
 from app.stories import Child
@@ -33,7 +34,7 @@ from app.web.negotiation import VARY, answers_json
 from app.web.pages import LANGUAGE_CHOICES
 from app.web.templates import render
 
-LENGTH_CHOICES = (("short", "Short"), ("medium", "Medium"), ("long", "Long"))
+LENGTH_CHOICES = (("short", N_("Short")), ("medium", N_("Medium")), ("long", N_("Long")))
 NEW = "new"  # the "Add a child" form's name among the page's forms
 BEDTIME = "bedtime"  # the bedtime form's
 LANGUAGE = "language"  # the household language form's

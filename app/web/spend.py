@@ -8,14 +8,16 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.i18n.formats import money
+from app.i18n import N_
+from app.i18n.formats import money, month_name
 from app.money.chart import bar_chart
 from app.money.ledger import Ledger
 from app.web.inputs import services_of
 from app.web.negotiation import VARY, answers_json
 from app.web.templates import render
 
-KIND_NAMES = {"story": "Stories", "picture": "Pictures", "moderation": "Safety checks (free)"}
+KIND_NAMES = {"story": N_("Stories"), "picture": N_("Pictures"),
+              "moderation": N_("Safety checks (free)")}
 
 
 async def spend(request: Request) -> Response:
@@ -26,6 +28,6 @@ async def spend(request: Request) -> Response:
         return JSONResponse(month.as_json(), headers=VARY)
     return render(request, "spend.html", {
         "month": month, "chart": bar_chart(month.by_day), "dollars": money,
-        "kind_names": KIND_NAMES, "month_name": services.meter.month_start().strftime("%B %Y"),
+        "kind_names": KIND_NAMES, "month_name": month_name(services.meter.month_start()),
         "share_pct": None if month.share is None else min(round(month.share * 100), 100),
     }, headers=VARY)

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.dates import iso_time
-from app.i18n import current, direction, gettext, ngettext, page_words
+from app.i18n import N_, current, direction, gettext, ngettext, page_words
 from app.i18n import formats as local
 from app.queue.jobs import FailReason
 from app.stories import paragraphs
@@ -25,6 +25,8 @@ from app.web.preferences import preferences
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
     from starlette.templating import Jinja2Templates
 
+# A story's length as a row of the library says it ("medium · 4 min").
+LENGTH_NAMES = {"short": N_("short"), "medium": N_("medium"), "long": N_("long")}
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 
@@ -73,6 +75,10 @@ def make_templates(
     templates.env.globals["ui_dir"] = direction
     templates.env.globals["page_words"] = page_words
     templates.env.globals["money"] = local.money
+    # A string the code chose (a page's title, a table's label marked with N_): translated
+    # without formatting, as a story's own title may hold a "%".
+    templates.env.globals["tr"] = gettext
+    templates.env.filters["length_name"] = lambda length: gettext(LENGTH_NAMES.get(length) or length)
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: local.day(moment, timezone)
     templates.env.filters["when"] = lambda moment: local.when(moment, timezone)
