@@ -43,10 +43,17 @@ def from_accept_language(header: str | None) -> str | None:
 def choose(*, setting: str | None, household: str | None, accept: str | None,
            reader_first: bool = False) -> str:
     """The request's language (see the module's docstring)."""
+    return choose_from(setting=setting, household=household, accept=accept,
+                       reader_first=reader_first)[0]
+
+
+def choose_from(*, setting: str | None, household: str | None, accept: str | None,
+                reader_first: bool = False) -> tuple[str, bool]:
+    """The request's language, and whether the browser's Accept-Language chose it."""
     browser = from_accept_language(accept)
     if reader_first and browser:
-        return browser
-    for language in (setting, household, browser):
+        return browser, True
+    for language in (setting, household):
         if language is not None and language in UI_LANGUAGES:
-            return language
-    return ENGLISH
+            return language, False
+    return (browser, True) if browser else (ENGLISH, False)

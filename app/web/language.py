@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
 from app.i18n import reset_language, set_language
-from app.i18n.choice import choose
+from app.i18n.choice import choose_from
 from app.web.access import PUBLIC_PREFIX, SHARED_PREFIX
 from app.web.offline import OFFLINE_ALIAS
 
@@ -37,16 +37,18 @@ class LanguageMiddleware:
                 accept = value.decode("latin-1")
                 break
         services = getattr(scope["app"].state, "services", None)
-        token = set_language(choose(
+        language, by_browser = choose_from(
             setting=self.setting,
             household=services.household.language if services is not None else None,
-            accept=accept, reader_first=scope["path"].startswith(SHARED_PREFIX)))
-        await self.app(scope, receive, _varying(send) if self.setting is None else send)
+            accept=accept, reader_first=scope["path"].startswith(SHARED_PREFIX))
+        token = set_language(language)
+        await self.app(scope, receive, _varying(send) if by_browser else send)
         reset_language(token)
 
 
 def _varying(send: Send) -> Send:
-    """Responses say they vary by Accept-Language: a cache keeps one per language."""
+    """A page the browser's Accept-Language chose says it varies by it: a cache keeps one
+    per language."""
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
