@@ -79,10 +79,13 @@ ONLY_WRITES = {"demo": (DEFAULT_LANGUAGE, "ar")}
 
 def written_in(request: StoryRequest, model: str) -> str:
     """The language a story's text is in: the one asked for, unless `model` cannot write it."""
+    return text_language(request.language, model)
+
+
+def text_language(asked: str, model: str) -> str:
+    """written_in, from the language asked for and the model that wrote the story."""
     writes = ONLY_WRITES.get(model)
-    if writes is None or request.language in writes:
-        return request.language
-    return writes[0]
+    return asked if writes is None or asked in writes else writes[0]
 
 
 def listeners(child_name: str | None, sibling_name: str | None) -> str | None:

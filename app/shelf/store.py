@@ -20,21 +20,20 @@ from app.queries import Statements
 from app.queue.jobs import CardStory, PictureState, Screening, picture_state
 from app.requests import request_from_row
 from app.stories import (
+    DEFAULT_LANGUAGE,
     DELETED_KEEP_S,
     StoryRequest,
     listeners,
     minutes_for_words,
     reading_minutes,
-    written_in,
+    text_language,
 )
 
 LIBRARY_PAGE_SIZE = 50
 
 # A search this short (or with no letters or digits) is a plain substring, not words.
 SEARCH_LETTERS_MAX_CHARS = 2
-
 SEARCH_WORDS_MAX = 10
-
 _SEARCH_WORD = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True)
@@ -56,8 +55,8 @@ class StoredStory:
 
     @property
     def language(self) -> str:
-        """The language its text is in (for `lang`): as asked, but the demo's is English."""
-        return written_in(self.request, self.model)
+        """The language its text is in (for `lang`): as asked, unless the demo wrote it."""
+        return text_language(self.request.language, self.model)
 
 @dataclass(frozen=True)
 class BackupStory:
@@ -95,6 +94,12 @@ class StorySummary:
     sequel_of: int | None = None
     sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
     sibling_name: str | None = None  # a sibling story's second child
+    asked_language: str = DEFAULT_LANGUAGE
+    model: str = ""
+
+    @property
+    def language(self) -> str:  # its text's, for its title's `lang` and direction
+        return text_language(self.asked_language, self.model)
 
     @property
     def reading_minutes(self) -> int:
@@ -112,6 +117,7 @@ def _summary(row: Any) -> StorySummary:
     return StorySummary(
         id=row["id"], job_id=row["job_id"], title=row["title"], child_name=row["child_name"],
         created_at=row["created_at"], favourite=row["favourite"],
+        asked_language=row["language"], model=row["model"],
         **{name: row[name] for name in _LIBRARY_COLUMNS if name in row},
     )
 
@@ -130,6 +136,7 @@ class DeletedStory:
     deleted_at: datetime
     purge_at: datetime  # when it goes for good
     sibling_name: str | None = None
+    language: str = DEFAULT_LANGUAGE  # its text's (text_language)
 
     @property
     def listeners(self) -> str | None:
@@ -241,7 +248,8 @@ class ShelfStore(Statements):
         return [DeletedStory(id=row["id"], title=row["title"], child_name=row["child_name"],
                              sibling_name=row["sibling_name"],
                              prompt=row["prompt"], created_at=row["created_at"],
-                             deleted_at=row["deleted_at"], purge_at=row["purge_at"])
+                             deleted_at=row["deleted_at"], purge_at=row["purge_at"],
+                             language=text_language(row["language"], row["model"]))
                 for row in rows]
 
     async def deleted_story_title(

@@ -12,6 +12,7 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -73,12 +74,13 @@ def make_templates(
         gettext, ngettext, newstyle=True)
     templates.env.globals["ui_lang"] = current
     templates.env.globals["ui_dir"] = direction
+    templates.env.globals["text_dir"] = text_dir
     templates.env.globals["page_words"] = page_words
     templates.env.globals["money"] = local.money
     # A string the code chose (a page's title, a table's label marked with N_): translated
     # without formatting, as a story's own title may hold a "%".
     templates.env.globals["tr"] = gettext
-    templates.env.filters["length_name"] = lambda length: gettext(LENGTH_NAMES.get(length) or length)
+    templates.env.filters["length_name"] = lambda size: gettext(LENGTH_NAMES.get(size) or size)
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: local.day(moment, timezone)
     templates.env.filters["when"] = lambda moment: local.when(moment, timezone)
@@ -87,6 +89,13 @@ def make_templates(
     templates.env.filters["number"] = local.number
     templates.env.filters["paragraphs"] = paragraphs
     return templates
+
+
+def text_dir(language: str) -> Markup:
+    """` dir="rtl"` for a story's text (or title) whose direction is not its page's, else
+    nothing: an Arabic story on an English page, an English one on an Arabic page."""
+    wanted = direction(language)
+    return Markup(f' dir="{wanted}"') if wanted != direction() else Markup("")
 
 
 def render(

@@ -14,7 +14,8 @@ SELECT s.*, to_jsonb(j) AS job, earlier.title AS sequel_of_title
 -- name: list_stories
 -- The stories on the shelf, newest first (the JSON library and the home page); :limit
 -- NULL for all of them.
-SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name, j.sibling_name
+SELECT s.id, s.title, s.created_at, s.job_id, s.favourite, j.child_name, j.sibling_name,
+       j.language, s.model
   FROM shelf_stories s JOIN story_jobs j ON j.id = s.job_id
  ORDER BY s.created_at DESC, s.id DESC
  LIMIT :limit
@@ -99,7 +100,7 @@ RETURNING id
 -- name: recently_deleted
 -- Stories deleted within :keep_s, most recently deleted first, with when each goes for good.
 SELECT s.id, s.title, s.created_at, s.deleted_at, j.child_name, j.sibling_name, j.prompt,
-       s.deleted_at + make_interval(secs => :keep_s) AS purge_at
+       j.language, s.model, s.deleted_at + make_interval(secs => :keep_s) AS purge_at
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
  WHERE s.deleted_at IS NOT NULL AND s.screening IS NULL
    AND s.deleted_at >= now() - make_interval(secs => :keep_s)

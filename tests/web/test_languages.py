@@ -138,3 +138,17 @@ def test_a_language_is_only_what_was_chosen_for_a_request():
 
 def test_settings_replace_keeps_ui_language(settings):
     assert replace(settings, ui_language="ar").ui_language == "ar"
+
+
+async def test_an_arabic_story_reads_right_to_left_on_an_english_page(make_app):
+    async with serve(make_app(storyteller="demo", demo_delay_s=0), from_own_pages=True) as client:
+        story_id = await finished_story(client, language="ar", prompt="تنين صغير")
+        story = (await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)).json()
+        assert story["language"] == "ar" and "راوي العرض" in story["body"]
+        page = (await client.get(f"/stories/{story_id}")).text
+        assert lang_dir(page) == ("en", "ltr")
+        # Its direction is its language's, not guessed from its first letter.
+        assert 'id="story-title" lang="ar" dir="rtl">' in page
+        assert 'data-story-text lang="ar" dir="rtl">' in page
+        library = (await client.get("/stories")).text
+        assert 'class="shelf-title" lang="ar" dir="rtl">' in library
