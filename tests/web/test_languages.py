@@ -76,6 +76,8 @@ async def test_the_browser_chooses_until_the_household_does_and_ui_language_wins
         assert saved.status_code == 303 and saved.headers["location"] == "/children#language"
         page = (await client.get("/", headers={"Accept-Language": "pl"})).text
         assert lang_dir(page) == ("es", "ltr")
+        # Before any story, the form asks for one in the page's language.
+        assert '<option value="es" lang="es" selected>' in page
         children = (await client.get("/children", headers={"Accept": "text/html"})).text
         assert re.search(r'<option value="es" lang="es" selected>', children)
         answer = await client.post("/children/language", json={"language": "klingon"})
