@@ -46,7 +46,7 @@ from app.web.errors import (
 )
 from app.web.language import LanguageMiddleware
 from app.web.routes import routes
-from app.web.templates import STATIC_DIR, Templates, make_templates
+from app.web.templates import STATIC_DIR, Templates, make_templates, warm_pages
 
 
 def create_app(
@@ -62,9 +62,12 @@ def create_app(
             guard.log_mode()
             app.state.services = services
             restore_sigterm = _close_intake_on_sigterm(services)
-            # Runs once the app serves (the loop is free after start-up completes).
-            warming = asyncio.create_task(asyncio.to_thread(app.state.templates.get),
-                                          name="warm_templates")
+            # Runs once the app serves (the loop is free after start-up completes): the
+            # templates, and the household's catalogue and Babel's formats (app/i18n).
+            language = settings.ui_language or services.household.language
+            warming = asyncio.create_task(
+                asyncio.to_thread(warm_pages, app.state.templates, language),
+                name="warm_templates")
             try:
                 yield
             finally:

@@ -50,6 +50,18 @@ class Templates:
         return self._made
 
 
+def warm_pages(templates: Templates, language: str | None) -> None:
+    """What a first page would otherwise wait for: the templates, and for a household
+    that speaks another language than English, its catalogue and Babel's formats."""
+    templates.get()
+    if language is not None and language != "en":
+        from babel import dates, numbers  # noqa: F401  (imported for the first page)
+
+        from app.i18n.catalogues import catalogue
+
+        catalogue(language)
+
+
 def make_templates(
     timezone: tzinfo = UTC, *, static: Mapping[str, str], inline: Mapping[str, str] | None = None,
     card_poll_s: float = 3.0,
