@@ -15,7 +15,7 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.plurals import get_plural
 from jinja2 import Environment
 
-from app.i18n import UI_LANGUAGES
+from app.i18n import UI_LANGUAGES, ngettext, speaking
 from app.i18n.catalogues import compile_catalog, po_path, read_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,3 +170,14 @@ def test_the_template_check_finds_words_outside_the_catalogue():
     assert untranslated('{{ "story" if n == 1 else "many stories" }}') == ["many stories"]
     assert untranslated('<p>{{ _("Hello") }} {% trans %}Hi {{ n }}{% endtrans %}</p>') == []
     assert untranslated('<p>{{ money(5) }} · <code>UI_LANGUAGE</code></p>') == []
+
+
+@pytest.mark.parametrize(("language", "count", "said"), [
+    ("pl", 1, "1 bajka"), ("pl", 3, "3 bajki"), ("pl", 5, "5 bajek"), ("pl", 22, "22 bajki"),
+    ("ar", 1, "حكاية واحدة"), ("ar", 2, "حكايتان"), ("ar", 5, "5 حكايات"),
+    ("ar", 11, "11 حكاية"), ("fr", 1, "1 histoire "), ("fr", 2, "2 histoires"),
+])
+def test_a_count_takes_its_languages_form(language, count, said):
+    with speaking(language):
+        line = ngettext("%(left)s story left today", "%(left)s stories left today", count)
+    assert said in line % {"left": count}
