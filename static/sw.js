@@ -24,6 +24,7 @@
 var VERSION = "__VERSION__";
 var SHELL = ["__SHELL__"];
 var WORDS = {"__WORDS__": 0};
+function gettext(text) { return WORDS[text] || text; }
 var SHELL_CACHE = "bedtime-shell-" + VERSION;
 var STORIES_CACHE = "bedtime-stories-v1";
 var OFFLINE_PAGE = "/offline";
@@ -56,8 +57,8 @@ self.addEventListener("activate", function (event) {
 
 function offlinePage() {
   return caches.match(OFFLINE_PAGE, SHELL_MATCH).then(function (page) {
-    var offline = "You are offline. Please try again when the connection is back.";
-    return page || new Response(WORDS[offline] || offline, {
+    return page || new Response(
+      gettext("You are offline. Please try again when the connection is back."), {
       status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" }
     });
   });

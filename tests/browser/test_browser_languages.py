@@ -159,6 +159,9 @@ def test_an_evening_in_spanish(open_page, households):
     assert page.evaluate("[document.documentElement.lang, document.documentElement.dir]") == [
         "es", "ltr"]
     assert page.get_by_role("button", name="Escribir el cuento").is_visible()
+    # The scripts speak it too: the idea's counter, as app.js rewrites it while typing.
+    page.locator("#prompt").fill("un búho")
+    assert page.locator("[data-char-count]").inner_text() == "7 de 500 caracteres"
     laid_out_well(page, "es home")
     watched.shot("languages-es-tablet-home")
     write_a_story(page, "Lucía")

@@ -154,3 +154,15 @@ async def test_an_arabic_story_reads_right_to_left_on_an_english_page(make_app):
         assert 'data-story-text lang="ar" dir="rtl">' in page
         library = (await client.get("/stories")).text
         assert 'class="shelf-title" lang="ar" dir="rtl">' in library
+
+
+async def test_the_service_workers_fallback_speaks_the_households_language(make_app):
+    async with serve(make_app(), from_own_pages=True) as client:
+        english = (await client.get("/sw.js")).text
+        assert "var WORDS = {};" in english
+        spanish = (await client.get("/sw.js", headers={"Accept-Language": "es"})).text
+        offline = "You are offline. Please try again when the connection is back."
+        with speaking("es"):
+            fallback = gettext(offline)
+        assert fallback in spanish and fallback != offline
+        assert spanish != english  # a new worker, which keeps the offline page in Spanish
