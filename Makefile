@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-all lint schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-pictures profile chaos lock clean
+.PHONY: run test test-all lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-pictures profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -51,6 +51,11 @@ test-all: test
 lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/mypy
+
+# The docs/ site (mkdocs.yml) into site/, --strict: a broken link or a page left out of
+# the nav fails the build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump
 # of a new embedded database migrated by the app (tests/test_migrations.py checks it is current).
@@ -129,7 +134,8 @@ lock:
 	$(BIN)/python -m pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements.txt
-	$(BIN)/uv pip compile pyproject.toml --extra embedded --extra test -c requirements.txt \
+	$(BIN)/uv pip compile pyproject.toml --extra embedded --extra test --extra docs \
+	  -c requirements.txt \
 	  --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements-dev.txt
 	$(BIN)/python tools/check_wheels.py 3.14

@@ -269,7 +269,7 @@ def test_the_database_is_reachable_only_from_the_platform_and_its_version_pinned
     assert fly["env"]["DATABASE_PGBOUNCER"] == "1"  # fly mpg attach gives a PgBouncer URL
 
 
-@pytest.mark.parametrize("name", ["fly.toml", "README.md"])
+@pytest.mark.parametrize("name", ["fly.toml", "docs/deploying.md"])
 def test_fly_docs_name_managed_postgres_not_the_legacy_command(name):
     text = (ROOT / name).read_text()
     assert "fly mpg attach" in text

@@ -34,7 +34,7 @@ async def login_as(client: httpx.AsyncClient, forwarded_for: str, password: str)
     return response.status_code
 
 
-@pytest.mark.parametrize("trusted", ["*", None])  # the README's PaaS setting, and the default
+@pytest.mark.parametrize("trusted", ["*", None])  # docs/deploying.md, and the default
 async def test_rotating_left_hand_entries_are_one_client_and_cannot_guess_without_limit(
     database_url, fake_llm, tmp_path, trusted
 ):
