@@ -71,6 +71,15 @@ class StoryRequest:
         return listeners(self.child_name, self.sibling_name)
 
 
+# The story languages written right to left; every other is left to right.
+RIGHT_TO_LEFT = frozenset({"ar"})
+
+
+def direction(language: str | None) -> str:
+    """A text's direction (`dir`) from its language, never guessed from its first letter."""
+    return "rtl" if (language or "").split("-")[0].lower() in RIGHT_TO_LEFT else "ltr"
+
+
 # What a storyteller writes whatever it was asked: the demo writes English and Arabic only
 # (and says so under any other), so its text is English then, for the page's `lang` and
 # read-aloud.

@@ -44,6 +44,7 @@ CREATE TABLE public.story_jobs (
     picture_of bigint,
     claimed_kind text,
     set_aside_micros bigint DEFAULT 0 NOT NULL,
+    dismissed_at timestamp with time zone,
     CONSTRAINT completed_has_story CHECK (((kind <> 'story'::text) OR ((status = 'completed'::text) = (story_id IS NOT NULL)))),
     CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
     CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
@@ -908,6 +909,12 @@ CREATE INDEX story_jobs_adoptable ON public.story_jobs USING btree (heartbeat_at
 --
 
 CREATE INDEX story_jobs_created_at ON public.story_jobs USING btree (created_at);
+
+--
+-- Name: story_jobs_cut_short; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_jobs_cut_short ON public.story_jobs USING btree (id) WHERE ((status = 'failed'::text) AND (kind = 'story'::text) AND (dismissed_at IS NULL));
 
 --
 -- Name: story_jobs_finish_of_once; Type: INDEX; Schema: public; Owner: -

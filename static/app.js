@@ -159,10 +159,26 @@
   // The room is made as the story is asked for (a tap: nothing that moves then counts as
   // the page jumping), so the card, however long its answer takes, comes into space kept
   // for it and pushes nothing down in view.
+  // A page left open all evening stays short: as a new story is asked for (the tap: what
+  // moves then is its answer), the cards of the stories written before it leave (each is in
+  // the library, and among the newest stories when the page is opened again), but never
+  // one being read (the focus in it, or read aloud). Stories cut short stay, with Finish.
+  function earlierStoriesLeave() {
+    document.querySelectorAll("#jobs > .job-card.status-completed:not([hx-trigger])")
+      .forEach(function (done) {
+        if (done.contains(document.activeElement) ||
+            done.querySelector("[data-read-bar]:not([hidden])")) return;
+        cardStates.delete(done.id);
+        done.remove();
+      });
+  }
+
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (event.detail.elt.id !== "story-form") return;
+    earlierStoriesLeave();
     var room = document.querySelector(".in-progress");
     if (!room) return;
+    room.style.minHeight = "";
     room.classList.add("has-room");
     room.style.minHeight = Math.ceil(room.offsetHeight + window.innerHeight) + "px";
   });
@@ -174,6 +190,26 @@
     room.classList.remove("has-room");
     room.style.minHeight = "";
   });
+
+  // The home page's reading tools (wake.js, then reading.js) load once a card that needs
+  // them is there (a story being written, or shown whole): an evening's home of short
+  // lines does without them, and its first visit is lighter.
+  var readingToolsLoaded = false;
+  function readingTools() {
+    var jobs = document.querySelector("[data-reading-tools]");
+    if (readingToolsLoaded || !jobs || !jobs.querySelector(".job-card:not(.job-compact)")) {
+      return;
+    }
+    readingToolsLoaded = true;
+    jobs.getAttribute("data-reading-tools").split(" ").forEach(function (src) {
+      var script = document.createElement("script");
+      script.src = src;
+      script.async = false;  // in order: reading.js asks wake.js for the screen
+      document.head.appendChild(script);
+    });
+  }
+  readingTools();
+  document.addEventListener("htmx:load", readingTools);
 
   function cardArrived(card, state) {
     document.title = pageTitle;
@@ -404,8 +440,9 @@
     if (polls(event.detail.elt) && !event.detail.timeout) event.detail.timeout = POLL_TIMEOUT_MS;
   });
 
-  // A poll that failed: the card stays as it is and says so at once, at its top (offline,
-  // or the server not answering: "Reconnecting…"); its bar stops and dims meanwhile (the
+  // A poll that failed: the card stays as it is and says so at once, in a note floating
+  // over the page's foot (offline, or the server not answering: "Reconnecting…"), never in
+  // the flow above the words, which stay where they are read; its bar stops and dims (the
   // card's "time to get cosy" is no longer news). After a few failures it polls a little
   // less often, and at once when the device is back online, so the server's first answer
   // (the story going on, or interrupted by a restart) is on the card within one poll. That
@@ -421,7 +458,7 @@
       note.className = "notice connection-lost";
       note.setAttribute("role", "status");
       note.setAttribute("data-reconnecting", "");
-      card.insertBefore(note, card.firstChild);
+      card.appendChild(note);
     }
     var text = offline()
       ? gettext("You’re offline: this story can’t be followed until the connection is back. Reconnecting…")
@@ -479,6 +516,25 @@
     if (note) note.remove();
   });
 
+  // A refusal the server sent (the form's or a card's sentence, or a field it refused) is
+  // brought into view where need be and takes the focus: on a phone it is often off
+  // screen above the button that was tapped. On a page's load too (a form sent without
+  // htmx, a one-tap story: the page comes back with it). Nothing moves when in view.
+  function showRefusal(root) {
+    if (!root || !root.querySelector) return;
+    var note = root.querySelector(".notice[role=alert]") ||
+      root.querySelector("[aria-invalid=true]");
+    if (!note) return;
+    if (!note.matches("input, textarea, select")) note.setAttribute("tabindex", "-1");
+    note.focus({ preventScroll: true });
+    var rect = note.getBoundingClientRect();
+    if (rect.top < 0 || rect.bottom > window.innerHeight) {
+      note.scrollIntoView({ block: "center", behavior: scrollBehavior() });
+    }
+  }
+
+  document.addEventListener("htmx:load", function (event) { showRefusal(event.detail.elt); });
+
   // The idea's counter: how many characters of the most that fit, kept as it is typed or
   // pasted (nothing is cut); past the most, the form refuses to send and says why, as the
   // server would. Counted as the server counts: the idea trimmed, in characters.
@@ -502,9 +558,27 @@
       : "");
   }
 
+  // A field the server refused says so until it is changed: then its message goes (the
+  // counter, or the server at the next tap, says what is wrong with it now).
+  function clearRefusal(field) {
+    if (field.getAttribute("aria-invalid") !== "true") return;
+    var message = document.getElementById(field.id + "-error");
+    if (message) message.remove();
+    field.removeAttribute("aria-invalid");
+    var rest = (field.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+      return id && id !== field.id + "-error";
+    });
+    field.setAttribute("aria-describedby", rest.join(" "));
+    var box = field.closest(".has-error");
+    if (box) box.classList.remove("has-error");
+  }
+
   document.addEventListener("input", function (event) {
     if (event.target.matches && event.target.matches("textarea[data-max-chars]")) {
       countIdea(event.target);
+    }
+    if (event.target.id && event.target.closest && event.target.closest(".story-form")) {
+      clearRefusal(event.target);
     }
   });
   document.addEventListener("htmx:load", function (event) {

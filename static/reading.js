@@ -1,20 +1,16 @@
 /* Read aloud with the browser's own voice: on the story page, on a card once its story
    is written (cards arrive by htmx: bound as they load), and on a shared story's page.
-   Loaded after app.js and wake.js, whose helpers it shares; a shared page has neither (it
-   holds nothing of the household), so it reads without them: no voice remembered, the
-   screen left to the device. The pages work without this file. */
+   Loaded after app.js and wake.js, whose helpers it shares; a shared page has no app.js (it
+   holds nothing of the household), so it reads without it: no voice remembered, the screen
+   kept on by wake.js while it reads. The pages work without this file. */
 (function () {
   "use strict";
-  var bedtime = window.bedtime || {
-    stored: function () { return null; },
-    store: function () {},
-    scrollBehavior: function () {  // as app.js's: no smooth scroll for a reader who asked
-      return window.matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth";
-    },
+  var bedtime = window.bedtime || {};
+  var stored = bedtime.stored || function () { return null; };
+  var store = bedtime.store || function () {};
+  var scrollBehavior = bedtime.scrollBehavior || function () {  // as app.js's
+    return window.matchMedia("(prefers-reduced-motion: reduce)").matches ? "auto" : "smooth";
   };
-  var stored = bedtime.stored;
-  var store = bedtime.store;
-  var scrollBehavior = bedtime.scrollBehavior;
   var screen = bedtime.screen || { need: function () {} };
   var speech = "speechSynthesis" in window && typeof SpeechSynthesisUtterance === "function";
   var synth = speech ? window.speechSynthesis : null;

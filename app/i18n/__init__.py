@@ -18,9 +18,9 @@ from contextvars import ContextVar, Token
 
 from app.i18n.catalogues import script_words, translations
 from app.stories import LANGUAGES
+from app.stories import direction as language_direction
 
 UI_LANGUAGES: tuple[str, ...] = tuple(LANGUAGES)  # every story language is a page language
-RIGHT_TO_LEFT = frozenset({"ar"})
 ENGLISH = "en"
 
 _speaking: ContextVar[str] = ContextVar("speaking", default=ENGLISH)
@@ -32,8 +32,8 @@ def current() -> str:
 
 
 def direction(language: str | None = None) -> str:
-    """`rtl` or `ltr`, for `<html dir>` (and a story's own text)."""
-    return "rtl" if (language or current()) in RIGHT_TO_LEFT else "ltr"
+    """`rtl` or `ltr`, for `<html dir>` (and a story's own text): the page's by default."""
+    return language_direction(language or current())
 
 
 @contextlib.contextmanager

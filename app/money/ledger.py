@@ -76,12 +76,13 @@ def amount(micros: int) -> str:
 
 
 class Ledger(Statements):
-    async def nearly_spent_note(self, meter: Meter) -> str | None:
-        """The home page's one calm line once 80 % of MONTHLY_BUDGET is used, or once even a
-        short story's most possible cost no longer fits (the intake would refuse it, and
-        with a small budget that comes first); else None."""
+    async def budget_notes(self, meter: Meter) -> tuple[str | None, str | None]:
+        """What the home page says of MONTHLY_BUDGET: (closed, nearly). `closed` once even
+        a short story's most possible cost no longer fits (the intake would refuse it: the
+        form and the one-tap buttons are closed with it); else `nearly`, one calm line once
+        80 % is used. (None, None): nothing to say."""
         if not meter.budget_micros:
-            return None
+            return None, None
         await meter.ready()
         totals = await self._one("month_totals", {"month_start": meter.month_start()})
         used = totals["spent"] + totals["set_aside"]
@@ -92,11 +93,12 @@ class Ledger(Statements):
                            "%(budget)s is used, and even a short story could cost up to "
                            "%(story)s. More stories from %(day)s.") % {
                 "used": money(used), "budget": money(meter.budget_micros),
-                "story": money(shortest), "day": long_day(turns)}
+                "story": money(shortest), "day": long_day(turns)}, None
         if used < NEARLY_SPENT * meter.budget_micros:
-            return None
-        return gettext("This month's stories have used %(used)s of the %(budget)s budget.") % {
-            "used": money(used), "budget": money(meter.budget_micros)}
+            return None, None
+        return None, gettext("This month's stories have used %(used)s of the %(budget)s "
+                             "budget.") % {"used": money(used),
+                                           "budget": money(meter.budget_micros)}
 
     async def month(self, meter: Meter) -> MonthSpend:
         await meter.ready()

@@ -17,6 +17,10 @@ from datetime import datetime
 
 from app.queries import Statements
 
+# A turn neither done nor failed this long after it was claimed was left by a process that
+# died doing it: another takes it (a backup takes seconds; two written is no harm).
+TURN_LEASE_S = 30 * 60
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -40,9 +44,10 @@ class Schedules(Statements):
         row's replaces it (the newest setting wins, see ensure_schedule)."""
         await self._val("ensure_schedule", {"name": name, "every_s": every_s})
 
-    async def claim(self, name: str) -> Turn | None:
-        """This turn, if it is due and no other process took it first."""
-        row = await self._one("claim_schedule", {"name": name})
+    async def claim(self, name: str, *, lease_s: float = TURN_LEASE_S) -> Turn | None:
+        """This turn, if it is due and no other process took it first; or a turn another
+        process took more than `lease_s` ago and never finished (it died doing it)."""
+        row = await self._one("claim_schedule", {"name": name, "lease_s": float(lease_s)})
         return Turn(row["claimed_at"], row["due_in_s"]) if row else None
 
     async def due_in_s(self, name: str) -> float | None:

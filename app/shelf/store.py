@@ -94,12 +94,8 @@ class StorySummary:
     sequel_of: int | None = None
     sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
     sibling_name: str | None = None  # a sibling story's second child
-    asked_language: str = DEFAULT_LANGUAGE
+    language: str = DEFAULT_LANGUAGE  # asked for (its text's: the `text_language` filter)
     model: str = ""
-
-    @property
-    def language(self) -> str:  # its text's, for its title's `lang` and direction
-        return text_language(self.asked_language, self.model)
 
     @property
     def reading_minutes(self) -> int:
@@ -111,13 +107,12 @@ class StorySummary:
         return listeners(self.child_name, self.sibling_name)
 
 _LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "series_id", "sequel_of",
-                    "sequel_of_title", "sibling_name")
+                    "sequel_of_title", "sibling_name", "language", "model")
 
 def _summary(row: Any) -> StorySummary:
     return StorySummary(
         id=row["id"], job_id=row["job_id"], title=row["title"], child_name=row["child_name"],
         created_at=row["created_at"], favourite=row["favourite"],
-        asked_language=row["language"], model=row["model"],
         **{name: row[name] for name in _LIBRARY_COLUMNS if name in row},
     )
 
@@ -136,7 +131,8 @@ class DeletedStory:
     deleted_at: datetime
     purge_at: datetime  # when it goes for good
     sibling_name: str | None = None
-    language: str = DEFAULT_LANGUAGE  # its text's (text_language)
+    language: str = DEFAULT_LANGUAGE  # asked for (its text's: the `text_language` filter)
+    model: str = ""
 
     @property
     def listeners(self) -> str | None:
@@ -249,7 +245,7 @@ class ShelfStore(Statements):
                              sibling_name=row["sibling_name"],
                              prompt=row["prompt"], created_at=row["created_at"],
                              deleted_at=row["deleted_at"], purge_at=row["purge_at"],
-                             language=text_language(row["language"], row["model"]))
+                             language=row["language"], model=row["model"])
                 for row in rows]
 
     async def deleted_story_title(

@@ -18,7 +18,7 @@ from starlette.responses import Response
 from starlette.types import Message
 
 from app.errors import BadRequest, ClientGone, TooLarge
-from app.i18n import N_, ngettext
+from app.i18n import N_, gettext, ngettext
 from app.shelf.archive import BACKUP_MAX_BYTES, MIB, BackupError
 from app.shelf.imports import ImportResult, import_backup
 from app.web.inputs import services_of
@@ -31,8 +31,20 @@ IMPORT_MAX_BYTES = BACKUP_MAX_BYTES
 UPLOAD_FIELD = "backup"
 
 
+# A refused file, in the family's words; what exactly was wrong (the command line's own
+# words) follows on the page, for whoever set the app up.
+NOT_A_BACKUP = N_("This file can't be restored, so nothing was changed. Choose a backup "
+                  "made by “Download all stories” in this app, as it was downloaded.")
+TOO_LARGE = N_("This file is too large to be a backup of this app (at most %(most)d MB), so "
+               "nothing was changed. Choose the .zip that “Download all stories” made.")
+
+
 async def import_backup_page(request: Request) -> Response:
-    form = await _upload_form(request)
+    try:
+        form = await _upload_form(request)
+    except TooLarge as error:  # the same page as any other refusal, with its own status
+        return _refused(request, gettext(TOO_LARGE) % {"most": IMPORT_MAX_BYTES // MIB},
+                        error.message, status_code=413)
     try:
         upload = form.get(UPLOAD_FIELD)
         if not isinstance(upload, UploadFile) or not upload.filename or not upload.size:
@@ -40,16 +52,17 @@ async def import_backup_page(request: Request) -> Response:
         try:
             result = await import_backup(services_of(request).db, upload.file)
         except BackupError as error:
-            return _refused(request, str(error))
+            return _refused(request, gettext(NOT_A_BACKUP), str(error))
     finally:
         await form.close()
     context = {"page_title": N_("Backup restored"), "restored": restored_sentence(result)}
     return render(request, "import.html", context, headers=VARY)
 
 
-def _refused(request: Request, refusal: str) -> Response:
-    context = {"page_title": N_("Nothing was restored"), "refusal": refusal}
-    return render(request, "import.html", context, status_code=422, headers=VARY)
+def _refused(request: Request, refusal: str, detail: str | None = None, *,
+             status_code: int = 422) -> Response:
+    context = {"page_title": N_("Nothing was restored"), "refusal": refusal, "detail": detail}
+    return render(request, "import.html", context, status_code=status_code, headers=VARY)
 
 
 def restored_sentence(result: ImportResult) -> str:

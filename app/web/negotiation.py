@@ -10,7 +10,8 @@ request names the other one:
   names JSON: `Accept: application/json` on a GET or HEAD, a JSON body (`Content-Type:
   application/json`) on any other method. So curl's `GET /stories` (`Accept: */*`) gets
   the library page, and a script asks for `{"stories": [...]}`.
-- an **API resource** (`API_RESOURCES`: the child profiles and the health check) answers
+- an **API resource** (`API_RESOURCES`: the child profiles, the stories not finished yet
+  and the health check) answers
   JSON, and HTML when the request names HTML: `Accept: text/html` on a GET or HEAD, a form
   body on any other method. The profiles were JSON only before they had a page, so a
   script written then (curl's `Accept: */*`, a body with no form type) still gets JSON; the
@@ -30,7 +31,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 # Addresses, with everything below them, that answer JSON unless HTML is named.
-API_RESOURCES = ("/children", "/healthz")
+API_RESOURCES = ("/children", "/healthz", "/stories/unfinished")
 FORMS = ("application/x-www-form-urlencoded", "multipart/form-data")
 JSON = "application/json"
 VARY = {"Vary": "Accept, HX-Request"}

@@ -29,7 +29,6 @@ from starlette.responses import RedirectResponse, Response
 
 from app.i18n import N_, current, gettext
 from app.ideas import southern_hemisphere, tonight_idea
-from app.money.ledger import Ledger
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
@@ -43,7 +42,9 @@ from app.web.preferences import (
     THEMES,
     preferences,
 )
+from app.web.spend import budget_notes
 from app.web.templates import render
+from app.web.unfinished import home_unfinished
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -178,9 +179,10 @@ async def home_context(
     ideas |= {(child.id, sibling.id):
               tonight_idea([child, sibling], tonight, southern=southern, told=told)
               for child, sibling in pairs}
+    closed, nearly = await budget_notes(services)
     return {
         **await form_context(services, form_values, errors=errors, notice=notice,
-                             children=children, used_today=told),
+                             children=children, used_today=told, budget_closed=closed),
         "page_title": "A story for tonight",
         # One tap each: a plain form with the child's id and a key of its own (a double
         # tap is one story).
@@ -190,15 +192,17 @@ async def home_context(
         # By a child's id, or a pair's (child's id, sibling's id).
         "one_tap_ideas": ideas,
         "jobs": cards,
+        # Stories cut short lately and not finished yet, besides those shown as cards.
+        **await home_unfinished(request, {card.job.id for card in cards}),
         **await newest_besides(services, {card.job.story_id for card in cards}),
         # The provider no longer offers STORY_MODEL: said above everything else.
         "model_gone": (services.model_availability.notice_model
                        if services.model_availability is not None else None),
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
-        # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest).
-        "budget_note": (await Ledger(services.db).nearly_spent_note(services.meter)
-                        if services.meter is not None else None),
+        # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest); none left:
+        # the form says so, closed.
+        "budget_note": nearly,
     }
 
 
@@ -210,12 +214,16 @@ async def form_context(
     notice: str | None = None,
     children: list[Child] | None = None,
     used_today: int | None = None,
+    budget_closed: str | None = "",
 ) -> dict[str, object]:
     """What the story form alone shows (_story_form.html), with a fresh idempotency key:
     all a fragment that returns the form needs, without the rest of the home page.
-    `children` and `used_today`: when the caller has read them already."""
+    `children`, `used_today` and `budget_closed` (the month's budget's "no room" note):
+    when the caller has read them already."""
     if used_today is None:
         used_today = await services.intake.used_today()
+    if budget_closed == "":
+        budget_closed, _ = await budget_notes(services)
     stories_left = services.intake.stories_left_today(used_today)
     if children is None:
         children = await services.children.all()
@@ -233,10 +241,15 @@ async def form_context(
         "notice": notice,
         "ideas": ideas(),
         "languages": LANGUAGE_CHOICES,
-        "stories_left": stories_left,
-        # At zero the form says so, and when, before anyone types (its button is disabled).
-        "limit_note": services.intake.limit_reached()[0] if stories_left == 0 else None,
+        # Closed by the month's budget, the day's count is no news.
+        "stories_left": None if budget_closed else stories_left,
+        # At zero, or with no room in the month's budget, the form says so and when, before
+        # anyone types (its fields and the one-tap buttons are disabled).
+        "limit_note": budget_closed or (services.intake.limit_reached()[0]
+                                        if stories_left == 0 else None),
+        "closed_for": "month" if budget_closed else "day",
     }
+
 
 
 def choose_for(values: dict[str, str], children: list[Child]) -> dict[str, str]:

@@ -14,9 +14,10 @@ only before they had a page, so curl's `GET /children` (`Accept: */*`) gets JSON
 rule, and are JSON for a client that takes no HTML at all.
 
 Every handler lives in app/web, one module per resource: `jobs` (a job, and healthz),
-`generate` (a new job), `stories` (the library, a story and its actions, downloads),
-`children`, `login`, `pages` (home, preferences), `pictures` (a story's picture, its place
-and a redraw), `backups` (the import form) and `offline` (the service worker).
+`generate` (a new job), `unfinished` (stories cut short), `stories` (the library, a story
+and its actions, downloads), `children`, `login`, `pages` (home, preferences), `pictures`
+(a story's picture, its place and a redraw), `backups` (the import form) and `offline` (the
+service worker).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from app.web import (
     shares,
     spend,
     stories,
+    unfinished,
 )
 from app.web.assets import Assets
 
@@ -52,6 +54,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/stories/jobs/{job_id}/retry", jobs.retry, methods=["POST"]),
         Route("/stories/jobs/{job_id}/cancel", jobs.stop, methods=["POST"]),
         Route("/stories/jobs/{job_id}/finish", jobs.finish, methods=["POST"]),
+        Route("/stories/jobs/{job_id}/dismiss", unfinished.dismiss, methods=["POST"]),
         Route("/login", login.login_page, methods=["GET"]),
         Route("/login", login.login, methods=["POST"]),
         Route("/logout", login.logout, methods=["POST"]),
@@ -64,6 +67,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/children/{child_id}/delete", children.remove_child, methods=["POST"]),
         Route("/spend", spend.spend, methods=["GET"]),
         Route("/stories/deleted", stories.recently_deleted, methods=["GET"]),
+        Route("/stories/unfinished", unfinished.unfinished, methods=["GET"]),
         Route("/stories/backup.zip", stories.backup_zip, methods=["GET"]),
         Route("/stories/import", backups.import_backup_page, methods=["POST"]),
         Route("/stories", stories.library, methods=["GET"]),

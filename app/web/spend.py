@@ -5,6 +5,8 @@ kind and by child, and the models that have no price).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -15,6 +17,9 @@ from app.money.ledger import Ledger
 from app.web.inputs import services_of
 from app.web.negotiation import VARY, answers_json
 from app.web.templates import render
+
+if TYPE_CHECKING:
+    from app.services import Services
 
 KIND_NAMES = {"story": N_("Stories"), "picture": N_("Pictures"),
               "moderation": N_("Safety checks (free)")}
@@ -31,3 +36,11 @@ async def spend(request: Request) -> Response:
         "kind_names": KIND_NAMES, "month_name": month_name(services.meter.month_start()),
         "share_pct": None if month.share is None else min(round(month.share * 100), 100),
     }, headers=VARY)
+
+
+async def budget_notes(services: Services) -> tuple[str | None, str | None]:
+    """The month's budget for the home page: (no room left, nearly spent), each a sentence
+    or None (no MONTHLY_BUDGET: neither)."""
+    if services.meter is None:
+        return None, None
+    return await Ledger(services.db).budget_notes(services.meter)

@@ -33,6 +33,7 @@ from app.web.negotiation import VARY, answers_json, is_htmx
 from app.web.pictures import page_frame, picture_json, thumbnails
 from app.web.shares import shares_context
 from app.web.templates import render
+from app.web.unfinished import unfinished_context
 
 LIBRARY_SEARCH_MAX_CHARS = 100
 LIBRARY_PAGES_MAX = 10_000
@@ -54,7 +55,7 @@ def summary_of(story: StoredStory) -> StorySummary:
         created_at=story.created_at, favourite=story.favourite, prompt=request.prompt,
         age=request.age, length=request.length, words=len(story.body.split()),
         sequel_of=request.sequel_of, sequel_of_title=story.sequel_of_title,
-        sibling_name=request.sibling_name,
+        sibling_name=request.sibling_name, language=request.language, model=story.model,
     )
 
 
@@ -73,6 +74,9 @@ async def library_page(request: Request) -> Response:
         "search": search,
         "page": page,
         "more_url": f"/stories?{urlencode(more_query)}" if found.more else None,
+        # Stories cut short, above the shelf's first page (a search finds them too).
+        **(await unfinished_context(request, search=search) if page == 1 else {}),
+        "unfinished_back": "/stories",
     }
     if is_htmx(request):
         template = "_library_rows.html" if page > 1 else "_library_list.html"

@@ -6,13 +6,14 @@ context every template gets (signed in or not, the CSRF token, demo mode).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -20,7 +21,8 @@ from app.dates import iso_time
 from app.i18n import N_, current, direction, gettext, ngettext, page_words
 from app.i18n import formats as local
 from app.queue.jobs import FailReason
-from app.stories import paragraphs
+from app.stories import direction as language_direction
+from app.stories import paragraphs, text_language
 from app.web.preferences import preferences
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
@@ -62,6 +64,17 @@ def warm_pages(templates: Templates, language: str | None) -> None:
         catalogue(language)
 
 
+def isolate_names(text: str, *names: str | None) -> Markup:
+    """`text` escaped, with each of `names` in it isolated for direction (<bdi>), so a
+    right-to-left name keeps its place in a left-to-right title and the other way round."""
+    escaped = str(escape(text))
+    found = sorted({str(escape(name)) for name in names if name}, key=len, reverse=True)
+    if found:
+        pattern = "|".join(re.escape(name) for name in found)
+        escaped = re.sub(pattern, lambda match: f"<bdi>{match.group(0)}</bdi>", escaped)
+    return Markup(escaped)  # noqa: S704 (escaped above; only <bdi> is added)
+
+
 def make_templates(
     timezone: tzinfo = UTC, *, static: Mapping[str, str], inline: Mapping[str, str] | None = None,
     card_poll_s: float = 3.0,
@@ -86,7 +99,6 @@ def make_templates(
         gettext, ngettext, newstyle=True)
     templates.env.globals["ui_lang"] = current
     templates.env.globals["ui_dir"] = direction
-    templates.env.globals["text_dir"] = text_dir
     templates.env.globals["page_words"] = page_words
     templates.env.globals["money"] = local.money
     # A string the code chose (a page's title, a table's label marked with N_): translated
@@ -100,14 +112,11 @@ def make_templates(
     templates.env.filters["long_day"] = local.long_day
     templates.env.filters["number"] = local.number
     templates.env.filters["paragraphs"] = paragraphs
+    templates.env.filters["direction"] = language_direction  # {{ story.language | direction }}
+    templates.env.filters["isolate"] = isolate_names  # {{ title | isolate(child, sibling) }}
+    # A library row's language: as asked, unless its model writes one only (the demo).
+    templates.env.filters["text_language"] = lambda row: text_language(row.language, row.model)
     return templates
-
-
-def text_dir(language: str) -> Markup:
-    """` dir="rtl"` for a story's text (or title) whose direction is not its page's, else
-    nothing: an Arabic story on an English page, an English one on an Arabic page."""
-    wanted = direction(language)
-    return Markup(f' dir="{wanted}"') if wanted != direction() else Markup("")
 
 
 def render(

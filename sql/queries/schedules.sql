@@ -20,11 +20,19 @@ RETURNING name
 -- claimer's own: processes that disagree follow the row, which ensure_schedule sets), and
 -- next_at keeps to its grid (the first of next_at + k intervals after now), so a turn
 -- taken late does not shift the schedule and a long outage does not bring a burst of turns.
+-- A turn claimed more than :lease_s ago that neither succeeded nor failed was left by a
+-- process that died doing it: it is taken again (next_at, ahead, stays where it is), not
+-- lost until the next interval.
 UPDATE schedules
    SET claimed_at = now(),
        next_at = next_at + make_interval(
-           secs => every_s * (floor(extract(epoch FROM now() - next_at) / every_s) + 1))
- WHERE name = :name AND next_at <= now()
+           secs => every_s * greatest(
+               floor(extract(epoch FROM now() - next_at) / every_s) + 1, 0))
+ WHERE name = :name
+   AND (next_at <= now()
+        OR (claimed_at < now() - make_interval(secs => :lease_s)
+            AND claimed_at > coalesce(last_ok_at, '-infinity')
+            AND claimed_at > coalesce(last_error_at, '-infinity')))
 RETURNING claimed_at, extract(epoch FROM next_at - now())::float8 AS due_in_s
 
 -- name: schedule_due_in

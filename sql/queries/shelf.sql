@@ -100,7 +100,7 @@ RETURNING id
 -- name: recently_deleted
 -- Stories deleted within :keep_s, most recently deleted first, with when each goes for good.
 SELECT s.id, s.title, s.created_at, s.deleted_at, j.child_name, j.sibling_name, j.prompt,
-       j.language, s.model, s.deleted_at + make_interval(secs => :keep_s) AS purge_at
+       s.deleted_at + make_interval(secs => :keep_s) AS purge_at, j.language, s.model
   FROM stories s JOIN story_jobs j ON j.id = s.job_id
  WHERE s.deleted_at IS NOT NULL AND s.screening IS NULL
    AND s.deleted_at >= now() - make_interval(secs => :keep_s)

@@ -1,9 +1,10 @@
 """Reading along on the home page's card, in a real browser at issue 21's three sizes (a
 tablet upright and on its side, a phone): the screen is kept on (a wake lock) while a story
-is written on the page, taken again when the page comes back into view, and let go once it
-is written; the finished card reads its story aloud, in the same bar pinned to the screen's
-foot as the story page, with the screen kept on meanwhile; and with no voice for the
-story's language, that bar says so and how to add one, in Night too. No id twice.
+is written on the page, taken again when the page comes back into view, and kept while
+its story is read on the card; the finished card reads its story aloud, in the same bar
+pinned to the screen's foot as the story page, with the screen kept on meanwhile; and with
+no voice for the story's language, that bar says so and how to add one, in Night too. No
+id twice.
 
 Headless Chromium has neither a screen to keep on nor voices: the page is given a wake lock
 and a synthesizer that only note what the page's own code asks of them.
@@ -23,6 +24,7 @@ from tests.helpers.browser import (
     SIZES,
     SPEECH_STUB,
     STORY_WAIT_MS,
+    WAKE_LOCK_STUB,
     app_of_its_own,
     needs_chromium,
     overflows,
@@ -33,48 +35,6 @@ from tests.helpers.ids import duplicate_ids_on
 
 pytestmark = needs_chromium
 
-# A wake lock that notes each request and release in window.__wake, says on <html> whether
-# one is held (data-wake: a locator can wait on it), and lets the test hide the page as the
-# browser would: the lock dropped, then "visibilitychange" (window.__hide / __show).
-WAKE_LOCK_STUB = """
-  window.__wake = [];
-  let held = null;
-  let visibility = "visible";
-  const mark = () => document.documentElement.setAttribute(
-    "data-wake", held && !held.released ? "held" : "free");
-  Object.defineProperty(document, "visibilityState", {configurable: true, get: () => visibility});
-  Object.defineProperty(navigator, "wakeLock", {configurable: true, value: {
-    request(type) {
-      window.__wake.push("request " + type);
-      const listeners = [];
-      const sentinel = {
-        type, released: false,
-        addEventListener(name, listener) { if (name === "release") listeners.push(listener); },
-        release() {
-          if (!this.released) {
-            this.released = true;
-            window.__wake.push("release");
-            listeners.forEach((listener) => listener(new Event("release")));
-            mark();
-          }
-          return Promise.resolve();
-        },
-      };
-      held = sentinel;
-      setTimeout(mark, 0);
-      return Promise.resolve(sentinel);
-    },
-  }});
-  window.__hide = () => {
-    visibility = "hidden";
-    if (held) held.release();
-    document.dispatchEvent(new Event("visibilitychange"));
-  };
-  window.__show = () => {
-    visibility = "visible";
-    document.dispatchEvent(new Event("visibilitychange"));
-  };
-"""
 NO_VOICES = "speechSynthesis.getVoices = () => [];"
 NOTE = "No voice for this language on this device"
 HOW_TO = ("Spoken Content", "Voices", "Text-to-speech output", "Speech Services by Google",
@@ -133,12 +93,14 @@ def test_the_screen_stays_on_while_a_story_is_written_and_is_let_go_after(
     watched.shot(f"read-along-{viewport}-writing")
 
     written(card)
-    expect(html).to_have_attribute("data-wake", "free")  # let go once it is written
+    # Written, it is read on the card: the screen stays on (tests/browser/
+    # test_browser_screen_on.py: until the page is hidden or 30 minutes pass).
+    expect(html).to_have_attribute("data-wake", "held")
+    page.evaluate("window.__hide()")
+    expect(html).to_have_attribute("data-wake", "free")
     wake = page.evaluate("window.__wake")
-    assert wake == ["request screen", "release", "request screen", "release"], wake
-    # Nothing to keep on any more: hidden and shown again, it is not taken again.
-    page.evaluate("window.__hide(); window.__show()")  # a request is noted as it is made
-    assert page.evaluate("window.__wake") == wake
+    assert wake[:3] == ["request screen", "release", "request screen"], wake
+    assert wake[-1] == "release", wake
     assert watched.problems == []
 
 
@@ -157,7 +119,7 @@ def test_a_written_card_reads_its_story_aloud_in_the_pinned_bar(open_page, quick
     paragraphs = [p.strip() for p in story.locator("p:not(.job-title)").all_inner_texts()]
     told = [p for p in paragraphs if not (p.startswith("(") and p.endswith(")"))]
     assert len(told) == len(paragraphs) - 1  # the demo's note is on the card, not to be read
-    expect(page.locator("html")).to_have_attribute("data-wake", "free")
+    expect(page.locator("html")).to_have_attribute("data-wake", "held")  # a story on screen
 
     start = card.get_by_role("button", name="Read aloud")
     expect(start).to_be_visible()
@@ -183,8 +145,11 @@ def test_a_written_card_reads_its_story_aloud_in_the_pinned_bar(open_page, quick
     spoken = page.evaluate("window.__spoken")
     assert [s["text"] for s in spoken] == [title, *told]
     assert all(s["lit"] == s["text"] for s in spoken)  # each paragraph lit while it was read
+    # Still on screen after reading: kept on (one lock all along), let go when hidden.
+    expect(page.locator("html")).to_have_attribute("data-wake", "held")
+    page.evaluate("window.__hide()")
     expect(page.locator("html")).to_have_attribute("data-wake", "free")
-    assert page.evaluate("window.__wake") == ["request screen", "release"] * 2
+    assert page.evaluate("window.__wake")[-1] == "release"
     assert page.evaluate("getComputedStyle(document.body).paddingBottom") == "0px"
     assert watched.problems == []
 
@@ -198,8 +163,8 @@ def test_with_no_voice_the_bar_says_so_and_how_to_add_one(open_page, quick, view
     page.add_init_script(SPEECH_STUB + NO_VOICES)
     card = write(page, quick, f"a hedgehog's lantern walk ({viewport})")
     written(card)
-    expect(page.locator("html")).to_have_attribute("data-wake", "free")
-    wake = page.evaluate("window.__wake")  # while it was written
+    expect(page.locator("html")).to_have_attribute("data-wake", "held")  # a story on screen
+    wake = page.evaluate("window.__wake")
     start = card.get_by_role("button", name="Read aloud")
     start.click()  # the button stays: a tap tells why it cannot read here
     bar = page.get_by_role("region", name="Reading aloud")
@@ -220,7 +185,7 @@ def test_with_no_voice_the_bar_says_so_and_how_to_add_one(open_page, quick, view
     ratio = contrast(page, ".read-aloud-bar:not([hidden]) .no-voice-what")
     print(f"{viewport}: the no-voice note's contrast in Night, {ratio:.1f}:1")
     assert ratio >= 4.5
-    assert page.evaluate("window.__wake") == wake  # nothing is read: the screen may sleep
+    assert page.evaluate("window.__wake") == wake  # nothing read: no second lock
     page.screenshot(path=str(ARTIFACTS / f"read-along-{viewport}-no-voice.png"))
     assert duplicate_ids_on(page) == []
 

@@ -20,6 +20,7 @@ from tests.helpers.browser import (
     ARTIFACTS,
     SIZES,
     SPEECH_STUB,
+    WAKE_LOCK_STUB,
     needs_chromium,
     picture_loaded,
     served_over_http,
@@ -45,7 +46,13 @@ def shared(browser, settings, fake_llm):
             link = page.locator("[data-share-url]")
             link.wait_for()
             assert page.get_by_role("button", name="Copy the link").is_visible()
-            assert page.get_by_role("button", name="Stop sharing").is_visible()
+            # Stopping a link asks first: a mis-tap keeps Grandma's link working.
+            confirm = page.get_by_role("button", name="Yes, stop sharing")
+            expect(confirm).to_be_hidden()
+            page.get_by_text("Stop sharing…").click()
+            expect(confirm).to_be_visible()
+            page.get_by_text("Keep sharing").click()
+            expect(confirm).to_be_hidden()
             page.screenshot(path=str(ARTIFACTS / "share-made-tablet.png"))
             shared_url = link.input_value()
         finally:
@@ -89,10 +96,11 @@ def test_grandma_opens_the_link_in_a_fresh_browser(browser, shared, size):
 
 
 def test_grandma_can_have_the_story_read_aloud(browser, shared):
-    """Read aloud on the shared page, which loads reading.js alone (none of the household's
-    scripts): the button is there, a tap reads the title and every paragraph, and no script
-    fails. Headless Chromium has no voices: the page is given a synthesizer that notes what
-    it is asked to say (tests/helpers/browser.py's SPEECH_STUB)."""
+    """Read aloud on the shared page, which loads wake.js and reading.js alone (none of the
+    household's scripts): the button is there, a tap reads the title and every paragraph
+    with the screen kept on meanwhile, and no script fails. Headless Chromium has no
+    voices: the page is given a synthesizer that notes what it is asked to say
+    (tests/helpers/browser.py's SPEECH_STUB)."""
     _, _, shared_url = shared
     context = browser.new_context(viewport=SIZES["phone"])
     try:
@@ -100,12 +108,17 @@ def test_grandma_can_have_the_story_read_aloud(browser, shared):
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.add_init_script(SPEECH_STUB)
+        page.add_init_script(WAKE_LOCK_STUB)
         page.goto(shared_url, wait_until="networkidle")
         start = page.get_by_role("button", name="Read aloud")
         expect(start).to_be_visible()
+        html = page.locator("html")
+        assert html.get_attribute("data-wake") is None  # nothing asked before reading
         start.click()
         expect(page.get_by_role("region", name="Reading aloud")).to_be_visible()
+        expect(html).to_have_attribute("data-wake", "held")  # the screen on while it reads
         expect(start).to_be_visible(timeout=WAIT_S * 1000)  # read to the end: the button back
+        expect(html).to_have_attribute("data-wake", "free")
         spoken = [s["text"] for s in page.evaluate("window.__spoken")]
         paragraphs = page.locator(".story-text p").all_inner_texts()
         assert spoken == [TITLE, *[p.strip() for p in paragraphs]]
@@ -117,9 +130,11 @@ def test_grandma_can_have_the_story_read_aloud(browser, shared):
 @pytest.mark.parametrize(("scheme", "dark"), [("light", False), ("dark", True)])
 def test_the_shared_page_is_night_when_the_reader_prefers_dark(browser, shared, scheme, dark):
     _, _, shared_url = shared
-    context = browser.new_context(viewport=SIZES["phone"], color_scheme=scheme)
+    context = browser.new_context(viewport=SIZES["phone"], color_scheme=scheme,
+                                  timezone_id="UTC")
     try:
         page = context.new_page()
+        page.clock.install(time="2026-12-04T12:00:00Z")  # noon: by the clock, not Night
         page.goto(shared_url, wait_until="networkidle")
         background = page.evaluate("getComputedStyle(document.body).backgroundColor")
         assert (background == "rgb(12, 9, 6)") == dark, background  # Night's page
@@ -156,5 +171,23 @@ def test_the_shared_page_and_the_story_page_print_as_a_booklet_page(browser, sha
             which = "shared" if "/shared/" in address else "story"
             page.pdf(path=str(ARTIFACTS / f"print-{which}.pdf"))
             page.emulate_media(media="screen")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(("hour", "night"), [(21, True), (6, True), (12, False)])
+def test_the_shared_page_is_night_by_the_reader_s_clock_too(browser, shared, hour, night):
+    """A light-mode phone at Grandma's bedtime: Night all the same (the household's Night
+    hours, by her own clock), and light at noon."""
+    _, _, shared_url = shared
+    context = browser.new_context(viewport=SIZES["phone"], color_scheme="light",
+                                  timezone_id="UTC")
+    try:
+        page = context.new_page()
+        page.clock.install(time=f"2026-12-04T{hour:02d}:00:00Z")
+        page.goto(shared_url, wait_until="networkidle")
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (background == "rgb(12, 9, 6)") == night, (hour, background)
+        page.screenshot(path=str(ARTIFACTS / f"shared-phone-light-at-{hour:02d}h.png"))
     finally:
         context.close()

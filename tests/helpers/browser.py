@@ -107,6 +107,48 @@ REPORT_CSP = (
 )
 # Headless Chromium has no voices: two made-up ones, and a synthesizer that "speaks" each
 # utterance for 120 ms, noting its text, voice, volume and the paragraph lit meanwhile.
+# A wake lock that notes each request and release in window.__wake, says on <html> whether
+# one is held (data-wake: a locator can wait on it), and lets the test hide the page as the
+# browser would: the lock dropped, then "visibilitychange" (window.__hide / __show).
+WAKE_LOCK_STUB = """
+  window.__wake = [];
+  let held = null;
+  let visibility = "visible";
+  const mark = () => document.documentElement.setAttribute(
+    "data-wake", held && !held.released ? "held" : "free");
+  Object.defineProperty(document, "visibilityState", {configurable: true, get: () => visibility});
+  Object.defineProperty(navigator, "wakeLock", {configurable: true, value: {
+    request(type) {
+      window.__wake.push("request " + type);
+      const listeners = [];
+      const sentinel = {
+        type, released: false,
+        addEventListener(name, listener) { if (name === "release") listeners.push(listener); },
+        release() {
+          if (!this.released) {
+            this.released = true;
+            window.__wake.push("release");
+            listeners.forEach((listener) => listener(new Event("release")));
+            mark();
+          }
+          return Promise.resolve();
+        },
+      };
+      held = sentinel;
+      setTimeout(mark, 0);
+      return Promise.resolve(sentinel);
+    },
+  }});
+  window.__hide = () => {
+    visibility = "hidden";
+    if (held) held.release();
+    document.dispatchEvent(new Event("visibilitychange"));
+  };
+  window.__show = () => {
+    visibility = "visible";
+    document.dispatchEvent(new Event("visibilitychange"));
+  };
+"""
 SPEECH_STUB = """
   const voices = [
     {name: "Calm (English)", lang: "en-GB", voiceURI: "calm", localService: true},
@@ -207,11 +249,13 @@ def picture_loaded(page, selector: str = "figure.picture img") -> None:
 
 def request_story(page) -> str:
     """Tap "Write the story"; the id of the job whose card then appears, without a reload."""
-    before = page.locator("#jobs .job-card").count()
+    # By the cards' ids, not their count: the earlier stories' cards leave as one is asked.
+    before = page.locator("#jobs .job-card").evaluate_all("cards => cards.map(c => c.id)")
     page.get_by_role("button", name="Write the story").click()
     # A locator wait, not wait_for_function: that one evaluates a string, which the CSP forbids.
-    page.locator("#jobs .job-card").nth(before).wait_for(state="attached")
-    return page.locator("#jobs .job-card").last.get_attribute("id").removeprefix("job-")
+    new = page.locator("#jobs .job-card" + "".join(f":not(#{id})" for id in before)).first
+    new.wait_for(state="attached")
+    return new.get_attribute("id").removeprefix("job-")
 
 
 @contextlib.contextmanager

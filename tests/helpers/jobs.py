@@ -45,3 +45,18 @@ async def started_at_the_provider(settings: Settings, store: JobStore, owner: uu
         await storyteller.aclose()
     assert await store.save_response_id(job.id, owner, response_id) is not None
     return job.id, response_id
+
+
+async def cut_short(store: JobStore, prompt: str, words: str, *,
+                    error: str = "cancelled", **request: object) -> Job:
+    """A story job stopped with `words` kept, through the app's own statements (intake,
+    claim, fail with the words), as a worker leaves one the family stopped."""
+    owner = uuid.uuid4()
+    job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt=prompt, **request), "h")
+    assert job is not None
+    claimed = await store.claim_next(owner)
+    assert claimed is not None and claimed.id == job.id, "another job was waiting"
+    assert await store.fail(job.id, owner, error, text_so_far=words)
+    failed = await store.get(job.id)
+    assert failed is not None
+    return failed

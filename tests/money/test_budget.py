@@ -150,6 +150,8 @@ async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
         assert fake_llm.images.total_calls() == 0  # never drawn
         page = (await client.get(f"/stories/{done['story_id']}")).text
         assert "No picture this time: this month's budget had no room for one." in page
+        # A line, not an empty frame the size of a picture (3:2, 450 px on a tablet).
+        assert '<figure class="picture"' not in page and 'class="picture picture-missing"' in page
         assert await month_money(db) == (195, 0)
 
 
@@ -228,10 +230,37 @@ async def test_the_home_page_says_calmly_when_the_budget_is_nearly_or_wholly_use
     async with serve(app) as client:
         page = (await client.get("/")).text
         notes = re.findall(r'<p class="budget-note" role="status">(.*?)</p>', page, re.S)
+        notes += re.findall(r'<p class="notice" id="limit-note">(.*?)</p>', page, re.S)
         if says is None:
             assert notes == []
             return
         (note,) = notes
-        assert says in note and "See the spending" in note and "$" in note
+        assert says in note and "$" in note
+        if "no room" not in says:
+            assert "See the spending" in note
         refused = await post_story(client, {"prompt": "a fox", "length": "short"})
         assert refused.status_code == (429 if "no room" in says else 202), refused.text
+
+
+async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does(make_app, db):
+    """The form, its fields and the one-tap buttons closed with the reason, before anyone
+    taps; no "N stories left today" beside it."""
+    app = make_app(prices=PRICES, monthly_budget_micros=10 * SHORT)
+    async with serve(app, from_own_pages=True) as client:
+        added = await client.post("/children", data={"name": "Mia", "age": "5"},
+                                  headers={"Accept": "text/html"})
+        assert added.status_code in (200, 201, 303), added.text
+        page = (await client.get("/")).text
+        assert page.count('type="submit" disabled') == 0
+        assert "Write the story" in page and "stories left today" in page
+        await spent_already(db, 10 * SHORT - SHORT // 2)
+        page = (await client.get("/")).text
+    (note,) = re.findall(r'<p class="notice" id="limit-note">(.*?)</p>', page, re.S)
+    assert "no room for another story" in note
+    assert '<fieldset class="form-fields" disabled>' in page
+    assert "Write the story</button>" not in page
+    assert "No more stories this month" in page
+    assert "stories left today" not in page
+    assert re.search(r'<button class="button big" type="submit" disabled><span>Tonight, for',
+                     page)
+    assert 'class="budget-note"' not in page  # said once, where the form is

@@ -60,7 +60,8 @@ async def test_a_bad_backup_is_refused_on_the_page_in_the_command_line_s_words_a
     async with serve(make_app(), from_own_pages=True) as client:
         page = await client.post("/stories/import", files=upload(data))
     assert page.status_code == 422
-    assert refusal in html.unescape(page.text)
+    assert "This file can't be restored, so nothing was changed." in html.unescape(page.text)
+    assert refusal in html.unescape(page.text)  # and what exactly, for whoever set it up
     assert 'action="/stories/import"' in page.text  # the form, to try another file
     assert await rows(db) == (0, 0)
 
@@ -91,6 +92,9 @@ async def test_an_upload_past_the_bound_is_refused_and_writes_nothing(make_app, 
     async with serve(make_app(), from_own_pages=True) as client:
         response = await client.post("/stories/import", files=upload(data))
         assert response.status_code == 413
+        # The import's own page, as for any other refusal, with the form to try again.
+        assert "Nothing was restored" in response.text and "too large" in response.text
+        assert 'action="/stories/import"' in response.text
         chunked = await client.post(  # no Content-Length: counted as it arrives
             "/stories/import", content=_chunks(data),
             headers={"Content-Type": "multipart/form-data; boundary=x"})

@@ -107,6 +107,29 @@ async def test_a_late_turn_keeps_to_the_schedule_and_an_outage_brings_no_burst(d
     assert await schedules.claim(BACKUP_SCHEDULE) is None
 
 
+async def test_a_turn_left_by_a_process_that_died_is_taken_again_after_its_lease(db):
+    """Claimed, then neither done nor failed (its process died writing it): after the
+    lease another process takes it, the schedule's next turn where it was; a turn that
+    was done (or failed) is not taken again."""
+    schedules = Schedules(db)
+    await schedules.ensure(BACKUP_SCHEDULE, every_s=24 * HOUR_S)
+    left = await schedules.claim(BACKUP_SCHEDULE)  # ... and its process dies
+    assert left is not None
+    next_at = await fetch_val(db, "SELECT next_at FROM schedules")
+    assert await schedules.claim(BACKUP_SCHEDULE) is None  # within the lease: still its own
+    await db.execute("UPDATE schedules SET claimed_at = claimed_at - interval '31 minutes'")
+    again = await schedules.claim(BACKUP_SCHEDULE)  # the default lease, passed
+    assert again is not None and again.claimed_at > left.claimed_at
+    assert await fetch_val(db, "SELECT next_at FROM schedules") == next_at
+    await schedules.succeeded(BACKUP_SCHEDULE, again, file="bedtime-stories.zip")
+    assert await schedules.claim(BACKUP_SCHEDULE, lease_s=0) is None  # done: nothing left
+    await db.execute("UPDATE schedules SET last_ok_at = NULL")  # left again, this time
+    failing = await schedules.claim(BACKUP_SCHEDULE, lease_s=0)
+    assert failing is not None
+    await schedules.failed(BACKUP_SCHEDULE, failing, reason="the disk is full")
+    assert await schedules.claim(BACKUP_SCHEDULE, lease_s=0) is None  # failed: said so
+
+
 async def test_a_changed_interval_takes_effect_at_the_next_start_and_a_restart_changes_nothing(
     db,
 ):

@@ -54,9 +54,8 @@ async def test_the_finished_cards_poll_answer_has_the_story_in_place_and_the_she
     card = await client.get(f"/stories/jobs/{job_id}", headers=from_page("/"))
     assert not polls(card.text) and "hx-trigger" not in card.text
     text = story_text(card.text)
-    # Its direction is its language's (the text's block says both), not guessed from a letter.
-    assert '<p class="job-title">The Lantern Fox</p>' in text
-    assert re.search(r'class="story-text job-draft job-story" lang="en" data-story-text', card.text)
+    assert '<p class="job-title">The Lantern Fox</p>' in text  # its direction: the story text's
+    assert re.search(r'class="story-text job-draft job-story" lang="en" dir="ltr"', card.text)
     assert [f"<p>{p}</p>" in text for p in PARAGRAPHS] == [True] * 3
     # The actions come after the text, so it stays where the draft was.
     assert card.text.index("Read the story") > card.text.index(PARAGRAPHS[-1])

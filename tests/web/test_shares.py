@@ -160,7 +160,8 @@ async def test_the_story_page_makes_lists_and_stops_links(household, db):
                                  headers=SAME_ORIGIN)
         assert made.status_code == 200
         url = re.search(r'value="(http[^"]+/shared/[^"]+)"', made.text).group(1)
-        assert "Stop sharing" in made.text and "Copy the link" in made.text
+        assert "Stop sharing…" in made.text and "Copy the link" in made.text
+        assert '<details class="confirm share-stop">' in made.text  # two steps
         share_id = (await fetch_all(db, "SELECT id FROM story_shares"))[0]["id"]
         stopped = await client.post(f"/stories/{story_id}/shares/{share_id}/revoke",
                                     data={"csrf_token": csrf}, headers=SAME_ORIGIN)

@@ -1,0 +1,96 @@
+"""The month's budget says no before the tap: with no room for a short story the form, its
+fields and the one-tap buttons are closed with the reason, as the day's limit closes them;
+and a refusal that comes anyway (the budget ran out while the page was open) is brought
+into view and focused on a phone, whether it came back with the page (a one-tap story, a
+plain form) or swapped in by htmx (the typed form). Screenshots in test-artifacts/."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from dataclasses import replace
+
+import asyncpg
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
+from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.money.test_budget import PRICES, SHORT
+
+pytestmark = needs_chromium
+
+BUDGET = 10 * SHORT
+
+
+def spend(database_url: str, micros: int) -> None:
+    """What the month's stories cost so far, as the ledger holds it."""
+    async def insert() -> None:
+        connection = await asyncpg.connect(database_url)
+        try:
+            await connection.execute("INSERT INTO spend (kind, model, cost_micros)"
+                                     " VALUES ('story', 'fake-model', $1)", micros)
+        finally:
+            await connection.close()
+    # In a thread of its own: Playwright's sync API keeps an event loop in this one.
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, insert()).result()
+
+
+@pytest.fixture
+def capped(settings):
+    """The household's app with a month's budget, and a child for the one-tap button."""
+    with served_over_http(replace(settings, prices=PRICES, monthly_budget_micros=BUDGET)) as url:
+        with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT_S) as http:
+            assert http.post("/children", json={"name": "Mia", "age": 5}).status_code == 201
+        yield url, settings.database_url
+
+
+def focused_and_in_view(page, locator) -> None:
+    expect(locator).to_be_focused()
+    expect(locator).to_be_in_viewport(ratio=1)  # once a smooth scroll has brought it
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_with_no_room_the_form_and_the_buttons_are_closed_with_the_reason(
+    open_page, capped, size
+):
+    url, database_url = capped
+    spend(database_url, BUDGET - SHORT // 2)
+    page = open_page(url, size).page
+    page.goto(url + "/")
+    note = page.locator("#limit-note")
+    expect(note).to_contain_text("no room for another story")
+    expect(page.get_by_role("button", name="Tonight, for Mia")).to_be_disabled()
+    expect(page.get_by_role("button", name="Write the story")).to_have_count(0)
+    expect(page.locator("#prompt")).to_be_disabled()
+    expect(page.get_by_text("No more stories this month")).to_be_visible()
+    expect(page.get_by_text("stories left today")).to_have_count(0)
+    page.screenshot(path=str(ARTIFACTS / f"budget-closed-{size}.png"), full_page=True)
+
+
+def test_a_one_tap_refusal_is_brought_into_view_and_focused_on_a_phone(open_page, capped):
+    url, database_url = capped
+    page = open_page(url, "phone").page
+    page.goto(url + "/")
+    spend(database_url, BUDGET - SHORT // 2)  # run out while the page was open
+    page.get_by_role("button", name="Tonight, for Mia").click()
+    focused_and_in_view(page, page.locator("#limit-note"))
+    expect(page.locator("#limit-note")).to_contain_text("no room for another story")
+    page.screenshot(path=str(ARTIFACTS / "budget-refused-one-tap-phone.png"))
+
+
+def test_a_typed_story_s_refusal_is_brought_into_view_and_focused_on_a_phone(
+    open_page, capped
+):
+    url, database_url = capped
+    page = open_page(url, "phone").page
+    page.goto(url + "/")
+    page.fill("#prompt", "a fox who paints the moon")
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the button in reach
+    spend(database_url, BUDGET - SHORT // 2)
+    page.get_by_role("button", name="Write the story").click()
+    note = page.locator("#story-form [role=alert]")
+    focused_and_in_view(page, note)
+    page.screenshot(path=str(ARTIFACTS / "budget-refused-typed-phone.png"))

@@ -1,0 +1,70 @@
+"""A story cut short is never lost from view, in a real browser at the three sizes: stopped
+on the home page, it is listed "Not finished yet" in the library (its search finds it) with
+Finish and Dismiss, each in reach; Dismiss says so in place and deletes nothing.
+Screenshots in test-artifacts/."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.helpers.browser import (
+    ARTIFACTS,
+    SIZES,
+    STORY_WAIT_MS,
+    app_of_its_own,
+    needs_chromium,
+    overflows,
+    request_story,
+)
+from tests.helpers.ids import duplicate_ids_on
+
+pytestmark = needs_chromium
+
+
+@pytest.fixture(scope="module")
+def slow(pg_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The demo storyteller, a story in 30 s: long enough to stop one half-way."""
+    with app_of_its_own(pg_url, tmp_path_factory.mktemp("unfinished"), allow_open=True,
+                        demo_delay_s=30, worker_concurrency=3) as url:
+        yield url
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_stopped_story_waits_in_the_library_until_finished_or_dismissed(
+    open_page, slow, size
+):
+    watched = open_page(slow, size)
+    page = watched.page
+    page.goto(slow + "/")
+    idea = f"a moth who reads by moonlight ({size})"
+    page.fill("#prompt", idea)
+    card = page.locator("#job-" + request_story(page))
+    expect(card.locator(".job-draft p").first).to_be_visible(timeout=STORY_WAIT_MS)
+    card.locator(".job-stop > summary").click()
+    card.get_by_role("button", name="Yes, stop it").click()
+    expect(card.get_by_role("button", name="Finish this story")).to_be_visible(
+        timeout=STORY_WAIT_MS)
+
+    page.goto(slow + "/stories")
+    row = page.locator("#unfinished li", has_text=idea)
+    expect(page.get_by_role("heading", name="Not finished yet")).to_be_visible()
+    expect(row).to_be_visible()
+    for name in ("Finish", "Dismiss"):
+        button = row.get_by_role("button", name=name)
+        expect(button).to_be_visible()
+        assert button.bounding_box()["height"] >= 44
+    assert not overflows(page) and duplicate_ids_on(page) == []
+    page.screenshot(path=str(ARTIFACTS / f"unfinished-library-{size}.png"), full_page=True)
+    # Found by the library's search, as a story on the shelf is.
+    page.fill("#q", "moonlight")
+    expect(page.locator("#library-results #unfinished li", has_text=idea)).to_be_visible()
+
+    row = page.locator("#unfinished li", has_text=idea)
+    row.get_by_role("button", name="Dismiss").click()
+    expect(page.locator("#unfinished .unfinished-dismissed")).to_contain_text("Dismissed.")
+    page.goto(slow + "/stories")
+    expect(page.locator("#unfinished li", has_text=idea)).to_have_count(0)
+    assert watched.problems == []
