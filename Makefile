@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-all lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-pictures profile chaos lock clean
+.PHONY: run test test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -46,6 +46,15 @@ test: $(STAMP)
 test-all: test
 	FULL_CAMPAIGNS=1 $(BIN)/python -m pytest -m campaign $(XDIST) $(PYTEST_ARGS)
 	$(MAKE) chaos
+
+# The real tier (tests/real_model, left out of make test): llama-cpp-python's OpenAI-compatible
+# server with SmolLM2-135M on the CPU, and the app started as the README says. The server is
+# built once into ~/.cache/bedtime-stories/ (tools/real_model_env.py: about ten minutes on two
+# cores, then reused); without a compiler the tier is skipped, except in CI. Then 5 to 20
+# minutes, by the machine's load (SmolLM2-135M wrote 2 to 40 tokens a second here).
+test-real: $(STAMP)
+	$(BIN)/python tools/real_model_env.py || [ -z "$$CI$$REAL_MODEL_REQUIRED" ] || exit 1
+	$(BIN)/python -m pytest -p no:xdist -m real_model tests/real_model $(PYTEST_ARGS)
 
 # ruff, then mypy: strict over app/ (pyproject.toml's tool.mypy).
 lint: $(STAMP)
@@ -89,6 +98,16 @@ bench: $(STAMP)
 	$(BIN)/python bench/perf.py
 	$(BIN)/python bench/handover.py
 	$(BIN)/python bench/pictures.py
+
+# make bench's cold start and POST -> 202 alone (no wrk, no Chromium), about a minute: run it
+# a few times before and after a start-up or intake change and compare the ratios.
+bench-startup: $(STAMP)
+	$(BIN)/python bench/startup.py
+
+# What a story adds to the database (rows, bytes), with and without a picture, and ten
+# years of two a night (docs/deploying.md), about a minute.
+bench-growth: $(STAMP)
+	$(BIN)/python bench/growth.py
 
 # Background generation (LLM_API=responses), about a minute: SIGTERM -> exit with a story
 # streaming, a new process picking the story up, stop -> cancelled (and chat), one billed

@@ -8,6 +8,7 @@
     python -m app export [FILE]   # every story, as a zip (Markdown + stories.json)
     python -m app import FILE     # restore a backup zip, whole or not at all; stories
                                   # already here are skipped
+    python -m app --version       # the version this is
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from app.dates import file_day
 from app.db import DATABASE_UNAVAILABLE, Pool, database_url, migrate, pool_for
 from app.queue.check import check_invariants
 from app.shelf.store import ShelfStore
+from app.version import version
 
 if TYPE_CHECKING:
     from app.shelf.imports import ImportResult
@@ -36,6 +38,7 @@ T = TypeVar("T")
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m app", description="Bedtime Stories")
+    parser.add_argument("--version", action="version", version=f"bedtime-stories {version()}")
     parser.add_argument(
         "command", nargs="?", default="serve",
         choices=["serve", "worker", "migrate", "check", "spend", "export", "import"],

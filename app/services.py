@@ -40,7 +40,9 @@ from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
 from app.stories import LENGTHS, BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
+from app.storytelling.endpoints import Endpoints
 from app.storytelling.moderation import Moderator
+from app.version import version
 
 # At start-up, wait this long for the database to answer before giving up.
 STARTUP_DATABASE_WAIT_S = 30.0
@@ -80,6 +82,7 @@ class Services:
     backups: ScheduledBackups | None = None  # BACKUP_DIR is set
     # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
     model_availability: ModelAvailability | None = None
+    endpoints: Endpoints = field(default_factory=Endpoints)  # what the server lacks
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod
@@ -160,7 +163,6 @@ class Services:
                 interval_s=settings.sweeper_interval_s,
                 threshold_min=settings.sweeper_threshold_min,
                 heartbeat_stale_s=settings.heartbeat_stale_s,
-                meter=meter,
             ),
             liveness=ProcessLiveness(
                 ProcessRegistry(db),
@@ -216,6 +218,7 @@ class Services:
             ]
         log(
             "started",
+            version=version(),
             boot_id=self.boot_id,
             storyteller=self.storyteller.name,
             llm_api=("responses" if self.worker.background

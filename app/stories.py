@@ -244,10 +244,14 @@ def paragraphs(text: str) -> list[str]:
 # "Title:" as a model labels its title line, in each language's usual word, maybe in
 # markdown (`**Title:** The Moon`, `# Title: The Moon`, `*Titre* : La Lune`): the word
 # alone, then a colon (or a dash between spaces), so "Titles of the Night" is no label.
+# A model may also say it in a sentence ("The story's title is:", "Title of the story:").
 _TITLE_WORDS = ("title", "título", "titulo", "titre", "titel", "titolo", "tytuł", "tytul",
                 "العنوان")
+_TITLE_PHRASES = (r"(?:the\s+|this\s+|our\s+)?story(?:'s|’s)?\s+title(?:\s+is)?",
+                  r"(?:the\s+)?title\s+of\s+(?:the|this|our)\s+story(?:\s+is)?",
+                  r"the\s+title\s+is")
 _TITLE_LABEL = re.compile(
-    r"^[\s#*_>]*(?:" + "|".join(_TITLE_WORDS) + r")[*_]*"
+    r"^[\s#*_>]*(?:" + "|".join((*_TITLE_PHRASES, *_TITLE_WORDS)) + r")[*_]*"
     r"(?:\s*[:：]|\s+[-–—](?=\s))[*_]*\s*",
     re.IGNORECASE,
 )

@@ -44,6 +44,9 @@ CREATE TABLE public.story_jobs (
     picture_of bigint,
     claimed_kind text,
     set_aside_micros bigint DEFAULT 0 NOT NULL,
+    call_sent_at timestamp with time zone,
+    call_model text,
+    call_price jsonb,
     dismissed_at timestamp with time zone,
     CONSTRAINT completed_has_story CHECK (((kind <> 'story'::text) OR ((status = 'completed'::text) = (story_id IS NOT NULL)))),
     CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
@@ -291,6 +294,7 @@ CREATE TABLE public.stories (
     uid uuid DEFAULT gen_random_uuid() NOT NULL,
     search_config regconfig DEFAULT 'simple'::regconfig NOT NULL,
     search_stems tsvector GENERATED ALWAYS AS (((setweight(to_tsvector(search_config, COALESCE(title, ''::text)), 'A'::"char") || setweight(to_tsvector(search_config, COALESCE(search_name, ''::text)), 'A'::"char")) || setweight(to_tsvector(search_config, COALESCE(search_prompt, ''::text)), 'B'::"char"))) STORED,
+    usage_estimated boolean DEFAULT false NOT NULL,
     CONSTRAINT stories_created_at_readable CHECK (((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))),
     CONSTRAINT stories_deleted_at_readable CHECK (((deleted_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))),
     CONSTRAINT stories_screening_known CHECK ((screening = ANY (ARRAY['pending'::text, 'flagged'::text])))

@@ -44,7 +44,8 @@ that never reached the LLM ran, a job killed mid-call ended `interrupted` (or `c
 when its story was already stored, or, in background mode, when its response id was
 saved), nothing expired, `python -m app check` (which also looks for jobs expired while a
 worker was alive) finds no broken invariant, and, with a budget set (as in every run),
-nothing is left set aside and the ledger holds each stored story's call once. In
+nothing is left set aside and the ledger holds one row per provider call, counted at the
+fake per job (a story's call or create, a picture's images call: stored or cut off alike). In
 background mode also: every claimed job had exactly one create, only the
 bg_before_create_returns job ended `interrupted` (with its words kept), the job killed
 with an id saved was adopted (`job_adopted` in a log), and every completed story is the
@@ -396,7 +397,7 @@ async def run_once(seed: int, moment: str, database_url: str, fake: FakeLLM,
             await check_background(moment, target, job_ids, by_id, progress, apps, fake, conn,
                                    result)
         result.problems += problems_in_logs_and_check(apps)
-        result.problems += await ledger_problems(conn)
+        result.problems += await ledger_problems(conn, fake)
     except MomentMissed as missed:
         result.missed = str(missed)
     except Exception as error:  # a harness failure is a failed run, with its reason

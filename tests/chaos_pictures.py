@@ -13,7 +13,8 @@ job claimed; the picture jobs of the dead process ended `failed` ('interrupted')
 drawn again; every other picture job `completed` with its picture stored, and every
 stored picture belongs to a completed picture job; every story job completed with one
 story; no log has an ERROR line; `python -m app check` finds nothing broken; and nothing is
-left set aside, with each stored story and drawn picture in the ledger once.
+left set aside, with one ledger row per provider call counted at the fake (each stored
+story, each drawn picture, and each picture cut off by the kill after its call was made).
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ async def run_picture_once(seed: int, moment: str, database_url: str, fake: Fake
             app.stop()
         await _check(conn, fake, job_ids, target, victim_pid, result)
         result.problems += problems_in_logs_and_check(apps)
-        result.problems += await ledger_problems(conn)
+        result.problems += await ledger_problems(conn, fake)
     finally:
         for app in apps:
             app.stop()

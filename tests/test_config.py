@@ -12,6 +12,7 @@ import pytest
 
 from app.config import load_settings
 from app.config_values import ConfigError
+from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,6 +95,9 @@ def test_paas_database_urls_work_as_given(url, expected):
         ("STORY_TEMPERATURE", "warm"),
         ("STORY_TEMPERATURE", "2.5"),
         ("STORY_TEMPERATURE", "-0.1"),
+        ("STORY_REASONING_TOKENS", "lots"),
+        ("STORY_REASONING_TOKENS", "-1"),
+        ("STORY_REASONING_TOKENS", "1.5"),
         ("SHARE_DAYS", "0"),
         ("SHARE_DAYS", "a month"),
         ("MONTHLY_BUDGET", "five"),
@@ -105,6 +109,11 @@ def test_paas_database_urls_work_as_given(url, expected):
         ("PRICES", '{"m": {"output_per_mtok": "cheap"}}'),
         ("PRICES", '{"m": {"per_picture": 0.01}}'),
         ("PRICES", '{"m": 0.15}'),
+        ("PRICES", '{"m": {"per_image": 1e20}}'),  # overflowed the ledger's bigint
+        ("PRICES", '{"m": {"input_per_mtok": 1e300}}'),  # 500s on intake and the home page
+        ("PRICES", '{"m": {"output_per_mtok": 1000.01}}'),
+        ("PRICES", '{"m": {"output_per_mtok": Infinity}}'),
+        ("PRICES", '{"m": {"cached_per_mtok": NaN}}'),
     ],
 )
 def test_a_bad_value_names_its_variable(name, value):
@@ -112,9 +121,23 @@ def test_a_bad_value_names_its_variable(name, value):
         settings_from(**{name: value})
 
 
+def test_prices_up_to_a_thousand_dollars_are_taken():
+    prices = settings_from(PRICES='{"m": {"input_per_mtok": 1000, "per_image": 0}}').prices
+    assert prices["m"].input_per_mtok == 1000 and prices["m"].per_image == 0
+
+
 def test_story_temperature_is_unset_unless_given():
     assert settings_from().story_temperature is None
     assert settings_from(STORY_TEMPERATURE="0.8").story_temperature == 0.8
+
+
+def test_story_reasoning_tokens_is_none_with_a_server_of_one_s_own_else_room_to_reason():
+    assert settings_from(OPENAI_API_KEY="sk").reasoning_tokens == REASONING_ALLOWANCE_TOKENS
+    local = settings_from(OPENAI_API_KEY="sk", OPENAI_BASE_URL="http://127.0.0.1:8080/v1")
+    assert local.reasoning_tokens == 0
+    assert settings_from(STORY_REASONING_TOKENS="512").reasoning_tokens == 512
+    assert settings_from(OPENAI_API_KEY="sk", OPENAI_BASE_URL="http://h/v1",
+                         STORY_REASONING_TOKENS="2000").reasoning_tokens == 2000
 
 
 def test_openai_storyteller_without_a_key_is_refused():

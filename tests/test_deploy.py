@@ -31,6 +31,7 @@ from packaging.utils import canonicalize_name
 from app.config import PLATFORM_MARKERS, Settings, load_settings
 from app.config_values import ConfigError
 from app.db import schema_files
+from app.storytelling.models import chat_models, image_models
 from tests.helpers import campaigns
 from tests.helpers.app import post_story, serve, wait_for_job
 from tests.helpers.database import with_database
@@ -218,6 +219,72 @@ def test_the_platform_files_name_only_variables_the_app_reads(monkeypatch):
         assert variables <= reads, f"{name} names {sorted(variables - reads)}, which nothing reads"
 
 
+def platform_file_values() -> dict[str, dict[str, str]]:
+    """{file: {variable: the value it sets}}: only the values a file writes itself (not a
+    generated secret, a database's URL or one the deployer types in)."""
+    app_json = json.loads((ROOT / "app.json").read_text())
+    render = yaml.safe_load((ROOT / "render.yaml").read_text())
+    fly = tomllib.loads((ROOT / "fly.toml").read_text())
+    return {
+        "app.json": {name: str(spec["value"]) for name, spec in app_json["env"].items()
+                     if str(spec.get("value", "")).strip()},
+        "render.yaml": {var["key"]: str(var["value"]) for service in render["services"]
+                        for var in service.get("envVars", []) if "value" in var},
+        "fly.toml": {name: str(value) for name, value in fly.get("env", {}).items()},
+    }
+
+
+def check_platform_values(name: str, values: dict[str, str]) -> None:
+    """Every value passes the app's own parsing (numbers in range, known choices), and a
+    model named is one the installed openai library lists and does not mark deprecated."""
+    load_settings({"DATABASE_URL": "postgres://u@h/db", "SECRET_KEY": "s", "DYNO": "1", **values},
+                  env_file="/nonexistent")
+    for variable, models in (("STORY_MODEL", chat_models()), ("IMAGE_MODEL", image_models())):
+        if variable in values:
+            assert models.is_current(values[variable]), (
+                f"{name} sets {variable}={values[variable]}, which the openai library "
+                f"marks deprecated ({models.deprecated.get(values[variable])}) or does not list")
+
+
+@pytest.mark.parametrize("name", ["app.json", "render.yaml", "fly.toml"])
+def test_each_value_a_platform_file_sets_is_one_the_contract_allows(name):
+    """A library upgrade that deprecates a model named here fails this, before a deploy
+    stops writing stories."""
+    check_platform_values(name, platform_file_values()[name])
+
+
+@pytest.mark.parametrize(("variable", "value", "error"), [
+    ("STORY_MODEL", "gpt-4o-mini", AssertionError),  # deprecated by the pinned library
+    ("IMAGE_MODEL", "dall-e-3", AssertionError),
+    ("STORY_MODEL", "no-such-model", AssertionError),
+    ("QUEUE_MAX", "0", ConfigError),
+    ("SHUTDOWN_GRACE_S", "-1", ConfigError),
+])
+def test_the_check_refuses_what_the_contract_forbids(variable, value, error):
+    with pytest.raises(error, match=variable):
+        check_platform_values("a file", {variable: value})
+
+
+def test_each_platform_asks_for_what_the_app_needs_there():
+    """The database's URL and the session key come from the platform; the household's
+    password is asked for at the deploy (never written in a file)."""
+    app_json = json.loads((ROOT / "app.json").read_text())
+    assert app_json["addons"][0]["as"] == "DATABASE"  # Heroku sets DATABASE_URL
+    assert app_json["env"]["SECRET_KEY"]["generator"] == "secret"
+    assert app_json["env"]["HOUSEHOLD_PASSWORD"] == {
+        "description": app_json["env"]["HOUSEHOLD_PASSWORD"]["description"], "required": True}
+    render = {var["key"]: var for var in
+              yaml.safe_load((ROOT / "render.yaml").read_text())["services"][0]["envVars"]}
+    assert render["DATABASE_URL"]["fromDatabase"]["property"] == "connectionString"
+    assert render["SECRET_KEY"] == {"key": "SECRET_KEY", "generateValue": True}
+    assert render["HOUSEHOLD_PASSWORD"] == {"key": "HOUSEHOLD_PASSWORD", "sync": False}
+    fly = (ROOT / "fly.toml").read_text()
+    assert "fly mpg attach" in fly  # DATABASE_URL
+    assert re.search(r"fly secrets set SECRET_KEY=\S+ HOUSEHOLD_PASSWORD=", fly)
+    for variables in platform_file_values().values():
+        assert not {"DATABASE_URL", "SECRET_KEY", "HOUSEHOLD_PASSWORD"} & set(variables)
+
+
 def test_the_platform_files_run_what_the_procfile_runs():
     lines = procfile()
     render = yaml.safe_load((ROOT / "render.yaml").read_text())["services"][0]
@@ -266,7 +333,34 @@ def test_the_database_is_reachable_only_from_the_platform_and_its_version_pinned
     assert database["ipAllowList"] == []  # Render's default is open to the internet
     assert int(database["postgresMajorVersion"]) >= 13
     fly = tomllib.loads((ROOT / "fly.toml").read_text())
-    assert fly["env"]["DATABASE_PGBOUNCER"] == "1"  # fly mpg attach gives a PgBouncer URL
+    # fly mpg attach's URL is its PgBouncer in session mode, Fly's default: the statement
+    # cache and LISTEN work through it, so the file does not turn them off.
+    assert "DATABASE_PGBOUNCER" not in fly["env"]
+
+
+@pytest.mark.parametrize("name", ["fly.toml", "docs/deploying.md"])
+def test_fly_deploys_one_machine(name):
+    """A first fly deploy makes two machines unless told otherwise; with auto-stop off
+    both would run around the clock."""
+    text = (ROOT / name).read_text()
+    assert "fly deploy --ha=false" in text or "fly scale count 1" in text
+
+
+# What a story adds to the database at most (bench/growth.py: 100 KB with the provider's
+# picture, rounded up for its small version's worst case), and what each plan named holds
+# (the platforms' docs, cited in docs/deploying.md).
+STORY_BYTES = 120_000
+TEN_YEARS_OF_STORIES = 2 * 365 * 10
+PLAN_BYTES = {"heroku-postgresql:essential-0": 1e9, "heroku-postgresql:essential-1": 10e9,
+              "heroku-postgresql:essential-2": 32e9}
+
+
+def test_the_database_plans_named_hold_ten_years_of_two_stories_a_night():
+    ten_years = STORY_BYTES * TEN_YEARS_OF_STORIES
+    heroku = json.loads((ROOT / "app.json").read_text())["addons"][0]["plan"]
+    assert PLAN_BYTES[heroku] >= 2 * ten_years, heroku  # room for bloat and the WAL
+    render = yaml.safe_load((ROOT / "render.yaml").read_text())["databases"][0]
+    assert render["diskSizeGB"] * 1e9 >= 2 * ten_years
 
 
 @pytest.mark.parametrize("name", ["fly.toml", "docs/deploying.md"])

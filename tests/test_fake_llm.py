@@ -16,7 +16,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
-from tests.helpers.fake_llm import LENGTH_STORY, FakeLLM
+from tests.helpers.fake_llm import LENGTH_STORY, REPLAYS, FakeLLM
 
 pytestmark = pytest.mark.anyio
 
@@ -375,3 +375,31 @@ async def test_a_refused_parameter_is_openais_400_and_not_billed(fake_llm, llm):
     await llm.chat.completions.create(model="gpt-6-luna", messages=messages, temperature=1,
                                       max_completion_tokens=9, extra_headers=job(31))
     assert (fake_llm.unbilled_for(31), fake_llm.calls_for(31)) == (2, 1)
+
+
+@pytest.mark.parametrize("recording", sorted(path.stem for path in REPLAYS.glob("*.sse")))
+async def test_a_recorded_stream_is_replayed_byte_for_byte(fake_llm, recording):
+    """Any recording in tests/fixtures/llama_cpp/ comes back as it was recorded."""
+    import httpx
+
+    fake_llm.replay = recording
+    body = {"model": "fake-model", "stream": True,
+            "messages": [{"role": "user", "content": "a star"}]}
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(f"{fake_llm.url}/chat/completions", json=body)
+    assert answer.content == (REPLAYS / f"{recording}.sse").read_bytes()
+    assert fake_llm.total_calls == 1
+
+
+async def test_a_model_that_ignores_max_completion_tokens_honours_max_tokens(fake_llm, llm):
+    fake_llm.mode = "ignores_cap"
+    messages = [{"role": "user", "content": "a star"}]
+    stream = await llm.chat.completions.create(model="fake-model", messages=messages,
+                                               stream=True, max_tokens=50,
+                                               max_completion_tokens=10)
+    text, finish = "", None
+    async for chunk in stream:
+        for choice in chunk.choices:
+            text += choice.delta.content or ""
+            finish = choice.finish_reason or finish
+    assert finish == "length" and 50 <= len(text.split()) <= 54

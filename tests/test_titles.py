@@ -10,7 +10,9 @@ import pytest
 
 from app.shelf.backup import export_zip
 from app.shelf.store import ShelfStore
-from app.stories import split_title
+from app.stories import StoryRequest, split_title
+from app.storytelling.openai import build_prompt
+from app.storytelling.reader import Reader
 from tests.helpers.app import ACCEPT_JSON, post_story, wait_for_job
 from tests.helpers.backups import stories_json
 
@@ -80,3 +82,56 @@ async def test_a_labelled_title_shows_without_its_label_on_the_page_library_and_
     assert "The Sleepy Moon" in library and "Title:" not in library
     assert [story["title"] for story in listed] == ["The Sleepy Moon"]
     assert [story["title"] for story in exported["stories"]] == ["The Sleepy Moon"]
+
+
+# -- what the reader takes for a title (app/storytelling/reader.py) -------------------------
+
+IDEA = StoryRequest(prompt="a dragon who is afraid of the dark", length="short")
+
+
+def shown(text: str, request: StoryRequest = IDEA) -> str:
+    return Reader(request, prompt=build_prompt(request), job_id=1).shown(text)
+
+
+@pytest.mark.parametrize(("first_line", "title"), [
+    ("The story's title is: The Sleepy Moon", "The Sleepy Moon"),
+    ("**The story's title is:** The Sleepy Moon", "The Sleepy Moon"),
+    ("The title of the story is: The Sleepy Moon", "The Sleepy Moon"),
+    ("# The Sleepy Moon", "The Sleepy Moon"),
+    ("Where Did the Moon Go?", "Where Did the Moon Go?"),
+])
+def test_a_line_that_is_a_title_once_its_label_is_gone_is_the_title(first_line, title):
+    assert shown(f"{first_line}\nOnce upon a time. Goodnight.") == (
+        f"{title}\n\nOnce upon a time. Goodnight.")
+
+
+@pytest.mark.parametrize("first_line", [
+    "Ladies,",  # a greeting
+    "Once upon a time, there was a small dragon.",  # a sentence
+    "Once upon a time, in a valley full of soft green hills, a small dragon lay awake "
+    "and counted every star",  # a paragraph: past 80 characters
+])
+def test_a_line_that_is_no_title_stays_in_the_story_under_the_idea_s_title(first_line):
+    assert shown(f"{first_line}\nHe slept. Goodnight.") == (
+        f"The Dragon Who Is Afraid of the Dark\n\n{first_line}\n\nHe slept. Goodnight.")
+
+
+def test_the_idea_s_title_names_the_children_as_the_demo_does():
+    request = StoryRequest(prompt="a dragon who is afraid of the dark", child_name="Mia",
+                           sibling_name="Leo")
+    assert shown("Ladies,\nHe slept.", request).startswith(
+        "Mia, Leo and the Dragon Who Is Afraid of the Dark\n\n")
+
+
+@pytest.mark.parametrize("text", [
+    "Title: The Moon\nOnce upon a time.\nThe end.",
+    "Ladies,\nthe fox slept.\n",
+    "The Moon\n\nOnce upon a ",
+    "<idea>an owl</idea>\nThe Owl\n\nOnce <name>Mia</name> slept.",
+])
+def test_shaping_a_shaped_text_changes_nothing(text):
+    """A story picked up again from its saved words (an adopted background story) reads on
+    as if it had never been put down."""
+    once = shown(text)
+    assert shown(once) == once
+    assert shown(once + "more words.") == shown(text + "more words.")

@@ -20,6 +20,8 @@ from app.illustrating import Picture, PictureError, Scene
 from app.illustrating.prompt import picture_prompt
 from app.illustrating.small import NotAPicture, checked
 from app.money import Usage
+from app.storytelling.capped import BodyTooLarge, too_large
+from app.storytelling.endpoints import IMAGES, Endpoints, is_missing_route, no_endpoint_message
 from app.storytelling.provider import ProviderClient
 
 if TYPE_CHECKING:
@@ -38,9 +40,11 @@ REFUSED = ("the illustrator would not draw this story: it is kept as it is, and 
 class ImagesIllustrator:
     name = "openai"
 
-    def __init__(self, client: ProviderClient, *, model: str) -> None:
+    def __init__(self, client: ProviderClient, *, model: str,
+                 endpoints: Endpoints | None = None) -> None:
         self.client = client
         self.model = model
+        self.endpoints = endpoints or Endpoints()
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -59,7 +63,12 @@ class ImagesIllustrator:
             if _code(error) == MODERATION_BLOCKED:
                 raise PictureError(REFUSED) from None
             raise PictureError("the illustrator refused the request (HTTP 400)") from None
-        except openai.APIError as error:
+        except openai.NotFoundError as error:
+            if is_missing_route(error, self.model):  # the route, not the model
+                self.endpoints.mark_missing(IMAGES, seen_by=f"job {job_id}")
+                raise PictureError(no_endpoint_message(IMAGES)) from None
+            raise _provider_error(error) from None
+        except (openai.APIError, BodyTooLarge) as error:
             raise _provider_error(error) from None
         data = _image_of(answer)
         try:
@@ -101,6 +110,8 @@ def _code(error: Exception) -> str | None:
 def _provider_error(error: Exception) -> PictureError:
     import openai
 
+    if too_large(error):
+        return PictureError("the illustrator sent an answer too large to be a picture")
     if isinstance(error, openai.APITimeoutError):
         return PictureError("the illustrator took too long")
     if isinstance(error, openai.APIConnectionError):

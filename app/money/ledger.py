@@ -100,6 +100,17 @@ class Ledger(Statements):
                              "budget.") % {"used": money(used),
                                            "budget": money(meter.budget_micros)}
 
+    async def unpriced_note(self, meter: Meter) -> str | None:
+        """With a budget, the home page's line naming the models it cannot count (no price:
+        their calls cost 0 in the ledger), and how to price them; else None."""
+        unpriced = await meter.unpriced() if meter.budget_micros is not None else []
+        if not unpriced:
+            return None
+        names = " and ".join(unpriced)
+        return (f"The budget does not count calls to {names}: no price is known for"
+                f" {'it' if len(unpriced) == 1 else 'them'}. Whoever set up the app can add"
+                " one with PRICES.")
+
     async def month(self, meter: Meter) -> MonthSpend:
         await meter.ready()
         start = meter.month_start()
@@ -107,7 +118,7 @@ class Ledger(Statements):
         totals = await self._one("month_totals", params)
         parts = await self._all("month_by", params)
         days = await self._all("spend_by_day", {"tz": meter.timezone_name,
-                                                "days": CHART_DAYS})
+                                                "day_count": CHART_DAYS})
         unpriced = [row["model"] for row in await self._all("unpriced_models", params)]
         for model in (meter.story_model, meter.image_model):
             if meter.prices.price_of(model) is None and model not in unpriced:

@@ -22,6 +22,7 @@ from app.config import Settings
 from app.money import MonthBudget, Price, Usage
 from app.money.prices import PriceTable
 from app.stories import StoryRequest
+from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to anyone
 
@@ -56,16 +57,16 @@ def charge_params(charge: Charge | None) -> dict[str, object]:
 CHARGE_PARAMS = ("spend_kind", "spend_model", "spend_child", "input_tokens", "cached_tokens",
                  "output_tokens", "images", "cost_micros", "price", "estimated")
 
-# A call cut off (stopped, past its time, its process dead) reports no usage: the statement
-# that fails its job charges its set-aside at this (the story model, and its price or None).
+# A call about to be sent: the model and its price (None: unpriced), marked on the job's
+# row (mark_call_sent), so whatever ends the job without the call's own ledger row charges
+# it at these, its set-aside, estimated.
 Billing = tuple[str, Price | None]
 
 
 def billing_params(billed_at: Billing | None) -> dict[str, object]:
-    """fail_job's and sweep_dead_running's ledger parameters; all None: nothing charged."""
+    """mark_call_sent's model and price; all None: no meter (nothing charged)."""
     model, price = billed_at or (None, None)
-    return {"spend_model": model,
-            "price": None if price is None else json.dumps(price.as_json())}
+    return {"model": model, "price": None if price is None else json.dumps(price.as_json())}
 
 
 class Meter:
@@ -76,11 +77,15 @@ class Meter:
         return cls(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
                    timezone=settings.tz, story_model=settings.model,
                    image_model=settings.image_model if settings.illustrator == "openai"
-                   else "demo")
+                   else "demo", reasoning_tokens=settings.reasoning_tokens)
 
     def __init__(self, prices: PriceTable, *, budget_micros: int | None, timezone: tzinfo,
-                 story_model: str, image_model: str) -> None:
+                 story_model: str, image_model: str,
+                 reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> None:
         self.prices = prices
+        # The room the cap leaves for hidden reasoning (STORY_REASONING_TOKENS): the
+        # set-aside is the cap the call is sent with, not a bigger one.
+        self.reasoning_tokens = reasoning_tokens
         self.budget_micros = budget_micros
         self.timezone = timezone
         self.story_model = story_model
@@ -105,6 +110,13 @@ class Meter:
         if not self._warm or any(not self.prices.knows(model) for model in models):
             await asyncio.to_thread(self.warm, *models)
 
+    async def unpriced(self) -> list[str]:
+        """This installation's models (its story's, its pictures') with no price: their
+        calls are counted at 0, so a budget does not hold them."""
+        await self.ready()
+        models = dict.fromkeys((self.story_model, self.image_model))
+        return [model for model in models if self.prices.price_of(model) is None]
+
     def month_start(self, now: datetime | None = None) -> datetime:
         now = now or datetime.now(self.timezone)
         return now.astimezone(self.timezone).replace(day=1, hour=0, minute=0, second=0,
@@ -121,25 +133,31 @@ class Meter:
         return MonthBudget(self.budget_micros, self.month_start())
 
     async def story_billing(self) -> Billing:
-        """The story model and its price, for a call cut off (billing_params)."""
+        """The story model and its price, for a story call about to be sent."""
         await self.ready()
         return self.story_model, self.prices.price_of(self.story_model)
 
+    async def picture_billing(self) -> Billing:
+        """The picture model and its price, for a picture call about to be sent."""
+        await self.ready()
+        return self.image_model, self.prices.price_of(self.image_model)
+
     def story_set_aside(self, request: StoryRequest) -> int:
-        return self.prices.set_aside(request, self.story_model)
+        return self.prices.set_aside(request, self.story_model, self.reasoning_tokens)
 
     def picture_set_aside(self) -> int:
         return self.prices.picture_set_aside(self.image_model)
 
     async def charge(self, kind: str, model: str, usage: Usage | None, *, set_aside: int,
-                     child: str | None) -> Charge:
+                     child: str | None, counted: Usage | None = None) -> Charge:
         """What a job's call cost: its reported usage at the model's price (looked up off
-        the event loop); with none reported, the job's `set_aside` (estimated)."""
+        the event loop); with none reported, the job's `set_aside` (estimated), its tokens
+        as `counted` here from the text (app/money/tokens.py)."""
         await self.ready(model)
         price = self.prices.price_of(model)
         if usage is None:
-            return Charge(kind, model, Usage(images=int(kind == "picture")), price,
-                          set_aside if price is not None else 0, estimated=True,
+            return Charge(kind, model, counted or Usage(images=int(kind == "picture")),
+                          price, set_aside if price is not None else 0, estimated=True,
                           child_name=child)
         return Charge(kind, model, usage, price, price.charge(usage) if price else 0,
                       child_name=child)

@@ -20,7 +20,7 @@ from decimal import Decimal
 
 from app.money import PER_MTOK, Price, Usage
 from app.stories import StoryRequest
-from app.storytelling.limits import token_budget
+from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS, token_budget
 
 PROVIDER = "openai"
 _SAMPLE = 1000  # tokens: prices are read here, below any tier, and scaled to a million
@@ -60,15 +60,18 @@ class PriceTable:
         for model in models:
             self.price_of(model)
 
-    def set_aside(self, request: StoryRequest, model: str) -> int:
-        """The most a story for `request` can cost: its whole token budget written, and its
-        prompt read, at the model's prices (micro-dollars; 0 when the model is unpriced)."""
+    def set_aside(self, request: StoryRequest, model: str,
+                  reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> int:
+        """The most a story for `request` can cost: its whole token budget (with room for
+        `reasoning_tokens`) written, and its prompt read, at the model's prices
+        (micro-dollars; 0 when the model is unpriced)."""
         price = self.price_of(model)
         if price is None:
             return 0
         prompt = STORY_INSTRUCTION_TOKENS_MAX + sum(
             len(str(value)) for value in vars(request).values() if value is not None)
-        return price.charge(Usage(input_tokens=prompt, output_tokens=token_budget(request.length)))
+        return price.charge(Usage(input_tokens=prompt, output_tokens=token_budget(request.length,
+                                                                         reasoning_tokens)))
 
     def picture_set_aside(self, model: str) -> int:
         price = self.price_of(model)

@@ -3,7 +3,8 @@
     budget_micros("MONTHLY_BUDGET", "2.50")      # 2_500_000
     prices("PRICES", '{"my-model": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}')
 
-Either raises ConfigError naming the variable: bad JSON, an unknown key, a negative price.
+Either raises ConfigError naming the variable: bad JSON, an unknown key, a price that is
+not a finite number from 0 to 1,000 US dollars (per million tokens, or per image).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from app.config_values import ConfigError
 from app.money import Price, micros
 
 BUDGET_MAX_USD = Decimal(1_000_000)
+# The most a price may be, in US dollars per million tokens or per image: far above any
+# model's, low enough that no cost the app reckons can overflow (a story's most possible
+# cost is a few dollars even at this price; the ledger's bigint holds nine quintillion).
+PRICE_MAX_USD = Decimal(1_000)
 PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "cached_per_mtok", "per_image")
 
 
@@ -47,9 +52,10 @@ def prices(name: str, raw: str) -> dict[str, Price]:
             raise ConfigError(f"{name}: {model!r} has an unknown key {unknown[0]!r}"
                               f" (the keys: {', '.join(PRICE_KEYS)})")
         for key, value in entry.items():
-            if not isinstance(value, Decimal) or not value.is_finite() or value < 0:
-                raise ConfigError(f"{name}: {model!r} {key} must be a number of US dollars,"
-                                  f" 0 or more, got {value}")
+            if (not isinstance(value, Decimal) or not value.is_finite()
+                    or not 0 <= value <= PRICE_MAX_USD):
+                raise ConfigError(f"{name}: {model!r} {key} must be a number of US dollars"
+                                  f" from 0 to {PRICE_MAX_USD:,}, got {value}")
         parsed[model] = Price(input_per_mtok=entry.get("input_per_mtok", Decimal(0)),
                               output_per_mtok=entry.get("output_per_mtok", Decimal(0)),
                               cached_per_mtok=entry.get("cached_per_mtok"),

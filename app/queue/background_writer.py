@@ -11,7 +11,9 @@ from the last event saved, never started again. A writer whose saves find the jo
 longer its own (an adopter took it) stops at once and stores nothing.
 
 Stopping: the family's request cancels the response at the provider, and fails the job
-'cancelled', keeping its words.
+'cancelled', keeping its words. Any other end of following that stores no story (a 401 or
+403 once the key was revoked, the response gone, an error) cancels the response first
+too, then fails the job, its create charged in the ledger in the same statement.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ from app.queue.writing import (
     Interruption,
     Writer,
     Writing,
+    refused_by_provider,
     unless_interrupted,
 )
 from app.stories import BackgroundStoryteller, ResponseGone, Story, StorytellerError, clean_text
+from app.storytelling.reader import STOPPED_MID_STORY
 
 # A stop (or a failure) cancels the story at the provider within this long, or not at all.
 PROVIDER_CANCEL_TIMEOUT_S = 10
@@ -45,6 +49,8 @@ class BackgroundWriter(Writer):
         its id, follow it to the end; None when the job failed, stopped, or left us."""
         job = writing.job
         if writing.response_id is None:
+            if not await self._mark_sent(writing):
+                return None
             try:
                 response_id = await asyncio.wait_for(
                     self.storyteller.start(job.request, job_id=job.id), self.llm_timeout_s
@@ -53,7 +59,8 @@ class BackgroundWriter(Writer):
                 await self._fail(writing, "the storyteller took too long", "timeout")
                 return None
             except StorytellerError as error:
-                await self._fail(writing, str(error), repr(error.__context__ or error))
+                await self._fail(writing, str(error), repr(error.__context__ or error),
+                                 refused=refused_by_provider(error))
                 return None
             writing.response_id = response_id
         try:
@@ -61,11 +68,9 @@ class BackgroundWriter(Writer):
         except Exception as error:
             # What may pass (a dropped stream, a busy provider, a database outage while
             # saving) is waited out below; what comes here would meet any adopter just
-            # the same. Fail the job and stop its story at the provider, so it bills no
-            # further, unless the job turned out to be another worker's (it adopted it).
-            if await self._fail(writing, "something went wrong while writing", repr(error),
-                                error=error) is not False:
-                await self._cancel_at_provider(writing)
+            # the same.
+            await self._give_up(writing, "something went wrong while writing", repr(error),
+                                error=error)
             return None
 
     async def release(self, writing: Writing) -> bool:
@@ -96,11 +101,10 @@ class BackgroundWriter(Writer):
             timeout_s=self.llm_timeout_s, started_at=job.started_at,
         )
         try:
-            # Counted from now, not from the job's start: an adopted story older than
-            # llm_timeout_s still gets its plain retrieve, and is taken if it is done
-            # (follow itself ends plain retrieves llm_timeout_s after the create).
-            return await unless_interrupted(writing, follow, set(Interruption),
-                                          timeout_s=self.llm_timeout_s)
+            # No clock bounds the whole story: follow ends it once no new words came for
+            # llm_timeout_s (an adopted story still gets its plain retrieve, and is taken
+            # if it is done), and the word cap bounds its length.
+            return await unless_interrupted(writing, follow, set(Interruption), timeout_s=None)
         except Interrupted as interrupted:
             if interrupted.reason is Interruption.HAND_OVER:
                 await self.release(writing)
@@ -109,17 +113,35 @@ class BackgroundWriter(Writer):
                     detail="another worker adopted it; storing nothing")
             else:
                 await self._cancel_at_provider(writing)
-                await self._fail(writing, FailReason.CANCELLED, "stopped by the family",
-                                 billed=True)
-        except TimeoutError:
+                await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
+        except TimeoutError:  # silent for llm_timeout_s: before its first word, or after
             await self._cancel_at_provider(writing)
-            await self._fail(writing, "the storyteller took too long", "timeout",
-                             billed=True)
+            reason = STOPPED_MID_STORY if writing.text.strip() else "the storyteller took too long"
+            await self._fail(writing, reason, "timeout")
         except ResponseGone as error:
-            await self._fail(writing, FailReason.INTERRUPTED, repr(error))
-        except StorytellerError as error:
-            await self._fail(writing, str(error), repr(error.__context__ or error))
+            await self._give_up(writing, FailReason.INTERRUPTED, repr(error))
+        except StorytellerError as error:  # a 401/403 too: the key was revoked meanwhile
+            await self._give_up(writing, str(error), repr(error.__context__ or error))
         return None
+
+    async def _give_up(self, writing: Writing, error_text: str, detail: str, *,
+                       error: BaseException | None = None) -> None:
+        """Following ended with no story: cancel the response at the provider first (a
+        cancel bills nothing; the story would otherwise be written, and billed, in full),
+        then fail the job, its create charged in the same statement. Not a job another
+        worker adopted meanwhile: that one follows it."""
+        try:
+            ours = await self.store.beat(writing.job.id, self.boot_id) is not None
+        except Exception as failure:  # the database cannot say: stop it at the provider
+            log_caught("heartbeat_failed", failure, expected=STORE_RETRYABLE,
+                       job_id=writing.job.id)
+            ours = True
+        if not ours and writing.owns_response:
+            log("job_lost", level=logging.WARNING, job_id=writing.job.id,
+                detail="another worker adopted it; cancelling nothing")
+            return
+        await self._cancel_at_provider(writing)
+        await self._fail(writing, error_text, detail, error=error)
 
     async def _save_response_id(self, writing: Writing) -> None:
         """Put the response id on the row before anything else, through a database outage:

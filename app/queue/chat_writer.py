@@ -3,9 +3,11 @@
     writer = ChatWriter(store, boot_id, storyteller=storyteller, llm_timeout_s=180)
     story = await writer.write(writing)     # None: the job failed, or was stopped
 
-The storyteller is called once, and never again for that job: a stop closes the stream
-(the call's task is cancelled), and whatever else goes wrong fails the job at once, with
-a short reason and the words written so far.
+The storyteller is called once, and never again for that job, its call marked sent on
+the row first: a stop closes the stream (the call's task is cancelled), and whatever else
+goes wrong fails the job at once, with a short reason and the words written so far, the
+call charged in the ledger unless the provider refused it. No clock bounds the whole call:
+the storyteller bounds each silence by LLM_TIMEOUT_S, and a story's length by its word cap.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from app.queue.writing import (
     Interruption,
     Writer,
     Writing,
+    refused_by_provider,
     unless_interrupted,
 )
 from app.stories import Story, Storyteller, StorytellerError
@@ -31,18 +34,16 @@ class ChatWriter(Writer):
         """Call the storyteller once, on this connection; None (and the job failed, or
         stopped) when it does not deliver."""
         job = writing.job
+        if not await self._mark_sent(writing):
+            return None
         call = self.storyteller.write(job.request, job_id=job.id, on_text=writing.update)
         try:
-            return await unless_interrupted(writing, call, {Interruption.STOP},
-                                          timeout_s=self.llm_timeout_s)
+            return await unless_interrupted(writing, call, {Interruption.STOP}, timeout_s=None)
         except Interrupted:  # closing the stream (the call's task is cancelled) stops it
-            await self._fail(writing, FailReason.CANCELLED, "stopped by the family",
-                             billed=True)
-        except TimeoutError:
-            await self._fail(writing, "the storyteller took too long", "timeout",
-                             billed=True)
+            await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
         except StorytellerError as error:
-            await self._fail(writing, str(error), repr(error.__context__ or error))
+            await self._fail(writing, str(error), repr(error.__context__ or error),
+                             refused=refused_by_provider(error))
         except Exception as error:
             await self._fail(writing, "something went wrong while writing", repr(error),
                              error=error)

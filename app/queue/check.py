@@ -4,7 +4,8 @@
     print(report.format()); sys.exit(1 if report.broken else 0)
 
 Every finding is a defect: a story (or a picture) its job cannot reach was paid for and
-is not where the family looks; a job expired while a worker was alive should have run.
+is not where the family looks; a job expired while a worker was alive should have run; a
+provider call missing from the ledger was paid for and not counted against the budget.
 """
 
 from __future__ import annotations
@@ -75,4 +76,6 @@ async def check_invariants(db: Queryable, settings: Settings) -> Report:
                                 interval_s=settings.sweeper_interval_s)),
         Finding("jobs expired while a worker was alive",
                 await store.ids("check_expired_while_alive", threshold_s=threshold_s)),
+        Finding("provider calls not in the ledger",
+                await store.ids("check_calls_not_in_ledger")),
     ])

@@ -7,11 +7,13 @@ and its small version stored with the job's completion, in one statement.
 What is kept is the picture fitted to the page (app/illustrating/small.py): a model that
 sends a PNG, or more pixels than asked for, costs no family a heavy page.
 
-As for a story, the illustrator is called once per job and never again: whatever goes wrong
-after the claim fails the picture job (its story untouched), with a sentence the story page
-shows, except a database outage while storing a picture already paid for, which is waited
-out (app/queue/storing.py's patience). A crash mid-call leaves the job to the sweeper,
-which fails it 'interrupted'; nothing draws it again unless the family asks.
+As for a story, the illustrator is called once per job and never again, its call marked
+sent on the row first: whatever goes wrong after the claim fails the picture job (its story
+untouched), with a sentence the story page shows, and charges the call in the ledger (a
+picture the app refused was paid for all the same) unless the provider refused it; except
+a database outage while storing a picture already paid for, which is waited out
+(app/queue/storing.py's patience). A crash mid-call leaves the job to the sweeper, which
+fails it 'interrupted' and charges its call; nothing draws it again unless the family asks.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from app.queue.jobs import Job
 from app.queue.pictures import Drawn, PictureStore
 from app.queue.store import JobStore
 from app.queue.storing import through_outage
-from app.queue.writing import Writing, fail
+from app.queue.writing import Writing, fail, mark_sent, refused_by_provider
 
 
 @dataclass
@@ -51,6 +53,9 @@ class PictureWriter:
             return
         title, body = source
         scene = Scene(title, body, job.request.likes)
+        billed_at = await self.meter.picture_billing() if self.meter is not None else None
+        if not await mark_sent(writing, self.store, self.boot_id, billed_at):
+            return
         log("picture_started", job_id=job.id, story_id=job.picture_of,
             illustrator=self.illustrator.name)
         try:
@@ -59,8 +64,9 @@ class PictureWriter:
             # Fitted to the page (what is kept), and made small, once.
             (image, image_type), (small, small_type) = await asyncio.to_thread(
                 versions, picture.data, picture.content_type)
-        except PictureError as error:
-            await fail(writing, self.store, self.boot_id, str(error), "illustrator")
+        except PictureError as error:  # charged, unless the provider refused the request
+            await fail(writing, self.store, self.boot_id, str(error), "illustrator",
+                       refused=refused_by_provider(error))
             return
         except TimeoutError:
             await fail(writing, self.store, self.boot_id, "the illustrator took too long",

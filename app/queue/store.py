@@ -53,10 +53,11 @@ with its picture) are app/queue/pictures.py's. A live job's set-aside (app/money
 while it is pending or running: each move out of them releases it. "Its owner found gone":
 a process on its host saw its pid gone (app/queue/processes.py, the `workers` table).
 
-`beat_heartbeat`, `save_text_so_far`, `save_response_id` and `request_cancel` write no
-status, and all but the last only while the job is `running` and claimed by the caller
-("ours"): a worker whose save finds no row has lost the job (to an adopter, or to a sweep)
-and stores nothing. tests/test_migrations.py checks that every status write has its guard.
+`beat_heartbeat`, `save_text_so_far`, `save_response_id`, `mark_call_sent` (before the
+job's call: from then on every end of the job charges it) and `request_cancel` write no
+status, all but the last only while the job is `running` and claimed by the caller
+("ours"): a worker whose save finds no row has lost the job and stores (or calls) nothing.
+tests/test_migrations.py checks that every status write has its guard.
 """
 
 from __future__ import annotations
@@ -176,6 +177,14 @@ class JobStore(Statements):
         row = await self._one("adopt_job", {"boot_id": boot_id, "stale_s": float(stale_s)})
         return Job.from_row(row) if row else None
 
+    async def mark_call_sent(self, job_id: int, boot_id: uuid.UUID,
+                             billed_at: Billing | None) -> Held | None:
+        """Our running job's one provider call is about to go, at `billed_at` (the model
+        and its price: Meter.story_billing, picture_billing; None: no meter, nothing
+        charged). None: the job is not ours any more, and no call may be made."""
+        return _held(await self._one("mark_call_sent", {
+            "job_id": job_id, "boot_id": boot_id, **billing_params(billed_at)}))
+
     async def beat(self, job_id: int, boot_id: uuid.UUID) -> Held | None:
         """Refresh a running job's heartbeat; None once it is no longer ours to run."""
         return _held(await self._one("beat_heartbeat", {"job_id": job_id, "boot_id": boot_id}))
@@ -225,7 +234,8 @@ class JobStore(Statements):
         story_id: int | None = await self._val("insert_story", on=on, params={
             "job_id": job_id, "boot_id": boot_id, "title": story.title, "body": story.body,
             "model": story.model, "prompt_tokens": story.prompt_tokens,
-            "completion_tokens": story.completion_tokens, **charge_params(charge),
+            "completion_tokens": story.completion_tokens,
+            "usage_estimated": bool(charge and charge.estimated), **charge_params(charge),
             "screening": screening.value if screening is not None else None})
         return story_id
 
@@ -237,26 +247,26 @@ class JobStore(Statements):
 
     async def fail(
         self, job_id: int, boot_id: uuid.UUID, error_text: str, *,
-        text_so_far: str | None = None, billed_at: Billing | None = None,
+        text_so_far: str | None = None, refused: bool = False,
     ) -> bool:
         """Our running job -> failed, keeping its words (`text_so_far`: the latest, when
-        newer than the saved ones); its call charged in the ledger at `billed_at` (the
-        story model and its price: Meter.story_billing) when it was billed."""
+        newer than the saved ones); its call, if it was sent (mark_call_sent), charged in
+        the ledger in the same statement, estimated, unless the provider `refused` it
+        (answered with an error status: nothing written, nothing billed)."""
         row = await self._guarded("fail_job", "fail", job_id=job_id, boot_id=boot_id,
                                   error_text=error_text, text_so_far=text_so_far,
-                                  **billing_params(billed_at))
+                                  refused=refused)
         return row is not None
 
     async def sweep_dead_running(
-        self, stale_s: float, *, billed_at: Billing | None = None
+        self, stale_s: float
     ) -> tuple[list[int], list[int], list[int]]:
         """For every running job whose heartbeat stopped or whose owner was found gone:
         running -> completed when its story is stored, else running -> failed
-        ('interrupted', or 'cancelled' when the family had asked to stop it), a story
-        with words written charged in the ledger as `billed_at` (the story model and its
-        price; None: no meter). (recovered, interrupted, cancelled)"""
-        rows = await self._all("sweep_dead_running",
-                               {"stale_s": stale_s, **billing_params(billed_at)})
+        ('interrupted', or 'cancelled' when the family had asked to stop it), a job whose
+        call was sent charged in the ledger (its set-aside, estimated). (recovered,
+        interrupted, cancelled)"""
+        rows = await self._all("sweep_dead_running", {"stale_s": stale_s})
 
         def ids(status: Status, error: str | None) -> list[int]:
             return sorted(row["id"] for row in rows

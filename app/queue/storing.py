@@ -14,6 +14,8 @@ that inserts the story: a stored story always has one, and a retry makes no seco
 `meter` the story's call is written in the ledger by the statement that inserts the story
 (so it is counted once, and never lost), and its picture job sets aside one picture against
 the month's budget, or is made skipped ('over_budget') when the budget has no room for it.
+A story whose provider reported no usage keeps tokens counted from its prompt and text,
+marked estimated, as its ledger row is (charged its set-aside).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TypeVar
 
 import asyncpg
@@ -30,6 +33,7 @@ from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
 from app.money import Usage
 from app.money.meter import Charge, Meter
+from app.money.tokens import counted_usage
 from app.queries import transaction_on
 from app.queue.jobs import Screening, Status
 from app.queue.pictures import PictureStore, picture_key
@@ -37,6 +41,7 @@ from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
 from app.queue.writing import Writing, fail
 from app.stories import Story, clean_story
+from app.storytelling.openai import build_prompt
 
 # Storing a story that was paid for is retried through a database outage this long.
 T = TypeVar("T")
@@ -99,9 +104,16 @@ class Storing:
         screening = Screening.PENDING if self.screener is not None else None
         try:
             job = writing.job
+            usage = story_usage(story)
+            counted = None
+            if usage is None:  # counted from the text, kept on the story (estimated)
+                counted = counted_usage("\n".join(build_prompt(job.request)),
+                                        f"{story.title}\n\n{story.body}")
+                story = replace(story, prompt_tokens=counted.input_tokens,
+                                completion_tokens=counted.output_tokens)
             charge = None if self.meter is None else await self.meter.charge(
-                "story", story.model, story_usage(story), set_aside=job.set_aside_micros,
-                child=job.request.child_name)
+                "story", story.model, usage, set_aside=job.set_aside_micros,
+                child=job.request.child_name, counted=counted)
             return await through_outage(
                 job_id, lambda: self._store_once(job_id, story, screening, charge),
                 lost="story_lost")

@@ -25,7 +25,6 @@ from dataclasses import KW_ONLY, dataclass, field
 
 from app.db import DATABASE_UNAVAILABLE
 from app.logs import log, log_caught
-from app.money.meter import Meter
 from app.queue.jobs import FailReason
 from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
@@ -52,14 +51,11 @@ class Sweeper:
     interval_s: float
     threshold_min: float
     heartbeat_stale_s: float
-    meter: Meter | None = None  # a dead job's story with words written was billed for them
 
     async def sweep(self) -> SweepResult:
         result = SweepResult()
-        billed_at = await self.meter.story_billing() if self.meter is not None else None
         (result.recovered, result.interrupted,
-         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s,
-                                                                 billed_at=billed_at)
+         result.cancelled) = await self.store.sweep_dead_running(self.heartbeat_stale_s)
         result.expired = await self.store.sweep_expired_pending(self.threshold_min * 60)
         # Another process's running job whose heartbeat is not stale yet: if that process
         # dies, look again exactly when the heartbeat goes stale.

@@ -92,10 +92,12 @@ class Writing:
 
 
 async def unless_interrupted(
-    writing: Writing, call: Awaitable[Story], reasons: set[Interruption], *, timeout_s: float
+    writing: Writing, call: Awaitable[Story], reasons: set[Interruption], *,
+    timeout_s: float | None
 ) -> Story:
-    """The call's story, within `timeout_s`, unless one of `reasons` interrupts it first
-    (then the call is cancelled and Interrupted raised); TimeoutError past it."""
+    """The call's story, within `timeout_s` (None: however long it takes), unless one of
+    `reasons` interrupts it first (then the call is cancelled and Interrupted raised);
+    TimeoutError past it."""
     task = asyncio.ensure_future(call)
     interrupted = asyncio.ensure_future(writing.interrupted_by(reasons))
     try:
@@ -169,8 +171,7 @@ async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *,
 @dataclass
 class Writer:
     """What a writer of either mode (chat_writer.py, background_writer.py) holds: the jobs'
-    store, whose they are, how long a call may take, and the meter a call cut off is
-    charged by."""
+    store, whose they are, how long a call may take, and the meter its call is marked at."""
 
     store: JobStore
     boot_id: uuid.UUID
@@ -178,21 +179,51 @@ class Writer:
     llm_timeout_s: float
     meter: Meter | None = None
 
+    async def _mark_sent(self, writing: Writing) -> bool:
+        """Mark the job's call as about to be sent (`mark_sent`); False: not ours."""
+        billed_at = await self.meter.story_billing() if self.meter else None
+        return await mark_sent(writing, self.store, self.boot_id, billed_at)
+
     async def _fail(self, writing: Writing, error_text: str, detail: str, *,
-                    error: BaseException | None = None, billed: bool = False) -> bool | None:
-        """Fail the job (`fail`); `billed`: the call was made and cut off, so charged."""
-        billed_at = await self.meter.story_billing() if billed and self.meter else None
+                    error: BaseException | None = None, refused: bool = False) -> bool | None:
+        """Fail the job (`fail`), its call charged if it was sent, unless `refused`."""
         return await fail(writing, self.store, self.boot_id, error_text, detail, error=error,
-                          billed_at=billed_at)
+                          refused=refused)
+
+
+async def mark_sent(writing: Writing, store: JobStore, boot_id: uuid.UUID,
+                    billed_at: Billing | None) -> bool:
+    """Just before the job's one provider call: mark it sent on the row, at `billed_at`
+    (the model and its price), so that from now on whatever ends the job charges the call
+    in the ledger, once. False (logged): the job is not ours any more, and no call may be
+    made. A database outage raises: nothing was sent, and the sweeper ends the job."""
+    held = await store.mark_call_sent(writing.job.id, boot_id, billed_at)
+    if held is None:
+        log("job_lost", level=logging.WARNING, job_id=writing.job.id,
+            detail="no longer ours before its call; calling nothing")
+        return False
+    if held.cancel_requested:
+        writing.interrupt(Interruption.STOP)
+    return True
+
+
+def refused_by_provider(error: BaseException) -> bool:
+    """The provider answered the request with an error status (a 4xx or 5xx before any
+    word): it wrote nothing and billed nothing. The storyteller's and illustrator's errors
+    keep the provider's error as their context."""
+    import openai
+
+    return isinstance(error.__cause__ or error.__context__, openai.APIStatusError)
 
 
 async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text: str,
                detail: str, *, error: BaseException | None = None,
-               billed_at: Billing | None = None) -> bool | None:
-    """Fail the job, keeping its words, its call charged in the ledger at `billed_at` when
-    the provider billed it (JobStore.fail). `error`: the unexpected exception that failed
-    it, logged here as an ERROR with its traceback (an expected failure is one line).
-    False: the job was not ours to fail; None: the database could not be told."""
+               refused: bool = False) -> bool | None:
+    """Fail the job, keeping its words, its call (if it was sent) charged in the ledger in
+    the same statement, unless the provider `refused` it (JobStore.fail). `error`: the
+    unexpected exception that failed it, logged here as an ERROR with its traceback (an
+    expected failure is one line). False: the job was not ours to fail; None: the database
+    could not be told."""
     job_id = writing.job.id
     if error is None:
         log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text,
@@ -202,7 +233,7 @@ async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text
             detail=detail, exc_info=error)
     try:
         return await store.fail(job_id, boot_id, error_text,
-                                text_so_far=clean_text(writing.text), billed_at=billed_at)
+                                text_so_far=clean_text(writing.text), refused=refused)
     except Exception as failure:  # the sweeper will see the stopped heartbeat
         if isinstance(failure, DATABASE_UNAVAILABLE):
             log("fail_not_recorded", level=logging.ERROR, job_id=job_id,

@@ -150,6 +150,19 @@ _QUESTIONS = frozenset("what how why when where who".split())
 TITLE_WORDS_MAX = 9
 
 
+def title_from_idea(request: StoryRequest, max_chars: int = 200) -> str:
+    """A title made from the idea alone, as the demo names its stories, for a model whose
+    first line was no title: the children named, else "The Dragon Who Is Afraid ..."."""
+    subject = title_subject(request.prompt.strip().rstrip(".!?"))
+    if request.child_name and request.sibling_name:
+        title = f"{request.child_name}, {request.sibling_name} and {subject}"
+    elif request.child_name:
+        title = f"{request.child_name} and {subject}"
+    else:
+        title = subject[:1].upper() + subject[1:]
+    return title[:max_chars].rstrip(" ,")
+
+
 def title_subject(idea: str) -> str:
     """What a demo story's title names, from its idea: its first part (up to a comma, or
     "to find ..."), at most TITLE_WORDS_MAX words, in title case, with "the" for "a":

@@ -1,7 +1,7 @@
 """Reading a background response: how far it has been read, and the story in a final one.
 
     followed = Followed(text="", after=None)      # grows as the stream brings events
-    story = story_in(response, followed, request, job_id=17, model="gpt-6-luna")
+    story = story_in(response, followed, reader, job_id=17, model="gpt-6-luna")
 
 A final response is completed, cut off by its token budget (incomplete), failed, or
 cancelled; only the first two hold a story. Where its text cannot be read (a malformed
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.logs import log
-from app.stories import Story, StoryRequest, StorytellerError
-from app.storytelling.openai import story_from_text
+from app.stories import Story, StorytellerError
+from app.storytelling.reader import Ending, Reader
 
 # The provider's words for a response that will not change any more.
 FINAL_STATUSES = ("completed", "incomplete", "failed", "cancelled")
@@ -32,6 +32,7 @@ class Followed:
     after: int | None
     done_text: str | None = None
     to_the_end: bool = False
+    words_at: float = 0.0  # when the last new words came (epoch seconds)
 
     @property
     def whole_text(self) -> str | None:
@@ -41,7 +42,7 @@ class Followed:
         return self.text if self.to_the_end else None
 
 
-def story_in(response: Any, followed: Followed, request: StoryRequest, *, job_id: int,
+def story_in(response: Any, followed: Followed, reader: Reader, *, job_id: int,
              model: str) -> Story:
     """The story in a final response: completed, or cut off by its token budget.
     `model`: the one asked for, where the response does not say."""
@@ -55,9 +56,10 @@ def story_in(response: Any, followed: Followed, request: StoryRequest, *, job_id
     if _refused(response) or reason == "content_filter":
         raise StorytellerError("the storyteller declined to write this story")
     usage = response.usage
-    return story_from_text(
-        _final_text(response, followed, job_id), request,
-        cut_off=status == "incomplete", job_id=job_id, model=response.model or model,
+    return reader.story(
+        _final_text(response, followed, job_id),
+        ending=Ending.LENGTH if status == "incomplete" else Ending.STOP,
+        model=response.model or model,
         prompt_tokens=usage.input_tokens if usage else None,
         completion_tokens=usage.output_tokens if usage else None,
     )

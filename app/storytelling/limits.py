@@ -1,13 +1,17 @@
 """What one story may cost in tokens, and which of the optional parameters a model takes.
 
     token_budget("long")                       # the completion budget, the same for any model
-    limits = RequestLimits(temperature=None)   # owned by a storyteller, for its process's life
+    limits = RequestLimits(temperature=None, reasoning_tokens=0, every_cap=True)  # a storyteller's
     options = limits.options(model, CHAT_TOKEN_CAPS, "long")
     refused = limits.learn(model, error, options)   # a 400 naming one of them: drop it, retry
 
-The budget is not chosen by a model's name: every model gets room for hidden reasoning
-(only the tokens used are billed), and a story the budget cut off anyway is reported by
-the provider (`finish_reason == "length"`, `incomplete`) and kept to its last sentence.
+The budget is not chosen by a model's name: it is the length's room plus
+STORY_REASONING_TOKENS for hidden reasoning (only the tokens used are billed; none by default
+with a custom OPENAI_BASE_URL, whose small local models think aloud if at all and whose
+context is small), and a story the budget cut off anyway is reported by the provider
+(`finish_reason == "length"`, `incomplete`) and kept to its last sentence. A server of our
+own choosing (a custom base URL) may honour only one spelling of the cap and ignore the
+other without an error, so it is sent both (`every_cap`).
 
 A provider that refuses one of the optional parameters answers 400 before any word is
 written, and bills nothing. The request may then go again without it (or with the token
@@ -52,16 +56,21 @@ _REFUSAL_WORDS = ("unsupported", "not supported", "unrecognized", "unknown param
 T = TypeVar("T")
 
 
-def token_budget(length: str) -> int:
+def token_budget(length: str, reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> int:
     """The most tokens one story of this length may be written with, whatever the model."""
-    return LENGTH_MAX_TOKENS[length] + REASONING_ALLOWANCE_TOKENS
+    return LENGTH_MAX_TOKENS[length] + reasoning_tokens
 
 
 class RequestLimits:
-    """The optional parameters each request carries, and what each model has refused."""
+    """The optional parameters each request carries, and what each model has refused.
+    `every_cap`: send the token cap in each spelling not refused, not only the first."""
 
-    def __init__(self, *, temperature: float | None = None) -> None:
+    def __init__(self, *, temperature: float | None = None,
+                 reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS,
+                 every_cap: bool = False) -> None:
         self.temperature = temperature  # None: no sampling parameter is sent
+        self.reasoning_tokens = reasoning_tokens
+        self.every_cap = every_cap
         self._refused: dict[str, set[str]] = {}
 
     def options(self, model: str, token_caps: tuple[str, ...], length: str) -> dict[str, Any]:
@@ -69,9 +78,9 @@ class RequestLimits:
         temperature, for one request."""
         refused = self._refused.get(model, set())
         options: dict[str, Any] = {}
-        cap = next((name for name in token_caps if name not in refused), None)
-        if cap is not None:
-            options[cap] = token_budget(length)
+        caps = [name for name in token_caps if name not in refused]
+        for cap in caps if self.every_cap else caps[:1]:
+            options[cap] = token_budget(length, self.reasoning_tokens)
         if self.temperature is not None and TEMPERATURE not in refused:
             options[TEMPERATURE] = self.temperature
         return options

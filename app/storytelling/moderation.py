@@ -25,6 +25,7 @@ from app.errors import Invalid, Unavailable
 from app.i18n import gettext
 from app.logs import log
 from app.stories import StoryRequest
+from app.storytelling.endpoints import MODERATIONS, Endpoints, is_missing_route, no_endpoint_message
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -39,8 +40,9 @@ class ModerationUnavailable(Exception):
 
 
 class Moderator:
-    def __init__(self, client: ProviderClient) -> None:
+    def __init__(self, client: ProviderClient, endpoints: Endpoints | None = None) -> None:
         self.client = client
+        self.endpoints = endpoints or Endpoints()
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -54,6 +56,9 @@ class Moderator:
                 result = await self.client().moderations.create(input=text)
                 return any(item.flagged for item in result.results)
             except openai.APIError as error:
+                if is_missing_route(error, ""):  # no such endpoint: asking again cannot help
+                    self.endpoints.mark_missing(MODERATIONS, seen_by="a safety check")
+                    raise ModerationUnavailable(no_endpoint_message(MODERATIONS)) from None
                 log("moderation_failed", level=logging.WARNING, attempt=attempt,
                     error=repr(error))
                 if attempt < attempts:
@@ -68,6 +73,11 @@ class Moderator:
         try:
             flagged = await self.flagged(text)
         except ModerationUnavailable:
+            if self.endpoints.lacks(MODERATIONS):
+                raise Unavailable(f"The safety check can't be made: "
+                                  f"{no_endpoint_message(MODERATIONS)}.",
+                                  code="moderation_unavailable",
+                                  retry_after_s=UNAVAILABLE_RETRY_AFTER_S) from None
             raise Unavailable(
                 gettext("The safety check can't be reached right now; please try again in "
                         "a moment."),

@@ -40,8 +40,12 @@ class ProviderClient:
         if self._client is None:
             import openai
 
+            from app.storytelling.capped import capped_http_client
+
             timeout = openai.Timeout(self.timeout_s, connect=min(CONNECT_TIMEOUT_S, self.timeout_s))
-            self._client = openai.AsyncOpenAI(timeout=timeout, **self.options)
+            # Every body read with a limit (app/storytelling/capped.py).
+            self._client = openai.AsyncOpenAI(timeout=timeout, http_client=capped_http_client(),
+                                              **self.options)
         return self._client
 
     async def aclose(self) -> None:

@@ -16,9 +16,11 @@ retrieves bill nothing. A response the provider no longer has raises ResponseGon
 Two ways a stream can fail a story that is in fact there: OpenAI refuses to stream a
 response more than 5 minutes old (a 400), and a stream can go quiet while the response
 goes on to the end. A refused stream is followed by plain retrieves instead, every
-POLL_INTERVAL_S, until the response ends or `timeout_s` after its create; a stream quiet
-for `silence_s` is checked with a plain retrieve. A finished response is taken as it is
-(app/storytelling/final_response.py reads the story in it).
+POLL_INTERVAL_S, until the response ends or brings no new words for `timeout_s`; a stream
+quiet for `silence_s` is checked with a plain retrieve. The story is read to the app's rules
+(app/storytelling/reader.py): past its word cap the response is cancelled at the provider.
+A finished response is taken as it is (app/storytelling/final_response.py reads the story
+in it).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from app.storytelling.availability import (
     is_model_not_found,
     model_gone_message,
 )
+from app.storytelling.endpoints import RESPONSES, Endpoints, no_endpoint_message
 from app.storytelling.final_response import (
     FINAL_STATUSES,
     Followed,
@@ -45,6 +48,7 @@ from app.storytelling.final_response import (
 )
 from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
 from app.storytelling.openai import build_prompt, provider_error
+from app.storytelling.reader import Ending, Reader
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -57,6 +61,7 @@ POLL_INTERVAL_S = 2.0
 # A streamed retrieve that brings nothing this long is checked with a plain retrieve.
 STREAM_SILENCE_S = 15.0
 _FINAL_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
+_CAPPED = object()  # the stream read past the app's word cap
 
 
 class _StreamRefused(Exception):
@@ -69,11 +74,13 @@ class BackgroundStoryteller:
 
     def __init__(self, client: ProviderClient, *, model: str, temperature: float | None = None,
                  availability: ModelAvailability | None = None,
-                 silence_s: float = STREAM_SILENCE_S) -> None:
+                 silence_s: float = STREAM_SILENCE_S, limits: RequestLimits | None = None,
+                 endpoints: Endpoints | None = None) -> None:
         self.client = client
         self.model = model
-        self.limits = RequestLimits(temperature=temperature)
+        self.limits = limits or RequestLimits(temperature=temperature)
         self.availability = availability or ModelAvailability(model)
+        self.endpoints = endpoints or Endpoints()
         self.silence_s = silence_s
 
     async def aclose(self) -> None:
@@ -103,9 +110,8 @@ class BackgroundStoryteller:
             if is_model_not_found(error, self.model):  # the model is gone, not the API
                 self.availability.mark_gone(seen_by=f"job {job_id}")
                 raise StorytellerError(model_gone_message(self.model)) from None
-            raise StorytellerError(
-                "the storyteller has no background mode (set LLM_API=chat)"
-            ) from None
+            self.endpoints.mark_missing(RESPONSES, seen_by=f"job {job_id}")
+            raise StorytellerError(no_endpoint_message(RESPONSES)) from None
         except openai.APIError as error:
             raise provider_error(error) from None
         self.availability.mark_offered()
@@ -119,43 +125,71 @@ class BackgroundStoryteller:
         after: int | None, on_progress: ProgressSink, timeout_s: float | None = None,
         started_at: datetime | None = None,
     ) -> Story:
-        """`timeout_s` (default: the client's) bounds following by plain retrieves, from
-        the response's create (else `started_at`, the job's start)."""
+        """`timeout_s` (default: the client's) bounds each wait for new words: from the
+        response's create (else `started_at`, the job's start, else now) to the first, and
+        from each to the next. Past the app's word cap, the response is cancelled at the
+        provider and the story kept to its last whole sentence."""
         import openai
 
-        followed = Followed(text=text, after=after)
+        timeout_s = self.client.timeout_s if timeout_s is None else timeout_s
+        reader = Reader(request, prompt=build_prompt(request), job_id=job_id)
+        began = started_at.timestamp() if started_at is not None else time.time()
+        followed = Followed(text=text, after=after, words_at=max(began, time.time()) if text
+                            else began)
+
+        def progress(raw: str, sequence: int | None) -> None:
+            followed.words_at = time.time()
+            on_progress(reader.shown(raw), sequence)
+
         backoff = Backoff(FOLLOW_RETRY_S, max_s=FOLLOW_RETRY_MAX_S)
         streamable = True
         while True:
             try:
                 if streamable:
-                    final = await self._follow_once(response_id, job_id, followed, on_progress)
+                    final = await self._follow_once(response_id, job_id, followed, progress,
+                                                    reader, min(self.silence_s, timeout_s))
+                    if final is _CAPPED:
+                        return await self._capped(response_id, job_id, followed, reader)
                     if final is None:  # the stream ended early, or went quiet: where is it?
                         final = await self._retrieve_if_final(response_id, job_id)
                 else:
-                    final = await self._poll(
-                        response_id, job_id, followed, on_progress,
-                        timeout_s=self.client.timeout_s if timeout_s is None else timeout_s,
-                        started_at=started_at)
+                    final = await self._poll(response_id, job_id, followed, progress,
+                                             timeout_s=timeout_s)
             except _StreamRefused as refused:
                 log("follow_by_retrieves", level=logging.WARNING, job_id=job_id,
                     response_id=response_id, reason=str(refused))
                 streamable = False
                 continue
-            except openai.NotFoundError:
+            except openai.NotFoundError as error:
+                if is_model_not_found(error, self.model):  # as at create: the model is named
+                    self.availability.mark_gone(seen_by=f"job {job_id}")
+                    raise StorytellerError(model_gone_message(self.model)) from None
                 raise ResponseGone("the storyteller no longer has this story") from None
             except (openai.APIConnectionError, openai.InternalServerError,
                     openai.RateLimitError, ValueError) as error:
                 # The stream dropped (or answered garbage): retrieves bill nothing, so
-                # follow again from the last event seen. llm_timeout_s bounds it all.
+                # follow again from the last event seen, while new words come in time.
                 log("follow_retry", level=logging.WARNING, job_id=job_id,
                     after=followed.after, retry_in_s=backoff.next_s, error=type(error).__name__)
                 final = None
             except openai.APIError as error:
                 raise provider_error(error) from None
             if final is not None:
-                return story_in(final, followed, request, job_id=job_id, model=self.model)
+                return story_in(final, followed, reader, job_id=job_id, model=self.model)
+            if time.time() - followed.words_at > timeout_s:
+                raise TimeoutError  # no new words for LLM_TIMEOUT_S
             await backoff.wait()
+
+    async def _capped(self, response_id: str, job_id: int, followed: Followed,
+                      reader: Reader) -> Story:
+        """Past the app's word cap: the response stopped at the provider, the story kept."""
+        try:
+            await self.cancel(response_id, job_id=job_id)
+        except StorytellerError as error:  # the story is kept whatever the provider says
+            log("provider_cancel_failed", level=logging.WARNING, job_id=job_id,
+                error=str(error))
+        return reader.story(followed.text, ending=Ending.CAPPED, model=self.model,
+                            prompt_tokens=None, completion_tokens=None)
 
     async def cancel(self, response_id: str, *, job_id: int) -> None:
         import openai
@@ -170,10 +204,12 @@ class BackgroundStoryteller:
             raise provider_error(error) from None
 
     async def _follow_once(
-        self, response_id: str, job_id: int, followed: Followed, on_progress: ProgressSink
+        self, response_id: str, job_id: int, followed: Followed, on_progress: ProgressSink,
+        reader: Reader, quiet_s: float,
     ) -> Any:
-        """Read the stream from the last event seen; the final response, or None when the
-        stream ended before it or brought nothing for `silence_s`."""
+        """Read the stream from the last event seen; the final response, None when the
+        stream ended before it or brought nothing for `quiet_s`, or _CAPPED past the
+        app's word cap (the stream is closed then)."""
         import openai
 
         options: dict[str, Any] = {"stream": True}
@@ -182,21 +218,21 @@ class BackgroundStoryteller:
         try:
             stream = await asyncio.wait_for(self.client().responses.retrieve(
                 response_id, extra_headers={"X-Story-Job-Id": str(job_id)}, **options
-            ), self.silence_s)
+            ), quiet_s)
         except openai.BadRequestError as error:
             # OpenAI's "can no longer be streamed because it is more than 5 minutes old":
             # a plain retrieve still has it, and bills nothing either.
             raise _StreamRefused(error.message) from None
         except TimeoutError:
-            return self._silent(job_id, followed)
+            return self._silent(job_id, followed, quiet_s)
         async with stream:
             while True:
                 try:
-                    event = await asyncio.wait_for(anext(stream), self.silence_s)
+                    event = await asyncio.wait_for(anext(stream), quiet_s)
                 except StopAsyncIteration:
                     return None
                 except TimeoutError:
-                    return self._silent(job_id, followed)
+                    return self._silent(job_id, followed, quiet_s)
                 number = getattr(event, "sequence_number", None)
                 if event.type == "response.output_text.delta":
                     followed.text += event.delta
@@ -206,15 +242,17 @@ class BackgroundStoryteller:
                     followed.after = number
                 if event.type == "response.output_text.delta":
                     on_progress(followed.text, followed.after)
+                    if reader.past_cap(followed.text):
+                        return _CAPPED
                 elif event.type in _FINAL_EVENTS:
                     followed.to_the_end = True
                     return event.response
                 elif event.type == "error":
                     raise StorytellerError("the storyteller failed while writing")
 
-    def _silent(self, job_id: int, followed: Followed) -> None:
+    def _silent(self, job_id: int, followed: Followed, quiet_s: float) -> None:
         log("follow_silent", level=logging.WARNING, job_id=job_id, after=followed.after,
-            silent_s=self.silence_s)
+            silent_s=quiet_s)
         return None
 
     async def _retrieve_if_final(self, response_id: str, job_id: int) -> Any:
@@ -225,17 +263,15 @@ class BackgroundStoryteller:
 
     async def _poll(
         self, response_id: str, job_id: int, followed: Followed, on_progress: ProgressSink,
-        *, timeout_s: float, started_at: datetime | None,
+        *, timeout_s: float,
     ) -> Any:
         """Follow the response by plain retrieves until it ends: the final response, taken
-        as it is however late; TimeoutError once `timeout_s` from its create has passed,
-        after one retrieve at least. The card shows the words so far from each retrieve (a
-        response the provider will not stream is never streamed again, so those words
-        need not match an event number)."""
+        as it is however late; TimeoutError once `timeout_s` has passed with no new words
+        (from its create to the first), after one retrieve at least. The card shows the
+        words so far from each retrieve (a response the provider will not stream is never
+        streamed again, so those words need not match an event number)."""
         import openai
 
-        began = started_at.timestamp() if started_at is not None else time.time()
-        deadline = began + timeout_s
         dated = False
         while True:
             try:
@@ -252,12 +288,14 @@ class BackgroundStoryteller:
                     return response
                 created = getattr(response, "created_at", None)
                 if not dated and isinstance(created, int | float) and created > 0:
-                    deadline, dated = created + timeout_s, True
+                    dated = True
+                    if not followed.text:  # the wait for its first word began at its create
+                        followed.words_at = created
                 words = readable_text(response)
                 if words and words != followed.text:
                     followed.text, followed.done_text = words, None
                     on_progress(words, followed.after)
-            left_s = deadline - time.time()
+            left_s = followed.words_at + timeout_s - time.time()
             if left_s <= 0:
                 raise TimeoutError
             await asyncio.sleep(min(POLL_INTERVAL_S, left_s))

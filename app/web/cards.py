@@ -17,7 +17,7 @@ from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import CardStory, Job, PictureState, Screening, Status
 from app.stories import paragraphs, split_title, written_in
 from app.web.failures import FailureNote, failure_note
-from app.web.pictures import frame_context
+from app.web.pictures import can_draw, frame_context
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -90,9 +90,10 @@ class JobCard:
 
     @property
     def offers_finish(self) -> bool:
-        """Whether it offers "Finish this story": cut short with words kept, and not
-        finished already (a story is finished once; the card leads to that one)."""
-        return self.job.can_finish and self.finished_as is None
+        """Whether it offers "Finish this story": cut short with words kept, not finished
+        already (a story is finished once; the card leads to that one), and where a new
+        call can help (not while the provider refuses the app's key or request)."""
+        return self.job.can_finish and self.finished_as is None and self.failure.retry
 
     @property
     def finish_key(self) -> str:
@@ -227,4 +228,4 @@ def _picture(services: Services, job: Job, title: str | None, body: str | None,
     if (job.status != Status.COMPLETED or job.story_id is None or not title or not body
             or state is None or state.status is None):
         return None
-    return frame_context(job.story_id, title, state, can_draw=services.illustrator is not None)
+    return frame_context(job.story_id, title, state, can_draw=can_draw(services))

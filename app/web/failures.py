@@ -20,6 +20,8 @@ from app.queue.jobs import FailReason
 
 TRY_AGAIN = N_("Nothing is lost: you can simply try again.")
 _HTTP_STATUS = re.compile(r"\(HTTP (\d{3})\)")
+# app/storytelling/endpoints.py's "this storyteller has no /responses (set LLM_API=chat)".
+_NO_ENDPOINT = re.compile(r"^this storyteller has no (\S+) \(set (\S+)\)$")
 
 
 @dataclass(frozen=True)
@@ -30,16 +32,17 @@ class FailureNote:
     advice_en: str | None  # what the family can do (None: nothing to add)
     retry: bool  # whether "Try again" is offered: it can help
     reason: str | None = None  # the storyteller's own words, for a failure not known here
+    params: tuple[tuple[str, str], ...] = ()  # what the words name (an endpoint, a setting)
 
     @property
     def what(self) -> str:
         if self.reason is None:
-            return gettext(self.what_en)
+            return gettext(self.what_en) % dict(self.params)
         return gettext(self.what_en) % {"reason": self.reason or gettext("no reason given")}
 
     @property
     def advice(self) -> str | None:
-        return gettext(self.advice_en) if self.advice_en else None
+        return gettext(self.advice_en) % dict(self.params) if self.advice_en else None
 
 
 MODEL_GONE = FailureNote(
@@ -54,6 +57,7 @@ _BY_TEXT = {
            "finished."), TRY_AGAIN, retry=True),
     FailReason.EXPIRED: FailureNote(
         N_("The story waited too long in line, so it was put aside."), TRY_AGAIN, retry=True),
+    # Said by jobs before the endpoint was named (app/storytelling/endpoints.py).
     "the storyteller has no background mode (set LLM_API=chat)": FailureNote(
         N_("This storyteller can't write stories in the background."),
         N_("Trying again won't help until whoever set up the app changes LLM_API to chat."),
@@ -64,6 +68,16 @@ _BY_TEXT = {
     "the storyteller no longer has this story": FailureNote(
         N_("The storyteller no longer has this story, so it can't be had back."),
         N_("You can ask for a new one."), retry=True),
+    # A story the storyteller ended (or went quiet in) with no finish: its words are kept,
+    # and the card offers to finish it from them.
+    "the storyteller stopped mid-story": FailureNote(
+        N_("The storyteller stopped in the middle of the story."), TRY_AGAIN, retry=True),
+    # Nothing at all: most often a request the server can't take (a small model's context
+    # is full), which the same request will meet again.
+    "the storyteller sent nothing": FailureNote(
+        N_("The storyteller sent nothing back."),
+        N_("Trying the same story again may not help: a shorter length or another idea may."),
+        retry=False),
     "the storyteller took too long": FailureNote(
         N_("The storyteller took too long to answer."), TRY_AGAIN, retry=True),
     "could not reach the storyteller": FailureNote(
@@ -81,6 +95,12 @@ def failure_note(error_text: str | None) -> FailureNote:
         return _BY_TEXT[text]
     if text.startswith("the storyteller no longer offers the model") or "model_not_found" in text:
         return MODEL_GONE
+    missing = _NO_ENDPOINT.match(text)
+    if missing is not None:
+        return FailureNote(
+            N_("This storyteller has no %(endpoint)s."),
+            N_("Trying again won't help until whoever set up the app changes %(setting)s."),
+            retry=False, params=(("endpoint", missing.group(1)), ("setting", missing.group(2))))
     status = _HTTP_STATUS.search(text)
     if status is not None:
         return _status_note(int(status.group(1)))

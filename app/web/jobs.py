@@ -24,6 +24,7 @@ from app.finishing import carried_words
 from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import Job, Status
 from app.stories import StoryRequest
+from app.version import version
 from app.web.cards import RETRY_KEY_PREFIX, job_card, polled_card
 from app.web.generate import accepted_json
 from app.web.inputs import parse_form, parse_json, path_id, read_body, services_of
@@ -227,5 +228,6 @@ async def healthz(request: Request) -> Response:
         "database": database,
         "worker": worker,
         "queue_depth": queue_depth,
+        "version": version(),  # which release answers, for a deployer
     }
     return JSONResponse(body, status_code=200 if healthy else 503)

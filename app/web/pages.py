@@ -29,6 +29,7 @@ from starlette.responses import RedirectResponse, Response
 
 from app.i18n import N_, current, gettext
 from app.ideas import southern_hemisphere, tonight_idea
+from app.money.ledger import Ledger
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
@@ -198,11 +199,16 @@ async def home_context(
         # The provider no longer offers STORY_MODEL: said above everything else.
         "model_gone": (services.model_availability.notice_model
                        if services.model_availability is not None else None),
+        # Endpoints this server lacks ("this storyteller has no /images/generations ...").
+        "missing_endpoints": services.endpoints.notices,
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
         # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest); none left:
         # the form says so, closed.
         "budget_note": nearly,
+        # With a budget: the models it cannot count (no price), and how to price them.
+        "unpriced_note": (await Ledger(services.db).unpriced_note(services.meter)
+                          if services.meter is not None else None),
     }
 
 

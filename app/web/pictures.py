@@ -23,6 +23,7 @@ from app.errors import AppError, Conflict, NotFound
 from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import Job, PictureState
 from app.queue.pictures import PictureStore, picture_key
+from app.storytelling.endpoints import IMAGES
 from app.web.assets import etag_matches
 from app.web.inputs import parse_form, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
@@ -70,10 +71,14 @@ def frame_context(story_id: int, title: str, state: PictureState | None, *,
             "picture_key": uuid.uuid4().hex}
 
 
+def can_draw(services: Services) -> bool:
+    """An illustrator, whose server has the Images API as far as this process knows."""
+    return services.illustrator is not None and not services.endpoints.lacks(IMAGES)
+
+
 def page_frame(request: Request, story_id: int, title: str,
                state: PictureState | None) -> dict[str, object]:
-    return frame_context(story_id, title, state,
-                         can_draw=services_of(request).illustrator is not None)
+    return frame_context(story_id, title, state, can_draw=can_draw(services_of(request)))
 
 
 async def image(request: Request) -> Response:

@@ -60,3 +60,13 @@ SELECT j.id FROM story_jobs j
                   AND w.started_at <= j.completed_at
                   AND w.heartbeat_at >= j.completed_at - make_interval(secs => :threshold_s))
  ORDER BY j.id
+
+-- name: check_calls_not_in_ledger
+-- Jobs over whose one provider call was marked sent (mark_call_sent: it may have reached
+-- the provider, and was not refused by it) with no row of their kind in the ledger: a call
+-- the budget did not count. Imported jobs made no call, and a job with no meter no row.
+SELECT j.id FROM story_jobs j
+ WHERE j.status IN ('completed', 'failed') AND j.call_sent_at IS NOT NULL
+   AND j.call_model IS NOT NULL
+   AND NOT EXISTS (SELECT 1 FROM spend s WHERE s.job_id = j.id AND s.kind = j.kind)
+ ORDER BY j.id

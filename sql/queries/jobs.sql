@@ -136,6 +136,17 @@ UPDATE story_jobs
    AND response_id IS NULL
 RETURNING id, cancel_requested_at IS NOT NULL AS cancel_requested
 
+-- name: mark_call_sent
+-- running (no change): the job's one provider call is about to be sent, at this model
+-- and price (:price NULL: unpriced). From now on it may have reached the provider, so
+-- whatever ends the job without the call's own ledger row charges it (fail_job, the
+-- sweep). Only while the job is ours; no row back: not ours, so no call is made.
+UPDATE story_jobs
+   SET call_sent_at = now(), call_model = :model, call_price = CAST(:price AS jsonb),
+       heartbeat_at = now()
+ WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
+RETURNING id, cancel_requested_at IS NOT NULL AS cancel_requested
+
 -- name: beat_heartbeat
 -- running (no change): the worker is alive and still waiting for the storyteller. The
 -- answer says whether the family asked to stop it (where LISTEN is off, this is how the
@@ -194,7 +205,8 @@ RETURNING id
 -- the first insert; NULL means the job is not the caller's (adopted, cancelled, or
 -- completed by recovery). It beats the heartbeat in the same statement, taking the job's
 -- row lock first, so a sweep can never judge the job dead between the story landing and
--- the job completing. :screening is NULL (shown) or 'pending' (hidden until screened).
+-- the job completing. :usage_estimated: its tokens were counted here (the provider
+-- reported none), as its ledger row says. :screening is NULL (shown) or 'pending' (hidden until screened).
 -- The call that wrote it goes in the ledger (`spend`) in the same statement, once: only
 -- with the story's first insert (:cost_micros NULL: no meter, no row).
 WITH ours AS (
@@ -204,8 +216,9 @@ WITH ours AS (
     RETURNING id
 ), inserted AS (
     INSERT INTO stories (job_id, title, body, model, prompt_tokens, completion_tokens,
-                         screening)
-    SELECT id, :title, :body, :model, :prompt_tokens, :completion_tokens, :screening
+                         usage_estimated, screening)
+    SELECT id, :title, :body, :model, :prompt_tokens, :completion_tokens,
+           coalesce(CAST(:usage_estimated AS boolean), false), :screening
       FROM ours
     ON CONFLICT (job_id) DO NOTHING
     RETURNING id, job_id
@@ -239,24 +252,28 @@ RETURNING id
 -- goes to the log), keeping the words written so far (:text_so_far; NULL keeps the saved
 -- ones). Never once its story is stored: that job is completed. A job the family asked
 -- to stop ends 'cancelled', never 'interrupted' (a shutdown or a lost response that came
--- before its owner heard the stop): what they see is what they asked for. A call the
--- provider billed though no story came of it (stopped, or past its time) goes in the
--- ledger in the same statement, once, as the sweep below charges one: its set-aside,
--- estimated (:spend_model NULL: nothing billed, or no meter; :price NULL: unpriced, 0).
+-- before its owner heard the stop): what they see is what they asked for. A call that
+-- may have reached the provider (marked sent: mark_call_sent) though nothing was stored
+-- of it (stopped, past its time, cut off, its answer refused) goes in the ledger in the
+-- same statement, once, as the sweep below charges one: its set-aside, estimated, at
+-- the model and price it was sent at (unpriced: 0). Not with :refused: the provider
+-- answered the request with an error status, so it wrote and billed nothing (the mark is
+-- cleared: no call of it reached the provider's bill).
 WITH failed AS (
     UPDATE story_jobs
        SET status = 'failed', completed_at = now(),
            error_text = CASE WHEN :error_text = 'interrupted' AND cancel_requested_at IS NOT NULL
                              THEN 'cancelled' ELSE :error_text END,
-           text_so_far = coalesce(:text_so_far, text_so_far)
+           text_so_far = coalesce(:text_so_far, text_so_far),
+           call_sent_at = CASE WHEN CAST(:refused AS boolean) THEN NULL ELSE call_sent_at END
      WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
        AND NOT EXISTS (SELECT 1 FROM stories WHERE job_id = :job_id)
-    RETURNING id, child_name, set_aside_micros
+    RETURNING id, kind, child_name, set_aside_micros, call_sent_at, call_model, call_price
 ), charged AS (
     INSERT INTO spend (job_id, kind, child_name, model, price, cost_micros, estimated)
-    SELECT id, 'story', child_name, :spend_model, CAST(:price AS jsonb),
-           CASE WHEN CAST(:price AS jsonb) IS NULL THEN 0 ELSE set_aside_micros END, true
-      FROM failed WHERE CAST(:spend_model AS text) IS NOT NULL
+    SELECT id, kind, child_name, call_model, call_price,
+           CASE WHEN call_price IS NULL THEN 0 ELSE set_aside_micros END, true
+      FROM failed WHERE call_sent_at IS NOT NULL AND call_model IS NOT NULL
     ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
 )
 SELECT id FROM failed
@@ -268,9 +285,10 @@ SELECT id FROM failed
 -- stored was paid for: the job completes with it. Otherwise, when the provider never said
 -- it accepted the request (no response id), the story will not come and the job fails,
 -- keeping the words written so far. A job with a response id is left to be adopted: its
--- story goes on at the provider. A story failed with words written was billed for them:
--- its call goes in the ledger in the same statement, once, as fail_job charges a call cut
--- off: its set-aside, estimated (:spend_model NULL: no meter; :price NULL: unpriced, 0).
+-- story goes on at the provider. A job (story or picture) whose call was marked sent may
+-- have been billed for it: its call goes in the ledger in the same statement, once, as
+-- fail_job charges a call cut off: its set-aside, estimated, at the model and price it was
+-- sent at (unpriced: 0).
 WITH swept AS (
     UPDATE story_jobs
        SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
@@ -288,14 +306,14 @@ WITH swept AS (
             OR story_jobs.claimed_by IN (SELECT boot_id FROM workers WHERE gone_at IS NOT NULL))
        AND (dead.response_id IS NULL OR stored.id IS NOT NULL)
     RETURNING story_jobs.id, story_jobs.status, story_jobs.error_text, story_jobs.kind,
-              story_jobs.child_name, story_jobs.set_aside_micros, story_jobs.text_so_far
+              story_jobs.child_name, story_jobs.set_aside_micros, story_jobs.call_sent_at,
+              story_jobs.call_model, story_jobs.call_price
 ), charged AS (
     INSERT INTO spend (job_id, kind, child_name, model, price, cost_micros, estimated)
-    SELECT id, 'story', child_name, :spend_model, CAST(:price AS jsonb),
-           CASE WHEN CAST(:price AS jsonb) IS NULL THEN 0 ELSE set_aside_micros END, true
+    SELECT id, kind, child_name, call_model, call_price,
+           CASE WHEN call_price IS NULL THEN 0 ELSE set_aside_micros END, true
       FROM swept
-     WHERE status = 'failed' AND kind = 'story' AND text_so_far <> ''
-       AND CAST(:spend_model AS text) IS NOT NULL
+     WHERE status = 'failed' AND call_sent_at IS NOT NULL AND call_model IS NOT NULL
     ON CONFLICT (job_id, kind) WHERE job_id IS NOT NULL DO NOTHING
 )
 SELECT id, status, error_text FROM swept

@@ -4,7 +4,7 @@
 -- name: create_share
 -- A new link to a story that is not deleted; no row: no such story.
 INSERT INTO story_shares (story_id, token_hash, expires_at)
-SELECT s.id, :token_hash, now() + make_interval(secs => :days * 86400)
+SELECT s.id, :token_hash, now() + make_interval(secs => :days::float8 * 86400)
   FROM stories s WHERE s.id = :story_id AND s.deleted_at IS NULL
 RETURNING id, story_id, created_at, expires_at
 

@@ -18,9 +18,10 @@ SELECT 'child', child_name, sum(cost_micros)::bigint, count(*)
  ORDER BY part, micros DESC, name NULLS LAST
 
 -- name: spend_by_day
--- Each of the last :days days (in TZ), oldest first, with what was spent on it (0 too).
+-- Each of the last :day_count days (in TZ; a whole number), oldest first, with what was
+-- spent on it (0 too).
 SELECT day::date AS day, coalesce(sum(s.cost_micros), 0)::bigint AS micros
-  FROM generate_series((now() AT TIME ZONE :tz)::date - (:days - 1),
+  FROM generate_series((now() AT TIME ZONE :tz)::date - (:day_count - 1),
                        (now() AT TIME ZONE :tz)::date, interval '1 day') AS day
   LEFT JOIN spend s ON (s.created_at AT TIME ZONE :tz)::date = day::date
  GROUP BY day ORDER BY day

@@ -1,7 +1,11 @@
 """The fake provider's Images API: `POST /v1/images/generations`, as OpenAI answers it.
 
     fake.images.calls_for(17)        # generations that carried X-Story-Job-Id: 17
-    fake.images.mode = "refuse"      # or "ok", "500", "hang" (never answers), "garbage"
+    fake.images.mode = "refuse"      # or "ok", "500", "hang" (never answers), "garbage",
+                                     # "no_route" (a server without the Images API: 404
+                                     # "Invalid URL", not counted), "model_not_found" (404
+                                     # about IMAGE_MODEL), "huge" (a 50 MB body, streamed)
+    fake.images.huge_sent_mb         # ... how many of those megabytes went out
     fake.images.delay_s = 2.0        # each answer takes this long (the fake's drawing time)
     fake.images.hold()               # answers wait until fake.images.release()
     fake.images.requests             # the bodies sent, with their job ids
@@ -10,7 +14,8 @@
 
 An answer is one real image (a small WebP, or PNG for output_format=png) in `b64_json`,
 with usage as the GPT image models report it. "refuse" is OpenAI's 400
-`moderation_blocked`, counted as a call (the provider saw the request).
+`moderation_blocked`, counted as a call (the provider saw the request). A body without a
+prompt (the app's start-up check) is refused with a 400, as OpenAI does, and not counted.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ import io
 import threading
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 WAIT_S = 30.0
+HUGE_MB = 50
 
 
 def small_image(fmt: str = "WEBP", size: tuple[int, int] = (96, 64)) -> bytes:
@@ -83,8 +90,17 @@ class FakeImages:
         self.mode = "ok"
         self.delay_s = 0.0
         self.picture: bytes | None = None  # the bytes to answer with (default: small_image)
+        self.huge_sent_mb = 0  # mode "huge": how many of its megabytes were sent
         self._released = threading.Event()
         self._released.set()
+
+    async def _huge(self) -> AsyncIterator[bytes]:
+        yield b'{"created": 1, "data": [{"b64_json": "'
+        for _ in range(HUGE_MB):
+            self.huge_sent_mb += 1
+            yield b"A" * 2**20
+            await asyncio.sleep(0.02)  # paced, so a client that hangs up is seen doing so
+        yield b'"}]}'
 
     def hold(self) -> None:
         """Answers wait from now on until release(): a test sees the page while it is drawn."""
@@ -111,7 +127,16 @@ class FakeImages:
                 self._arrived.wait(remaining)
 
     async def generate(self, request: Request) -> Response:
+        if self.mode == "no_route":  # a server without the Images API, as OpenAI answers it
+            return JSONResponse({"error": {
+                "message": "Invalid URL (POST /v1/images/generations)",
+                "type": "invalid_request_error", "param": None, "code": None}}, 404)
         body = await request.json()
+        if "prompt" not in body:  # refused before any drawing: not a call, billed nothing
+            return JSONResponse({"error": {
+                "message": "Missing required parameter: 'prompt'.",
+                "type": "invalid_request_error", "param": "prompt",
+                "code": "missing_required_parameter"}}, 400)
         job_id = request.headers.get("x-story-job-id", "none")
         with self._arrived:
             self.calls[job_id] += 1
@@ -129,6 +154,12 @@ class FakeImages:
                 "message": "Your request was rejected by the safety system.",
                 "type": "image_generation_user_error", "param": None,
                 "code": "moderation_blocked"}}, status_code=400)
+        if self.mode == "model_not_found":
+            return JSONResponse({"error": {
+                "message": f"The model '{body.get('model')}' does not exist.",
+                "type": "invalid_request_error", "param": None, "code": "model_not_found"}}, 404)
+        if self.mode == "huge":  # 50 MB, sent as it is read: how much was sent is counted
+            return StreamingResponse(self._huge(), media_type="application/json")
         if self.mode == "500":
             return JSONResponse({"error": {"message": "server error", "type": "server_error",
                                            "param": None, "code": None}}, status_code=500)

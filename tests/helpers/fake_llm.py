@@ -4,10 +4,21 @@
         fake.url                            # OPENAI_BASE_URL for the app
         fake.mode = "500"                   # or "ok", "429", "malformed", "empty", "refusal",
                                             # "no_choices", "nul", "surrogate", "length",
-                                            # "failed" (Responses API only)
+                                            # "failed" (Responses API only), and how small
+                                            # local models misbehave (both APIs unless said):
+                                            # "ignores_cap" (honours max_tokens only, else
+                                            # writes on and on), "no_finish" ([DONE], no
+                                            # finish reason; chat), "closed_early" (the
+                                            # connection closed before it; chat),
+                                            # "single_breaks", "paragraph_title",
+                                            # "labelled_title", "echoed_markup"
+        fake.replay = "no_finish_reason"    # chat streams answer with the recorded body of
+                                            # tests/fixtures/llama_cpp/no_finish_reason.sse,
+                                            # verbatim (paced by chunk_delay_s, hold_after_chunks)
         fake.hold()                         # answers wait until fake.release()
         fake.hold_after_chunks = 3          # ... or stream 3 chunks first, then wait
-        fake.chunk_delay_s = 0.2            # a streamed answer's pace
+                                            # (silence, its connection open)
+        fake.chunk_delay_s = 0.2            # a streamed answer's pace (slow but steady)
         fake.calls_for(17)                  # billed requests (chat + Responses creates) that
                                             # carried X-Story-Job-Id: 17
         fake.story = "Title\n\nBody"        # answer with this text instead of the echo
@@ -15,6 +26,7 @@
                                             # containing FLAG_WORD comes back flagged
         fake.moderation_down = True         # /v1/moderations answers 500
         fake.moderation_delay_s = 2.0       # /v1/moderations takes this long to answer
+        fake.moderations_api = False        # a server without it: 404 "Invalid URL"
         fake.chat_closed_early              # job ids whose chat stream the client left
         fake.wait_for_chat_closed(17)       # ... block until job 17's is among them
 
@@ -39,6 +51,9 @@ The Responses API in background mode, as OpenAI runs it:
                                             # follows live to the terminal event
         POST /v1/responses/{id}/cancel      # stops the writing; status "cancelled"
         fake.responses_api = False          # a server without the API: creates answer 404
+        fake.retired_while_writing = {"m"}  # creates with model m go, but its responses'
+                                            # retrieves answer 404 model_not_found (retired
+                                            # while the story is written)
         fake.creates_for(17), fake.retrieves_for(17), fake.cancels_for(17)
         fake.drop_stream_after_events = 5   # each streamed retrieve is cut after 5 events
         fake.hold_create()                  # creates start writing but their answers wait
@@ -47,6 +62,8 @@ The Responses API in background mode, as OpenAI runs it:
         fake.response(response_id)          # its object as it stands (status, output)
         fake.wait_for_status(response_id, "completed")
         fake.forget(response_id)            # the provider lost it: 404 from now on
+        fake.retrieve_status = 401          # retrieves refused (a key revoked meanwhile);
+                                            # the response is written on all the same
         fake.forget_all()
         fake.stream_window_s = 1.0          # a streamed retrieve of a response older than
                                             # this gets OpenAI's 400 (it streams only 5 min)
@@ -89,6 +106,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import uvicorn
 from starlette.applications import Starlette
@@ -102,7 +120,10 @@ from tests.helpers.waits import WAIT_S
 
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
 MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices", "nul", "surrogate",
-         "length", "failed")
+         "length", "failed", *tuple("ignores_cap no_finish closed_early single_breaks "
+                                    "paragraph_title labelled_title echoed_markup".split()))
+# Recorded raw SSE bodies of streamed /chat/completions answers, replayed verbatim by name.
+REPLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "llama_cpp"
 # What the model "writes" in the modes that test its output (sent JSON-escaped, as a real
 # server would: `\u0000`, `\ud800`).
 NUL_STORY = ("The Night\x00 Light\r\n\r\nOnce upon a time\x00 a lamp \x1b[0mglowed.\x07\n"
@@ -111,6 +132,21 @@ SURROGATE_STORY = "The Moon \ud83d Boat\n\nA boat sailed \udc00 to the moon. Goo
 LENGTH_STORY = ("The Long Night\n\nOnce upon a time there was a sleepy fox. "
                 "She curled up by the fire! \"Goodnight,\" said the owl.\n\n"
                 "Then the fox dreamed of a meadow where the")
+
+# How small local models misbehave (the modes of the same names).
+SINGLE_BREAKS_STORY = ("The Sleepy Owl\nOnce upon a time an owl yawned in her tree.\n"
+                       "She blinked at the round moon.\nThen she slept. Goodnight.")
+PARAGRAPH_TITLE_STORY = ("Once upon a time, in a valley full of soft green hills and quiet "
+                         "streams, a small fox named Pip lay awake and counted the stars.\n\n"
+                         "She yawned at last. Goodnight.")
+LABELLED_TITLE_STORY = ("The story's title is: The Sleepy Owl\n\nOnce upon a time an owl "
+                        "yawned. Goodnight.")
+ECHOED_MARKUP_STORY = ("<idea>a sleepy owl</idea>\nThe Sleepy Owl\n\nUse simple words and "
+                       "sentences that suit a young child.\nOnce upon a time <name>Mia</name> "
+                       "met an owl.\n\nThey slept. Goodnight.")
+# "ignores_cap": a model that writes on and on, this sentence over and over.
+ON_AND_ON = "The little fox yawned once more and looked at the stars. "
+ENDLESS_WORDS = 50_000
 
 # A Responses object in one of these states is done: nothing more is written to it.
 TERMINAL = frozenset({"completed", "incomplete", "failed", "cancelled"})
@@ -145,6 +181,10 @@ def _json(obj: object, status: int = 200) -> Response:
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> Response:
     return _json({"error": {"message": message, "type": kind, "param": None, "code": None}},
                  status)
+
+
+def _wrong_method() -> Response:
+    return _error(405, "Method Not Allowed")
 
 
 class _Stopped(Exception):
@@ -198,9 +238,12 @@ class FakeLLM:
         self.in_flight = 0
         self.max_in_flight = 0
         self.story: str | None = None
+        self.replay: str | None = None  # a file in REPLAYS (no suffix): chat answers with it
         self.moderation_inputs: list[str] = []
         self.moderation_down = False
         self.moderation_delay_s = 0.0
+        self.moderations_api = True
+        self.probes: list[str] = []  # GETs of POST-only routes (the start-up check)
         self.chat_closed_early: set[str] = set()
         # Models, and the requests refused before the model saw them (not billed)
         self.retired_models: set[str] = set()
@@ -212,6 +255,7 @@ class FakeLLM:
         self.unbilled_requests: list[dict] = []
         # The Responses API
         self.responses_api = True
+        self.retired_while_writing: set[str] = set()
         self.creates: Counter[str] = Counter()
         self.retrieves: Counter[str] = Counter()
         self.cancels: Counter[str] = Counter()
@@ -221,6 +265,7 @@ class FakeLLM:
         self.malformed_final_event = False
         self.null_deltas = False
         self.report_usage = True  # False: a server that reports no usage (a local one)
+        self.retrieve_status: int | None = None  # 401/403: the key refused for retrieves
         self.images = FakeImages()
         self._responses: dict[str, _Stored] = {}
         self._ids_by_job: defaultdict[str, list[str]] = defaultdict(list)
@@ -241,6 +286,9 @@ class FakeLLM:
             Route("/v1/responses/{response_id}", self._retrieve_response, methods=["GET"]),
             Route("/v1/responses/{response_id}/cancel", self._cancel_response,
                   methods=["POST"]),
+            # A GET of a POST-only route (the app's start-up check): 405 where the server
+            # has the route, 404 where it has none, as real servers answer it.
+            Route("/v1/{endpoint:path}", self._probe, methods=["GET"]),
         ])
         # At exit, a client's kept-alive stream is not waited for: the tests are over.
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
@@ -287,19 +335,24 @@ class FakeLLM:
         self.refused_parameters = defaultdict(set)
         self.refuse_max_completion_tokens = False
         self.story = None
+        self.replay = None
         self.moderation_down = False
         self.moderation_delay_s = 0.0
+        self.moderations_api = True
+        self.probes = []
         self.mode = "ok"
         self.delay_s = 0.0
         self.chunk_delay_s = 0.0
         self.hold_after_chunks: int | None = None
         self.responses_api = True
+        self.retired_while_writing = set()
         self.drop_stream_after_events = None
         self.stream_window_s = None
         self.silent_stream_after_events = None
         self.malformed_final_event = False
         self.null_deltas = False
         self.report_usage = True
+        self.retrieve_status = None
         self._gate.set()
         self._create_gate.set()
 
@@ -434,15 +487,31 @@ class FakeLLM:
                 await asyncio.sleep(0.01)  # held before answering at all
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
+            if body.get("stream") and self.replay is not None:
+                return _WatchedStream(self._replayed(self.replay), lambda: self._chat_left(job_id))
             if body.get("stream"):
-                return await self._stream(body, job_id)
+                return await self._stream(request, body, job_id)
             return self._answer(body, job_id)
         finally:
             with self._lock:
                 self.in_flight -= 1
 
+    async def _probe(self, request: Request) -> Response:
+        endpoint = "/" + request.path_params["endpoint"]
+        self.probes.append(endpoint)
+        there = {"/moderations": self.moderations_api, "/responses": self.responses_api,
+                 "/images/generations": self.images.mode != "no_route",
+                 "/chat/completions": True}
+        if not there.get(endpoint, False):
+            return _error(404, f"Invalid URL (GET /v1{endpoint})")
+        return _wrong_method()
+
     async def _moderate(self, request: Request) -> Response:
+        if not self.moderations_api:
+            return _error(404, "Invalid URL (POST /v1/moderations)")
         body = await request.json()
+        if "input" not in body:  # an empty request (a start-up check): refused, not recorded
+            return _error(400, "Missing required parameter: 'input'.")
         texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
         with self._lock:
             self.moderation_inputs.extend(texts)
@@ -540,8 +609,10 @@ class FakeLLM:
     def _content(self, body: dict, job_id: str) -> tuple[str | None, str, str | None]:
         """(content, finish_reason, refusal) the "model" answers with in this mode."""
         mode = self.mode
+        prompt = self._prompt(body)
+        idea = re.search(r"<idea>(.*?)</idea>", prompt, re.DOTALL)  # the app's, else any
         content: str | None = f"The Story of Job {job_id}\n\nOnce upon a time, " \
-                              f"a gentle tale about: {self._prompt(body)[-60:]}"
+                              f"a gentle tale about: {idea.group(1) if idea else prompt[-60:]}"
         if self.story is not None:
             content = self.story
         refusal = None
@@ -556,7 +627,26 @@ class FakeLLM:
             content, finish = self.story or LENGTH_STORY, "length"
         if mode == "refusal":
             content, refusal = None, "I can't help with that."
+        content = {"single_breaks": SINGLE_BREAKS_STORY, "paragraph_title": PARAGRAPH_TITLE_STORY,
+                   "labelled_title": LABELLED_TITLE_STORY,
+                   "echoed_markup": ECHOED_MARKUP_STORY}.get(mode, content)
+        if mode == "ignores_cap":  # max_tokens honoured (not max_completion_tokens), or none
+            cap = body.get("max_tokens") or ENDLESS_WORDS
+            words = ("The Endless Night\n\n" + ON_AND_ON * (cap // 10 + 1)).split(" ")
+            content, finish = " ".join(words[:cap + 3]), "length"
         return content, finish, refusal
+
+    async def _replayed(self, name: str) -> AsyncIterator[bytes]:
+        """A recorded body, verbatim, an event at a time, paced as `_stream` paces chunks."""
+        recorded = (REPLAYS / f"{name}.sse").read_bytes()
+        events = re.findall(rb".*?(?:\r?\n\r?\n|$)", recorded, re.DOTALL)
+        for number, event in enumerate(event for event in events if event):
+            if self.hold_after_chunks is not None and number > self.hold_after_chunks:
+                while not self._gate.is_set():
+                    await asyncio.sleep(0.01)
+            if self.chunk_delay_s:
+                await asyncio.sleep(self.chunk_delay_s)
+            yield event
 
     def _answer(self, body: dict, job_id: str) -> Response:
         refused = self._refusal()
@@ -576,10 +666,11 @@ class FakeLLM:
                       if self.report_usage else None),
         }), media_type="application/json")
 
-    async def _stream(self, body: dict, job_id: str) -> Response:
+    async def _stream(self, request: Request, body: dict, job_id: str) -> Response:
         """The same answer as server-sent events, a few words a chunk, as a real model
         streams: `chunk_delay_s` between chunks; after `hold_after_chunks` chunks, it waits
-        while held."""
+        while held. "no_finish" ends with `[DONE]` and no finish reason; "closed_early"
+        closes the connection after the words, before it."""
         refused = self._refusal()
         if refused is not None:
             return refused
@@ -612,7 +703,11 @@ class FakeLLM:
                 if refusal:
                     yield event([{"index": 0, "delta": {"refusal": refusal},
                                   "finish_reason": None}])
-                yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
+                if self.mode == "closed_early":
+                    await self._cut(request)
+                    return
+                if self.mode != "no_finish":
+                    yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
             if (body.get("stream_options") or {}).get("include_usage") and self.report_usage:
                 yield event([], usage={"prompt_tokens": 42, "completion_tokens": 314,
                                        "total_tokens": 356})
@@ -632,6 +727,8 @@ class FakeLLM:
         if not self.responses_api:  # not billed: no model ever saw it
             return _error(404, "Invalid URL (POST /v1/responses)")
         body = await request.json()
+        if "model" not in body:  # an empty request (a start-up check): refused, not counted
+            return _error(400, "Missing required parameter: 'model'.")
         job_id = request.headers.get("x-story-job-id", "none")
         refused = self._refused_before_the_model(body, job_id, "responses")
         if refused is not None:
@@ -846,6 +943,10 @@ class FakeLLM:
         record = self._lookup(request, self.retrieves)
         if record is None:
             return self._not_found(request)
+        if record.body.get("model") in self.retired_while_writing:
+            return self._model_not_found(record.body["model"])
+        if self.retrieve_status is not None:  # the key revoked while the story is written
+            return _error(self.retrieve_status, "Incorrect API key provided.")
         if request.query_params.get("stream", "").lower() == "true":
             window_s = self.stream_window_s
             if window_s is not None and time.monotonic() - record.born_s > window_s:
@@ -880,6 +981,9 @@ class FakeLLM:
         position = max(after + 1, 0)  # sequence numbers are list positions
         sent = 0
         while True:
+            if self.retrieve_status is not None:  # the key revoked: its streams closed
+                await self._cut(request)
+                return
             with self._lock:
                 pending = record.events[position:]
                 over = record.stopped or record.object["status"] in TERMINAL

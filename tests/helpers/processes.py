@@ -116,29 +116,35 @@ def problems_in_logs_and_check(apps: list[AppProcess]) -> list[str]:
     return problems
 
 
-async def ledger_problems(conn) -> list[str]:
-    """Once every job is over: nothing is still set aside, and the ledger holds each stored
-    story's call and each drawn picture's once (migration 025's `spend`); besides those,
-    only calls cut off after they were made (a story stopped or past its time, or swept
-    with words written: billed), each once."""
+async def ledger_problems(conn, fake) -> list[str]:
+    """Once every job is over: nothing is still set aside, and the ledger holds one row per
+    provider call, counted at the fake per job (`fake`: the FakeLLM; a story's chat call or
+    background create, a picture's images call): each stored story's and drawn picture's,
+    and each call cut off after it reached the provider (a crash, a stop, a timeout, a
+    picture refused), once. A row with no call seen is a crash between the call's mark and
+    its request (the job `interrupted`), nothing else."""
     problems = []
     set_aside = await conn.fetchval(
         "SELECT set_aside FROM month_spend(date_trunc('month', now()) - interval '1 day')")
     if set_aside:
         problems.append(f"{set_aside} micro-dollars still set aside with every job over")
-    for kind, stored in (("story", "SELECT job_id FROM stories"),
-                         ("picture", "SELECT id AS job_id FROM story_jobs WHERE kind = 'picture'"
-                                     " AND status = 'completed'")):
-        missing = await conn.fetchval(
-            f"SELECT count(*) FROM ({stored}) AS paid WHERE NOT EXISTS (SELECT 1 FROM spend"
-            f" WHERE spend.job_id = paid.job_id AND spend.kind = '{kind}')")
-        extra = await conn.fetchval(
-            f"SELECT count(*) FROM spend WHERE kind = '{kind}' AND job_id NOT IN ({stored})"
-            " AND job_id NOT IN (SELECT id FROM story_jobs WHERE status = 'failed'"
-            "   AND started_at IS NOT NULL AND (text_so_far <> ''"
-            "   OR error_text IN ('cancelled', 'the storyteller took too long')))")
-        if missing or extra:
-            problems.append(f"the ledger misses {missing} and has {extra} extra {kind} calls")
+    rows = await conn.fetch(
+        "SELECT j.id, j.kind, j.error_text, count(s.id) AS charged FROM story_jobs j"
+        " LEFT JOIN spend s ON s.job_id = j.id AND s.kind = j.kind"
+        " WHERE NOT j.imported GROUP BY j.id ORDER BY j.id")
+    for row in rows:
+        job_id = row["id"]
+        calls = (fake.images.calls_for(job_id) if row["kind"] == "picture"
+                 else fake.calls_for(job_id))
+        if row["charged"] > 1:
+            problems.append(f"{row['kind']} job {job_id} is in the ledger"
+                            f" {row['charged']} times")
+        elif calls > row["charged"]:
+            problems.append(f"{row['kind']} job {job_id} made {calls} provider calls and is"
+                            f" in the ledger {row['charged']} times")
+        elif row["charged"] > calls and row["error_text"] != "interrupted":
+            problems.append(f"{row['kind']} job {job_id} is in the ledger with no call made"
+                            f" ({row['error_text']})")
     return problems
 
 

@@ -92,24 +92,26 @@ async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_
         first = (await post_story(client, BODY)).json()["job_id"]
         await wait_for_job(client, first, ("running",))
         assert (await month_money(db))[1] == SET_ASIDE
-        # The process writing it "dies": its heartbeat stops, and a sweep fails it.
+        await asyncio.to_thread(fake_llm.wait_for_call, first)
+        # The process writing it "dies": its heartbeat stops, and a sweep fails it. Its
+        # call reached the provider (before any word came back): charged, estimated.
         await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
                           " WHERE id = :id", {"id": first})
         _, interrupted, _ = await JobStore(db).sweep_dead_running(60)
         assert interrupted == [first]
-        assert await month_money(db) == (0, 0)
+        assert await month_money(db) == (SET_ASIDE, 0)
         # A job that fails releases its set-aside too, and costs nothing.
         fake_llm.mode = "500"
         fake_llm.release()
         second = (await post_story(client, BODY)).json()["job_id"]
         assert (await wait_for_job(client, second))["status"] == "failed"
-        assert await month_money(db) == (0, 0)
+        assert await month_money(db) == (SET_ASIDE, 0)  # a 500: refused, billed nothing
 
 
 async def test_a_story_swept_with_words_written_is_charged_its_set_aside(capped, fake_llm, db):
     """A process killed while its story streamed: the provider billed the words it wrote,
     so the sweep that fails the job charges its set-aside, estimated, in the same statement,
-    once. One swept before any word came (the first job above) is charged nothing."""
+    once."""
     fake_llm.chunk_delay_s = 0.01
     fake_llm.hold_after_chunks = 4
     async with serve(capped) as client:
@@ -264,3 +266,24 @@ async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does
     assert re.search(r'<button class="button big" type="submit" disabled><span>Tonight, for',
                      page)
     assert 'class="budget-note"' not in page  # said once, where the form is
+
+def test_the_set_aside_is_the_cap_the_call_is_sent_with():
+    """A server of one's own (OPENAI_BASE_URL) gets no room for hidden reasoning in its cap,
+    so its story sets aside no room for it either: a small budget is not refused early."""
+    from app.config import load_settings
+    from app.money import Usage
+    from app.money.meter import Meter
+    from app.storytelling.limits import token_budget
+
+    def meter(**env: str) -> Meter:
+        env |= {"STORY_MODEL": "fake-model", "OPENAI_API_KEY": "sk-test",
+                "PRICES": '{"fake-model": {"input_per_mtok": 0.15, "output_per_mtok": 0.6}}'}
+        return Meter.for_settings(load_settings(env, env_file="/nonexistent/.env"))
+
+    request = parse_story_request(BODY)
+    own, openai = meter(OPENAI_BASE_URL="http://127.0.0.1:9/v1"), meter()
+    assert own.reasoning_tokens == 0 and openai.reasoning_tokens > 0
+    price = PRICES["fake-model"]
+    gap = (price.charge(Usage(output_tokens=token_budget(request.length, openai.reasoning_tokens)))
+           - price.charge(Usage(output_tokens=token_budget(request.length, 0))))
+    assert openai.story_set_aside(request) - own.story_set_aside(request) == gap > 0

@@ -79,7 +79,13 @@ def with_picture(data: bytes | None, name: str | None = None) -> bytes:
     (DRAWN.image, "../../etc/passwd", "not named as a backup names one"),
     (b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
      "pictures/7b0c1f3e-2a4d-4e5f-9a6b-1c2d3e4f5a6b.svg", "script"),
-], ids=["not-a-picture", "too-big", "missing", "bad-name", "svg-with-script"])
+    (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+     b'<use xlink:href="https://example.com/sprite.svg#star"/></svg>',
+     "pictures/7b0c1f3e-2a4d-4e5f-9a6b-1c2d3e4f5a6b.svg", "a link outside the picture"),
+    (b'<svg xmlns="http://www.w3.org/2000/svg"><use href="&#106;avascript:alert(1)"/></svg>',
+     "pictures/7b0c1f3e-2a4d-4e5f-9a6b-1c2d3e4f5a6b.svg", "a link outside the picture"),
+], ids=["not-a-picture", "too-big", "missing", "bad-name", "svg-with-script",
+        "svg-with-outside-href", "svg-with-encoded-javascript"])
 async def test_a_picture_that_will_not_do_refuses_the_whole_backup(db, data, name, says):
     with pytest.raises(BackupError) as refused:
         await import_backup(db, with_picture(data, name))

@@ -12,7 +12,7 @@ import pytest
 from app.main import create_app
 from app.queue import storing as storing_module
 from app.stories import LENGTH_WORDS, Story, StoryRequest, clean_text
-from app.storytelling import openai as openai_storyteller
+from app.storytelling import reader as reader_module
 from app.storytelling.limits import LENGTH_MAX_TOKENS, token_budget
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.fake_llm import free_port
@@ -27,9 +27,9 @@ pytestmark = pytest.mark.anyio
         ("500", "the storyteller failed (HTTP 500)"),
         ("429", "the storyteller is busy (rate limited)"),
         ("malformed", "the storyteller sent an unreadable answer"),
-        ("empty", "the storyteller sent an empty story"),
+        ("empty", "the storyteller sent nothing"),
         ("refusal", "the storyteller declined to write this story"),
-        ("no_choices", "the storyteller sent no story"),
+        ("no_choices", "the storyteller sent nothing"),
     ],
 )
 async def test_a_failing_storyteller_fails_the_job_after_one_call(
@@ -79,7 +79,7 @@ async def test_the_worker_carries_on_after_a_failure(client, fake_llm):
     [
         # NUL, escape, bell, delete and vertical tab go; newline and tab stay; CRLF is \n.
         ("nul", "The Night Light",
-         "Once upon a time a lamp [0mglowed.\n\tIt hummed softly. The end."),
+         "Once upon a time a lamp [0mglowed.\n\nIt hummed softly. The end."),
         ("surrogate", "The Moon  Boat", "A boat sailed  to the moon. Goodnight."),
     ],
 )
@@ -174,7 +174,7 @@ async def test_a_story_the_database_refuses_fails_the_job_at_once(
     client, fake_llm, monkeypatch, db
 ):
     """What a NUL used to do: PostgreSQL refuses the text. Not an outage, so no waiting."""
-    monkeypatch.setattr(openai_storyteller, "clean_text", lambda text: text)
+    monkeypatch.setattr(reader_module, "clean_text", lambda text: text)
     monkeypatch.setattr(storing_module, "clean_story", lambda story: story)
     fake_llm.story = "Title\n\nA NUL\x00 in the middle."
     started = time.monotonic()
@@ -196,26 +196,54 @@ def test_the_token_budget_comfortably_covers_the_words_asked_for():
 
 
 @pytest.mark.parametrize("model", ["gpt-6-luna", "gpt-4o-mini", "o3-mini", "llama3.2"])
-async def test_every_model_gets_max_completion_tokens_with_room_to_reason_and_no_temperature(
-    make_app, fake_llm, model
+@pytest.mark.parametrize("llm_api", ["chat", "responses"])
+async def test_a_server_of_one_s_own_gets_the_cap_in_every_spelling_and_no_room_to_reason(
+    make_app, fake_llm, model, llm_api
 ):
-    """One budget for every model, whatever its name: the current token cap, room for hidden
-    reasoning (only used tokens are billed), and no sampling parameter unless one is set."""
-    async with serve(make_app(story_model=model)) as client:
+    """A custom OPENAI_BASE_URL may honour either spelling of the token cap and ignore the
+    other: chat sends both, sized to the length alone (STORY_REASONING_TOKENS is 0 by
+    default there); no sampling parameter unless one is set."""
+    async with serve(make_app(story_model=model, llm_api=llm_api)) as client:
         body = {"prompt": "a sleepy owl", "length": "long"}
         job_id = (await post_story(client, body)).json()["job_id"]
         assert (await wait_for_job(client, job_id, timeout_s=5))["status"] == "completed"
     [request] = fake_llm.requests
     sent = request["body"]
     assert sent["model"] == model
-    assert sent["max_completion_tokens"] == token_budget("long") > LENGTH_MAX_TOKENS["long"]
-    assert "temperature" not in sent and "max_tokens" not in sent
+    if llm_api == "chat":
+        assert sent["max_completion_tokens"] == sent["max_tokens"] == LENGTH_MAX_TOKENS["long"]
+    else:
+        assert sent["max_output_tokens"] == LENGTH_MAX_TOKENS["long"]
+    assert "temperature" not in sent
     assert request["headers"]["x-story-job-id"] == str(job_id)
 
 
+@pytest.mark.parametrize("llm_api", ["chat", "responses"])
+async def test_story_reasoning_tokens_widens_the_cap(make_app, fake_llm, llm_api):
+    async with serve(make_app(story_reasoning_tokens=500, llm_api=llm_api)) as client:
+        job_id = (await post_story(client, {"prompt": "an owl", "length": "short"})).json()
+        assert (await wait_for_job(client, job_id["job_id"]))["status"] == "completed"
+    [request] = fake_llm.requests
+    caps = {"max_completion_tokens", "max_tokens", "max_output_tokens"} & set(request["body"])
+    assert {request["body"][cap] for cap in caps} == {LENGTH_MAX_TOKENS["short"] + 500}
+
+
+def test_openai_itself_gets_the_current_spelling_with_room_to_reason(settings):
+    """OpenAI's own models refuse nothing they are not sent: one spelling, and room for
+    hidden reasoning (only used tokens are billed)."""
+    from app.runtime import make_storyteller
+    from app.storytelling.limits import CHAT_TOKEN_CAPS
+
+    storyteller = make_storyteller(replace(settings, openai_base_url=None, llm_api="chat"))
+    options = storyteller.limits.options("gpt-6-luna", CHAT_TOKEN_CAPS, "long")
+    assert options == {"max_completion_tokens": token_budget("long")}
+    assert token_budget("long") > LENGTH_MAX_TOKENS["long"]
+
+
 def test_the_provider_client_bounds_the_call_and_connecting_apart(settings):
-    """LLM_TIMEOUT_S bounds the whole call; a provider that does not accept the connection
-    is given up after 10 s, not after the whole limit; and the client never retries."""
+    """LLM_TIMEOUT_S bounds each wait on the provider (for httpx: each read); a provider that
+    does not accept the connection is given up after 10 s, not after the whole limit; and
+    the client never retries."""
     import openai
 
     from app.runtime import make_storyteller

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from app.version import version
 from tests.helpers.app import ACCEPT_JSON, JSON, new_key, post_story, serve, wait_for_job
 from tests.helpers.database import database_outage
 from tests.helpers.sql import fetch_val
@@ -199,6 +200,7 @@ async def test_health_reports_database_worker_and_queue(client, fake_llm):
     assert health["status"] == "ok" and health["database"] == "ok"
     assert health["worker"] == "running"
     assert health["queue_depth"] in (2, 3)  # the first may already be running
+    assert health["version"] == version()  # which release answers
 
 
 async def test_health_is_503_when_this_process_worker_has_stopped(client):
@@ -210,7 +212,8 @@ async def test_health_is_503_when_this_process_worker_has_stopped(client):
     response = await client.get("/healthz")
     assert response.status_code == 503
     assert response.json() | {"queue_depth": 0} == {
-        "status": "unavailable", "database": "ok", "worker": "stopped", "queue_depth": 0}
+        "status": "unavailable", "database": "ok", "worker": "stopped", "queue_depth": 0,
+        "version": version()}
 
 
 async def test_a_database_outage_answers_503_not_a_traceback(client, database_url):

@@ -20,7 +20,7 @@ HX = {"HX-Request": "true"}
     FailReason.INTERRUPTED, FailReason.EXPIRED, "the storyteller took too long",
     "could not reach the storyteller", "the storyteller is busy (rate limited)",
     "the storyteller failed (HTTP 500)", "the storyteller failed (HTTP 503)",
-    "the storyteller sent an empty story", "something went wrong while writing",
+    "the storyteller stopped mid-story", "something went wrong while writing",
 ])
 def test_what_trying_again_can_mend_offers_it(error_text):
     note = failure_note(error_text)
@@ -34,6 +34,7 @@ def test_what_trying_again_can_mend_offers_it(error_text):
     ("the storyteller failed (HTTP 400)", "refused the app's request"),
     ("the storyteller failed (HTTP 401)", "didn't accept the app's key"),
     ("the storyteller declined to write this story", "wouldn't write a story about this idea"),
+    ("the storyteller sent nothing", "sent nothing back"),
 ])
 def test_what_trying_again_cannot_mend_says_what_is_wrong_and_offers_no_retry(error_text, says):
     note = failure_note(error_text)

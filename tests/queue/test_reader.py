@@ -1,0 +1,212 @@
+"""The app holds any OpenAI-compatible server to its own rules (app/storytelling/reader.py),
+in both provider modes where the misbehaviour can happen: the length is the app's, a story
+the server stopped early is never shown as finished, LLM_TIMEOUT_S bounds silence and not
+writing, titles are titles, paragraphs survive, and the prompt stays out of the story."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import re
+
+import pytest
+
+from app.finishing import cut_to_last_sentence
+from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
+from tests.helpers.fake_llm import LABELLED_TITLE_STORY, PARAGRAPH_TITLE_STORY
+from tests.helpers.sql import fetch_val
+
+pytestmark = pytest.mark.anyio
+HX = {"HX-Request": "true"}
+SHORT = {"prompt": "a sleepy owl", "length": "short"}  # 240 words asked: at most 360 read
+
+
+@pytest.fixture(params=["chat", "responses"])
+def llm_api(request) -> str:
+    return request.param
+
+
+async def story_of(client, job_id: int) -> dict:
+    job = await wait_for_job(client, job_id)
+    assert job["status"] == "completed", job
+    story = (await client.get(f"/stories/{job['story_id']}", headers=ACCEPT_JSON)).json()
+    return {**story, "id": job["story_id"]}
+
+
+async def card_of(client, job_id: int) -> str:
+    return html.unescape((await client.get(f"/stories/jobs/{job_id}", headers=HX)).text)
+
+
+# -- the length is the app's --------------------------------------------------------------
+
+
+async def test_a_server_that_honours_only_max_tokens_is_held_to_the_length(make_app, fake_llm):
+    fake_llm.mode = "ignores_cap"  # max_completion_tokens ignored, max_tokens honoured
+    async with serve(make_app()) as client:
+        job_id = (await post_story(client, SHORT)).json()["job_id"]
+        story = await story_of(client, job_id)
+    [sent] = fake_llm.requests
+    assert sent["body"]["max_tokens"] == sent["body"]["max_completion_tokens"]
+    assert len(story["body"].split()) <= 360
+    assert story["body"].endswith(".")
+
+
+async def test_a_model_that_writes_on_and_on_is_stopped_at_the_app_s_word_cap(
+    make_app, fake_llm, llm_api, caplog
+):
+    caplog.set_level(logging.INFO, logger="bedtime")
+    fake_llm.mode = "ignores_cap"
+    fake_llm.refuse("fake-model", "max_tokens")  # so no spelling of the cap is honoured
+    fake_llm.chunk_delay_s = 0.005  # it would write 50,000 words, still writing when stopped
+    async with serve(make_app(llm_api=llm_api)) as client:
+        job_id = (await post_story(client, SHORT)).json()["job_id"]
+        story = await story_of(client, job_id)
+        if llm_api == "chat":  # the app stopped reading: it closed the stream
+            await asyncio.to_thread(fake_llm.wait_for_chat_closed, job_id)
+        else:  # ... or cancelled the response at the provider
+            [response_id] = fake_llm.response_ids_for(job_id)
+            await asyncio.to_thread(fake_llm.wait_for_status, response_id, "cancelled")
+            assert fake_llm.cancels_for(job_id) == 1
+    words = len(story["body"].split())
+    assert 300 < words <= 360, words  # 1.5 x 240, cut at the last whole sentence
+    assert story["body"] == cut_to_last_sentence(story["body"])
+    assert story["body"].endswith("stars.")
+    assert f"event=story_truncated job_id={job_id}" in caplog.text
+    assert fake_llm.calls_for(job_id) == 1
+
+
+# -- a story the server stopped early is never shown as finished -------------------------
+
+
+@pytest.mark.parametrize("mode", ["no_finish", "closed_early"])
+async def test_a_stream_with_no_finish_reason_fails_with_its_words_kept(client, fake_llm, mode):
+    fake_llm.mode = mode
+    job_id = (await post_story(client)).json()["job_id"]
+    job = await wait_for_job(client, job_id)
+    assert (job["status"], job["error"]) == ("failed", "the storyteller stopped mid-story")
+    assert job["story_id"] is None and fake_llm.calls_for(job_id) == 1
+    full = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
+    assert full["text_so_far"].startswith(f"The Story of Job {job_id}\n\nOnce upon a time")
+    card = await card_of(client, job_id)
+    assert "The storyteller stopped in the middle of the story." in card
+    assert "Finish this story" in card and "ready" not in card.lower()
+
+
+async def test_an_empty_answer_is_nothing_sent_and_offers_no_try_again(
+    make_app, fake_llm, llm_api
+):
+    fake_llm.mode = "empty"
+    async with serve(make_app(llm_api=llm_api)) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        job = await wait_for_job(client, job_id)
+        card = await card_of(client, job_id)
+    assert (job["status"], job["error"]) == ("failed", "the storyteller sent nothing")
+    assert "The storyteller sent nothing back." in card
+    assert "try again" not in card.lower() and "/retry" not in card
+
+
+# -- LLM_TIMEOUT_S bounds waiting, not writing -------------------------------------------
+
+
+async def test_a_story_arriving_at_a_steady_pace_is_not_cut_by_the_clock(
+    make_app, fake_llm, llm_api
+):
+    fake_llm.story = "The Slow Owl\n\n" + " ".join(["The owl flew slowly."] * 10)
+    fake_llm.chunk_delay_s = 0.25  # 20 chunks: 5 s in all, never 2 s without a word
+    async with serve(make_app(llm_api=llm_api, llm_timeout_s=2)) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        story = await story_of(client, job_id)
+    assert story["body"] == " ".join(["The owl flew slowly."] * 10)
+
+
+async def test_a_storyteller_silent_after_its_first_words_is_cut_short(
+    make_app, fake_llm, llm_api
+):
+    fake_llm.hold_after_chunks = 3  # then nothing, its connection open
+    fake_llm.hold()
+    async with serve(make_app(llm_api=llm_api, llm_timeout_s=1)) as client:
+        job_id = (await post_story(client)).json()["job_id"]
+        job = await wait_for_job(client, job_id)
+        card = await card_of(client, job_id)
+        fake_llm.release()
+    assert (job["status"], job["error"]) == ("failed", "the storyteller stopped mid-story")
+    assert "Finish this story" in card
+
+
+# -- titles, paragraphs, markup -----------------------------------------------------------
+
+
+async def test_a_paragraph_for_a_title_stays_in_the_story_under_a_title_from_the_idea(
+    make_app, fake_llm, llm_api
+):
+    fake_llm.mode = "paragraph_title"
+    async with serve(make_app(llm_api=llm_api)) as client:
+        story = await story_of(client, (await post_story(client, SHORT)).json()["job_id"])
+    first_line = PARAGRAPH_TITLE_STORY.split("\n")[0]
+    assert story["title"] == "The Sleepy Owl"  # as the demo storyteller names it
+    assert story["body"].startswith(first_line + "\n\nShe yawned at last.")
+
+
+async def test_a_title_that_names_itself_loses_its_label(make_app, fake_llm, llm_api):
+    fake_llm.mode = "labelled_title"
+    async with serve(make_app(llm_api=llm_api)) as client:
+        story = await story_of(client, (await post_story(client)).json()["job_id"])
+    assert "The story's title is" in LABELLED_TITLE_STORY
+    assert (story["title"], story["body"]) == ("The Sleepy Owl",
+                                               "Once upon a time an owl yawned. Goodnight.")
+
+
+async def test_single_line_breaks_are_paragraphs_on_the_page(make_app, fake_llm, llm_api):
+    fake_llm.mode = "single_breaks"
+    async with serve(make_app(llm_api=llm_api)) as client:
+        story = await story_of(client, (await post_story(client)).json()["job_id"])
+        page = (await client.get(f"/stories/{story['id']}")).text
+    assert story["title"] == "The Sleepy Owl"
+    assert story["body"].split("\n\n") == ["Once upon a time an owl yawned in her tree.",
+                                           "She blinked at the round moon.",
+                                           "Then she slept. Goodnight."]
+    assert "<p>She blinked at the round moon.</p>" in page
+
+
+async def test_the_prompt_s_markup_echoed_back_never_reaches_the_story(
+    make_app, fake_llm, llm_api
+):
+    fake_llm.mode = "echoed_markup"
+    async with serve(make_app(llm_api=llm_api)) as client:
+        story = await story_of(client, (await post_story(client)).json()["job_id"])
+    assert story["title"] == "The Sleepy Owl"
+    assert story["body"] == "Once upon a time Mia met an owl.\n\nThey slept. Goodnight."
+
+
+# -- recorded streams of a real server, replayed ------------------------------------------
+
+
+@pytest.mark.parametrize(("recording", "error"), [
+    ("no_finish_reason", "the storyteller stopped mid-story"),
+    ("empty_past_context", "the storyteller sent nothing"),
+])
+async def test_a_recorded_stream_cut_short_or_empty_fails(client, fake_llm, db, recording, error):
+    fake_llm.replay = recording
+    job_id = (await post_story(client)).json()["job_id"]
+    job = await wait_for_job(client, job_id)
+    assert (job["status"], job["error"]) == ("failed", error)
+    assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
+
+
+async def test_recorded_streams_are_held_to_the_app_s_rules(client, fake_llm):
+    stories = {}
+    for recording in ("single_line_breaks", "paragraph_title", "echoed_markup"):
+        fake_llm.replay = recording
+        job_id = (await post_story(client, {"prompt": "a star who lost her shine"})).json()
+        stories[recording] = await story_of(client, job_id["job_id"])
+    # Recorded from llama-cpp-python's server with SmolLM2-135M (tests/fixtures/llama_cpp/).
+    breaks = stories["single_line_breaks"]["body"]
+    assert len(breaks.split("\n\n")) >= 4 and "<story>" not in breaks
+    assert stories["paragraph_title"]["title"] == "The Star Who Lost Her Shine"
+    assert stories["paragraph_title"]["body"].startswith(
+        "There once was a little fox who loved the moon.")
+    markup = stories["echoed_markup"]
+    assert markup["title"] == "The Star Who Lost Her Shine"
+    assert "Leo" in markup["body"] and not re.search(r"</?name>", markup["body"])
+    assert not re.search(r"</?idea>", markup["title"] + markup["body"])
