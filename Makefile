@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-fast test-all test-real lint docs schema smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
+.PHONY: run test test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -79,6 +79,18 @@ docs: $(STAMP)
 # of a new embedded database migrated by the app (tests/test_migrations.py checks it is current).
 schema: $(STAMP)
 	$(BIN)/python tools/schema.py
+
+# The catalogues: every string the app, the templates and the scripts hand to gettext, into
+# app/locale/messages.pot, then merged into each language's .po (new ones empty, to be
+# written; tests/test_catalogues.py fails until they are). Compiled at start-up, in memory.
+LANGUAGES := es fr de it pt nl pl ar
+messages: $(STAMP)
+	$(BIN)/pybabel --quiet extract -F babel.cfg -k N_ --add-location=file --sort-output \
+	  --project "Bedtime Stories" -o app/locale/messages.pot .
+	for lang in $(LANGUAGES); do \
+	  $(BIN)/pybabel --quiet update --init-missing -D messages -i app/locale/messages.pot \
+	    -d app/locale -l $$lang --no-fuzzy-matching --ignore-obsolete || exit 1; \
+	done
 
 # The smallest proof that a Python works end to end (CI runs it on the newest one found):
 # install, start-up, one story over HTTP, the queue's own tests and background mode.

@@ -22,6 +22,7 @@ from app import config_values as values
 from app.config_values import ConfigError
 from app.money import Price
 from app.money import settings as money
+from app.stories import LANGUAGES
 from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 T = TypeVar("T")
@@ -102,6 +103,9 @@ class Settings:
     share_days: float = 30.0  # how long a share link opens (SHARE_DAYS)
     monthly_budget_micros: int | None = None
     prices: Mapping[str, Price] = field(default_factory=dict)
+    # The pages' language for everyone (UI_LANGUAGE); None: the household's, else each
+    # browser's (app/i18n/choice.py).
+    ui_language: str | None = None
 
     @property
     def model(self) -> str:
@@ -232,4 +236,5 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
                         DEFAULT.share_days),
         monthly_budget_micros=read("MONTHLY_BUDGET", money.budget_micros, None),
         prices=read("PRICES", money.prices, {}),
+        ui_language=read("UI_LANGUAGE", values.choice(tuple(LANGUAGES)), None),
     )

@@ -44,8 +44,9 @@ from app.web.errors import (
     handle_http_error,
     handle_unexpected,
 )
+from app.web.language import LanguageMiddleware
 from app.web.routes import routes
-from app.web.templates import STATIC_DIR, Templates, make_templates
+from app.web.templates import STATIC_DIR, Templates, make_templates, warm_pages
 
 
 def create_app(
@@ -61,9 +62,12 @@ def create_app(
             guard.log_mode()
             app.state.services = services
             restore_sigterm = _close_intake_on_sigterm(services)
-            # Runs once the app serves (the loop is free after start-up completes).
-            warming = asyncio.create_task(asyncio.to_thread(app.state.templates.get),
-                                          name="warm_templates")
+            # Runs once the app serves (the loop is free after start-up completes): the
+            # templates, and the household's catalogue and Babel's formats (app/i18n).
+            language = settings.ui_language or services.household.language
+            warming = asyncio.create_task(
+                asyncio.to_thread(warm_pages, app.state.templates, language),
+                name="warm_templates")
             try:
                 yield
             finally:
@@ -91,7 +95,10 @@ def create_app(
         lifespan=lifespan,
         exception_handlers=exception_handlers,
         # Compression outermost: it sees the final response, security headers and all.
-        middleware=[Middleware(CompressionMiddleware), Middleware(SecurityMiddleware, guard=guard)],
+        # The language before the guard: its refusals are pages in the reader's language too.
+        middleware=[Middleware(CompressionMiddleware),
+                    Middleware(LanguageMiddleware, settings=settings),
+                    Middleware(SecurityMiddleware, guard=guard)],
     )
     app.state.settings = settings
     app.state.guard = guard

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.errors import Invalid
+from app.i18n import gettext
 from app.stories import (
     DEFAULT_LANGUAGE,
     ID_MAX,
@@ -96,7 +97,7 @@ def parse_language(value: object) -> str:
     """A language tag the storyteller writes in; Invalid names `language` otherwise."""
     if not isinstance(value, str) or value not in LANGUAGES:
         raise Invalid(f"language must be one of {', '.join(LANGUAGES)}.", field="language",
-                      said="Please choose one of the languages in the list.")
+                      said=gettext("Please choose one of the languages in the list."))
     return value
 
 
@@ -153,28 +154,30 @@ def parse_sent(data: object, *, from_form: bool = False) -> SentRequest:
     prompt = fields.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         raise Invalid("prompt is required: what should the story be about?", field="prompt",
-                      said="Please write a few words about what the story should be about.")
+                      said=gettext("Please write a few words about what the story should be "
+                                   "about."))
     prompt = prompt.strip()
     if len(prompt) > PROMPT_MAX_CHARS:
         over = len(prompt) - PROMPT_MAX_CHARS
         raise Invalid(
             f"prompt must be at most {PROMPT_MAX_CHARS} characters (it has {len(prompt)}).",
             field="prompt",
-            said=f"That idea is {len(prompt)} characters long, and a story's idea can be "
-                 f"{PROMPT_MAX_CHARS} at most. Please make it {over} shorter.")
+            said=gettext("That idea is %(used)d characters long, and a story's idea can be "
+                         "%(most)d at most. Please make it %(over)d shorter.") % {
+                "used": len(prompt), "most": PROMPT_MAX_CHARS, "over": over})
 
     child_name = fields.get("child_name")
     if child_name is not None:
         if not isinstance(child_name, str):
             raise Invalid("child_name must be text.", field="child_name",
-                          said="Please type the name in letters.")
+                          said=gettext("Please type the name in letters."))
         child_name = child_name.strip() or None
         if child_name and len(child_name) > CHILD_NAME_MAX_CHARS:
             raise Invalid(
                 f"child_name must be at most {CHILD_NAME_MAX_CHARS} characters.",
                 field="child_name",
-                said=f"A name can be {CHILD_NAME_MAX_CHARS} letters at most. Perhaps a shorter "
-                     "one, or a nickname?")
+                said=gettext("A name can be %(most)d letters at most. Perhaps a shorter one, "
+                             "or a nickname?") % {"most": CHILD_NAME_MAX_CHARS})
 
     age = fields.get("age")
     if age is not None:
@@ -183,12 +186,12 @@ def parse_sent(data: object, *, from_form: bool = False) -> SentRequest:
                 age = int(age.strip())
         if isinstance(age, bool) or not isinstance(age, int) or age not in AGE_RANGE:
             raise Invalid("age must be a whole number from 1 to 12.", field="age",
-                          said="The age is a number from 1 to 12, or leave it empty.")
+                          said=gettext("The age is a number from 1 to 12, or leave it empty."))
 
     length = fields.get("length", "medium")
     if length not in LENGTHS:
         raise Invalid("length must be one of short, medium or long.", field="length",
-                      said="Please choose Short, Medium or Long.")
+                      said=gettext("Please choose Short, Medium or Long."))
 
     language = parse_language(fields.get("language", DEFAULT_LANGUAGE))
     child_id = parse_child_id(data, from_form=from_form)
@@ -200,7 +203,8 @@ def parse_sent(data: object, *, from_form: bool = False) -> SentRequest:
     for name, value in (("prompt", prompt), ("child_name", child_name or "")):
         if "\x00" in value:
             raise Invalid(f"{name} must not contain NUL characters.", field=name,
-                          said="Some of this text could not be read. Please type it again.")
+                          said=gettext("Some of this text could not be read. Please type it "
+                                       "again."))
     request = StoryRequest(prompt=prompt, child_name=child_name, age=age, length=length,
                            language=language, child_id=child_id, sibling_id=sibling_id)
     return SentRequest(request, frozenset(fields))

@@ -31,6 +31,7 @@ LANGUAGES = {
     "pt": ("Português", "Portuguese"),
     "nl": ("Nederlands", "Dutch"),
     "pl": ("Polski", "Polish"),
+    "ar": ("العربية", "Arabic"),  # written right to left
 }
 DEFAULT_LANGUAGE = "en"
 
@@ -79,14 +80,21 @@ def direction(language: str | None) -> str:
     return "rtl" if (language or "").split("-")[0].lower() in RIGHT_TO_LEFT else "ltr"
 
 
-# What a storyteller writes in whatever it was asked: the demo writes English only (and
-# says so under its story), so its text is English, for the page's `lang` and read-aloud.
-ONLY_WRITES = {"demo": DEFAULT_LANGUAGE}
+# What a storyteller writes whatever it was asked: the demo writes English and Arabic only
+# (and says so under any other), so its text is English then, for the page's `lang` and
+# read-aloud.
+ONLY_WRITES = {"demo": (DEFAULT_LANGUAGE, "ar")}
 
 
 def written_in(request: StoryRequest, model: str) -> str:
-    """The language a story's text is in: the one asked for, unless `model` writes one only."""
-    return ONLY_WRITES.get(model, request.language)
+    """The language a story's text is in: the one asked for, unless `model` cannot write it."""
+    return text_language(request.language, model)
+
+
+def text_language(asked: str, model: str) -> str:
+    """written_in, from the language asked for and the model that wrote the story."""
+    writes = ONLY_WRITES.get(model)
+    return asked if writes is None or asked in writes else writes[0]
 
 
 def listeners(child_name: str | None, sibling_name: str | None) -> str | None:
@@ -237,7 +245,8 @@ def paragraphs(text: str) -> list[str]:
 # markdown (`**Title:** The Moon`, `# Title: The Moon`, `*Titre* : La Lune`): the word
 # alone, then a colon (or a dash between spaces), so "Titles of the Night" is no label.
 # A model may also say it in a sentence ("The story's title is:", "Title of the story:").
-_TITLE_WORDS = ("title", "título", "titulo", "titre", "titel", "titolo", "tytuł", "tytul")
+_TITLE_WORDS = ("title", "título", "titulo", "titre", "titel", "titolo", "tytuł", "tytul",
+                "العنوان")
 _TITLE_PHRASES = (r"(?:the\s+|this\s+|our\s+)?story(?:'s|’s)?\s+title(?:\s+is)?",
                   r"(?:the\s+)?title\s+of\s+(?:the|this|our)\s+story(?:\s+is)?",
                   r"the\s+title\s+is")

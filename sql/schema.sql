@@ -64,7 +64,7 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT story_jobs_dates_readable CHECK ((((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((started_at IS NULL) OR ((started_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (started_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((heartbeat_at IS NULL) OR ((heartbeat_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (heartbeat_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((completed_at IS NULL) OR ((completed_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (completed_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))))),
     CONSTRAINT story_jobs_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
     CONSTRAINT story_jobs_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text]))),
-    CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text]))),
+    CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text]))),
     CONSTRAINT story_jobs_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
     CONSTRAINT story_jobs_likes_short CHECK (((length(likes) >= 1) AND (length(likes) <= 402))),
     CONSTRAINT story_jobs_previously_short CHECK ((length(previously) <= 1000)),
@@ -385,7 +385,7 @@ CREATE FUNCTION public.library_stems_query(p_query text) RETURNS tsquery
     AS $$
     SELECT string_agg(DISTINCT '(' || stemmed::text || ')', ' | ')::tsquery
       FROM (SELECT to_tsquery(story_search_config(language), p_query) AS stemmed
-              FROM unnest(ARRAY['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl']) AS language
+              FROM unnest(ARRAY['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl', 'ar']) AS language
            ) AS each_language
      WHERE numnode(stemmed) > 0
 $$;
@@ -437,7 +437,7 @@ CREATE FUNCTION public.story_search_config(p_language text) RETURNS regconfig
             AND c.cfgname = CASE p_language
                 WHEN 'en' THEN 'english' WHEN 'es' THEN 'spanish' WHEN 'fr' THEN 'french'
                 WHEN 'de' THEN 'german' WHEN 'it' THEN 'italian' WHEN 'pt' THEN 'portuguese'
-                WHEN 'nl' THEN 'dutch' WHEN 'pl' THEN 'polish' END),
+                WHEN 'nl' THEN 'dutch' WHEN 'pl' THEN 'polish' WHEN 'ar' THEN 'arabic' END),
         'simple'::regconfig)
 $$;
 
@@ -456,7 +456,7 @@ CREATE TABLE public.children (
     companions text,
     CONSTRAINT children_age_check CHECK (((age >= 1) AND (age <= 12))),
     CONSTRAINT children_companions_short CHECK (((length(companions) >= 1) AND (length(companions) <= 200))),
-    CONSTRAINT children_language_check CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text]))),
+    CONSTRAINT children_language_check CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text]))),
     CONSTRAINT children_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
     CONSTRAINT children_likes_check CHECK (((length(likes) >= 1) AND (length(likes) <= 200))),
     CONSTRAINT children_name_check CHECK (((length(name) >= 1) AND (length(name) <= 40)))
@@ -482,7 +482,9 @@ ALTER TABLE public.children ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 CREATE TABLE public.household (
     one boolean DEFAULT true NOT NULL,
     bedtime time(0) without time zone DEFAULT '18:30:00'::time without time zone NOT NULL,
+    language text,
     CONSTRAINT household_bedtime_in_the_evening CHECK (((bedtime >= '16:00:00'::time without time zone) AND (bedtime <= '23:59:00'::time without time zone))),
+    CONSTRAINT household_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text]))),
     CONSTRAINT household_one_check CHECK (one)
 );
 

@@ -9,6 +9,17 @@
   var THEME_COLORS = { light: "#f6efe1", dark: "#16120e", night: "#0c0906" };
   var reducedMotion = window.matchMedia("(prefers-reduced-motion: reduce)");
 
+  // The page's language: the server hands its words for these few sentences in the
+  // page itself (data-words, none in English); gettext("...") is what make messages finds.
+  var WORDS = {};
+  try { WORDS = JSON.parse(root.getAttribute("data-words") || "{}"); } catch (e) { WORDS = {}; }
+  function gettext(text, values) {
+    var said = WORDS[text] || text;
+    return values ? said.replace(/%\((\w+)\)[sd]/g, function (all, name) {
+      return String(values[name]);
+    }) : said;
+  }
+
   function remember(name, value) {
     document.cookie = name + "=" + value + "; path=/; max-age=" + YEAR_S + "; samesite=lax";
   }
@@ -68,7 +79,7 @@
       );
     }
     var now = form.querySelector("[data-text-size-now]");
-    if (now) now.textContent = size + " of " + SIZES.max;
+    if (now) now.textContent = gettext("%(size)s of %(most)s", { size: size, most: SIZES.max });
     var scheme = document.querySelector("meta[name=color-scheme]");
     if (scheme) scheme.content = theme === "light" ? "light" : "dark";
     var color = document.querySelector("meta[name=theme-color]");
@@ -104,7 +115,7 @@
   // read out every 3 s): what changed is said once, here. A new card (after "Write the
   // story" or "Try again") comes into view and takes the focus; a story that becomes
   // ready says so in the page's title, and with a soft chime if that is turned on.
-  var READY_TITLE = "Your story is ready · Bedtime Stories";
+  var READY_TITLE = gettext("Your story is ready") + " · " + gettext("Bedtime Stories");
   var pageTitle = document.title;
   var cardStates = new Map();  // card id -> "pending" | "running" | "completed" | "ready" | "failed"
   var announcer = document.createElement("p");
@@ -126,7 +137,8 @@
   function sayCard(card, state) {
     if (state === "ready") {
       var title = card.querySelector(".job-title");
-      return "Your story is ready" + (title ? ": " + title.textContent.trim() : ".");
+      return title ? gettext("Your story is ready: %(title)s", { title: title.textContent.trim() })
+        : gettext("Your story is ready.");
     }
     var line = card.querySelector(".job-state");
     return line ? line.textContent.replace(/\s+/g, " ").trim() : "";
@@ -209,7 +221,7 @@
     if (rect.top < 0 || rect.top > window.innerHeight / 4) {
       card.scrollIntoView({ block: "start", behavior: scrollBehavior() });
     }
-    announce("Story requested. " + sayCard(card, state));
+    announce(gettext("Story requested.") + " " + sayCard(card, state));
   }
 
   function storyReady() {
@@ -223,7 +235,7 @@
     document.title = pageTitle;
     card.setAttribute("tabindex", "-1");
     card.focus({ preventScroll: true });
-    announce("Finishing the story. " + sayCard(card, state));
+    announce(gettext("Finishing the story.") + " " + sayCard(card, state));
   }
 
   function watchCards(initial) {
@@ -449,8 +461,8 @@
       card.appendChild(note);
     }
     var text = offline()
-      ? "You’re offline: this story can’t be followed until the connection is back. Reconnecting…"
-      : "The server isn’t answering just now, so this story can’t be followed. Reconnecting…";
+      ? gettext("You’re offline: this story can’t be followed until the connection is back. Reconnecting…")
+      : gettext("The server isn’t answering just now, so this story can’t be followed. Reconnecting…");
     // Written once the live region is in the page (so that it is announced), and again
     // only when it says something new.
     if (note.getAttribute("data-says") !== text) {
@@ -485,10 +497,9 @@
       form.appendChild(note);
     }
     note.textContent = offline()
-      ? "You’re offline, so that didn’t get through. Please try again once the connection is back."
-      : (answered ? "That didn’t get through." :
-        "The server isn’t answering just now, so that didn’t get through.") +
-        " Please try again in a moment.";
+      ? gettext("You’re offline, so that didn’t get through. Please try again once the connection is back.")
+      : (answered ? gettext("That didn’t get through. Please try again in a moment.") :
+        gettext("The server isn’t answering just now, so that didn’t get through. Please try again in a moment."));
   }
 
   ["htmx:responseError", "htmx:sendError", "htmx:timeout"].forEach(function (name) {
@@ -538,11 +549,12 @@
     var over = used - most;
     counter.classList.toggle("over", over > 0);
     counter.textContent = over > 0
-      ? used + " of " + most + " characters: please make it " + over + " shorter."
-      : used + " of " + most + " characters";
+      ? gettext("%(used)s of %(most)s characters: please make it %(over)s shorter.",
+                { used: used, most: most, over: over })
+      : gettext("%(used)s of %(most)s characters", { used: used, most: most });
     box.setCustomValidity(over > 0
-      ? "That idea is " + used + " characters long, and a story's idea can be " + most +
-        " at most. Please make it " + over + " shorter."
+      ? gettext("That idea is %(used)d characters long, and a story's idea can be %(most)d at most. Please make it %(over)d shorter.",
+                { used: used, most: most, over: over })
       : "");
   }
 

@@ -3,6 +3,10 @@
 // clipboard otherwise. Both stay hidden where neither can work; the link is shown anyway.
 (function () {
   "use strict";
+  var WORDS = {};  // the page's words (data-words, as app.js reads them)
+  try { WORDS = JSON.parse(document.documentElement.getAttribute("data-words") || "{}"); }
+  catch (e) { WORDS = {}; }
+  function gettext(text) { return WORDS[text] || text; }
 
   function wire(root) {
     const field = root.querySelector("[data-share-url]");
@@ -14,7 +18,7 @@
     if (navigator.share && send) {
       send.hidden = false;
       send.addEventListener("click", function () {
-        navigator.share({ title: title ? title.textContent : "A bedtime story", url: field.value })
+        navigator.share({ title: title ? title.textContent : gettext("A bedtime story"), url: field.value })
           .catch(function () { /* closed without sending: nothing to do */ });
       });
     }

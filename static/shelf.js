@@ -4,7 +4,12 @@
 (function () {
   "use strict";
   var STORIES_CACHES = "bedtime-stories-";  // the service worker's (static/sw.js)
-  var TITLE_SUFFIX = " · Bedtime Stories";
+  var root = document.documentElement;
+  // The page's words for these sentences (data-words, as app.js reads them).
+  var WORDS = {};
+  try { WORDS = JSON.parse(root.getAttribute("data-words") || "{}"); } catch (e) { WORDS = {}; }
+  function gettext(text) { return WORDS[text] || text; }
+  var TITLE_SUFFIX = " · " + gettext("Bedtime Stories");
 
   // The theme shown. "Automatic" (the default) is Night from half an hour before the
   // household's bedtime (set on the Children page) until morning in its time zone, or on a
@@ -14,7 +19,6 @@
   // another hour, the offline page by no server at all, and only the device knows what it
   // prefers. The choice is the cookie (the server's and app.js's); the bedtime, morning
   // and zone come with every rendered page (saved ones too) and are kept for the rest.
-  var root = document.documentElement;
   var THEMES = /^(auto|dark|light|night)$/;
   var HOURS_KEY = "night_hours";
   var NIGHT_BEFORE_BEDTIME_MIN = 30;  // app/web/preferences.py's NIGHT_BEFORE_BEDTIME
@@ -131,8 +135,7 @@
       main.insertBefore(note, main.firstChild);
     }
     note.hidden = false;
-    note.textContent = "You’re offline. New stories need the internet; " +
-      "the stories you’ve opened on this device can still be read.";
+    note.textContent = gettext("You’re offline. New stories need the internet; the stories you’ve opened on this device can still be read.");
   }
 
   window.addEventListener("online", showConnection);
@@ -166,12 +169,10 @@
   function sayWhy() {
     if (!heading || !why) return;
     var noNetwork = navigator.onLine === false;
-    heading.textContent = noNetwork ? "You’re offline" : "The server isn’t answering";
+    heading.textContent = noNetwork ? gettext("You’re offline") : gettext("The server isn’t answering");
     why.textContent = noNetwork
-      ? "There’s no connection just now, so new stories can’t be written. The stories " +
-        "you’ve opened on this device are still here to read."
-      : "This device is online, but the storyteller’s server didn’t answer just now (it " +
-        "may be restarting). The stories you’ve opened on this device are still here to read.";
+      ? gettext("There’s no connection just now, so new stories can’t be written. The stories you’ve opened on this device are still here to read.")
+      : gettext("This device is online, but the storyteller’s server didn’t answer just now (it may be restarting). The stories you’ve opened on this device are still here to read.");
   }
   window.addEventListener("online", sayWhy);
   window.addEventListener("offline", sayWhy);
@@ -184,7 +185,7 @@
   }
 
   function titleOf(html) {
-    var title = new DOMParser().parseFromString(html, "text/html").title || "A story";
+    var title = new DOMParser().parseFromString(html, "text/html").title || gettext("A story");
     return title.slice(-TITLE_SUFFIX.length) === TITLE_SUFFIX
       ? title.slice(0, -TITLE_SUFFIX.length) : title;
   }

@@ -2,7 +2,9 @@
    this device, so a story read before opens with the Wi-Fi off. Plain JavaScript, no
    library. Served as /sw.js (so its scope is the whole site) by app/web/offline.py, which
    fills in VERSION (a hash of the static files: a deploy that changes them installs a new
-   worker, which drops the old shell) and SHELL (the static files to keep).
+   worker, which drops the old shell), SHELL (the static files to keep) and WORDS (its one
+   sentence in the household's language: a new language is a new worker, which keeps the
+   offline page, /offline, in that language).
 
    What it keeps, and how:
    - the shell (/static/...): cached at install, answered from the cache, whatever the
@@ -21,12 +23,13 @@
 
 var VERSION = "__VERSION__";
 var SHELL = ["__SHELL__"];
+var WORDS = {"__WORDS__": 0};
+function gettext(text) { return WORDS[text] || text; }
 var SHELL_CACHE = "bedtime-shell-" + VERSION;
 var STORIES_CACHE = "bedtime-stories-v1";
-var OFFLINE_PAGE = "/static/offline.html";
+var OFFLINE_PAGE = "/offline";
 // The shell is kept under this deploy's fingerprinted URLs (/static/style.css?v=3f2a1b9c0d);
-// a page from an earlier deploy asks with another ?v=, and offline.html (a static file) with
-// none: each gets the kept copy. ignoreVary: the server's Vary: Accept-Encoding must not make
+// a page from an earlier deploy asks with another ?v=: it gets the kept copy. ignoreVary: the server's Vary: Accept-Encoding must not make
 // a kept file miss.
 var SHELL_MATCH = { cacheName: SHELL_CACHE, ignoreSearch: true, ignoreVary: true };
 var STORY_PAGE = /^\/stories\/\d+$/;
@@ -35,7 +38,7 @@ var STORY_PICTURE = /^\/stories\/\d+\/picture$/;
 self.addEventListener("install", function (event) {
   event.waitUntil(
     caches.open(SHELL_CACHE)
-      .then(function (cache) { return cache.addAll(SHELL); })
+      .then(function (cache) { return cache.addAll(SHELL.concat([OFFLINE_PAGE])); })
       .then(function () { return self.skipWaiting(); })
   );
 });
@@ -54,7 +57,8 @@ self.addEventListener("activate", function (event) {
 
 function offlinePage() {
   return caches.match(OFFLINE_PAGE, SHELL_MATCH).then(function (page) {
-    return page || new Response("You are offline. Please try again when the connection is back.", {
+    return page || new Response(
+      gettext("You are offline. Please try again when the connection is back."), {
       status: 503, headers: { "Content-Type": "text/plain; charset=utf-8" }
     });
   });

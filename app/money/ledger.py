@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from app.i18n import gettext
+from app.i18n.formats import long_day, money
 from app.money import dollars, usd
 from app.money.meter import Meter
 from app.queries import Statements
@@ -87,14 +89,16 @@ class Ledger(Statements):
         shortest = meter.story_set_aside(StoryRequest(prompt="", length=LENGTHS[0]))
         if used + shortest > meter.budget_micros:
             turns = meter.next_month_start()
-            return (f"This month's budget has no room for another story: {dollars(used)} of"
-                    f" {dollars(meter.budget_micros)} is used, and even a short story could"
-                    f" cost up to {dollars(shortest)}. More stories from {turns.day}"
-                    f" {turns:%B}."), None
+            return gettext("This month's budget has no room for another story: %(used)s of "
+                           "%(budget)s is used, and even a short story could cost up to "
+                           "%(story)s. More stories from %(day)s.") % {
+                "used": money(used), "budget": money(meter.budget_micros),
+                "story": money(shortest), "day": long_day(turns)}, None
         if used < NEARLY_SPENT * meter.budget_micros:
             return None, None
-        return None, (f"This month's stories have used {dollars(used)} of the"
-                      f" {dollars(meter.budget_micros)} budget.")
+        return None, gettext("This month's stories have used %(used)s of the %(budget)s "
+                             "budget.") % {"used": money(used),
+                                           "budget": money(meter.budget_micros)}
 
     async def unpriced_note(self, meter: Meter) -> str | None:
         """With a budget, the home page's line naming the models it cannot count (no price:

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
 from app.errors import BadRequest, Busy, Invalid, Unavailable
-from app.money import dollars
+from app.i18n import gettext, ngettext
+from app.i18n.formats import long_day, money
 from app.money.meter import Meter
 from app.queue.jobs import IntakeResult, Job
 from app.queue.store import JobStore
@@ -103,7 +104,7 @@ class Intake:
                 return self._replay(existing, digest)
             if self.closed:
                 raise Unavailable(
-                    "The storyteller is restarting; please try again in a moment.",
+                    gettext("The storyteller is restarting; please try again in a moment."),
                     code="shutting_down",
                     retry_after_s=SHUTDOWN_RETRY_AFTER_S,
                 )
@@ -149,7 +150,8 @@ class Intake:
         """Why the intake made no job: the queue bound first, then the day's limit."""
         if result.pending >= self.queue_max:
             raise Busy(
-                "The storyteller has a queue of stories to write; please try again shortly.",
+                gettext("The storyteller has a queue of stories to write; please try again "
+                        "shortly."),
                 code="queue_full",
                 retry_after_s=QUEUE_FULL_RETRY_AFTER_S,
             )
@@ -160,7 +162,7 @@ class Intake:
             raise Busy(self.budget_reached(result.spent, result.set_aside or 0, set_aside),
                        code="budget_reached", retry_after_s=self._to_next_month_s())
         # Only a writer that skipped the intake lock could take the key in between.
-        raise Unavailable("Please try again.", retry_after_s=1)
+        raise Unavailable(gettext("Please try again."), retry_after_s=1)
 
     def limit_reached(self) -> tuple[str, int]:
         """What to say once the day's stories are used up, and the seconds until midnight
@@ -168,9 +170,12 @@ class Intake:
         tomorrow = self._midnight() + timedelta(days=1)  # wall-clock: right across DST too
         retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
         hours, minutes = divmod(math.ceil(retry_after_s / 60), 60)
-        used_up = ("That's the 1 story for today." if self.daily_story_limit == 1
-                   else f"That's all {self.daily_story_limit} stories for today.")
-        message = f"{used_up} More after midnight, in {hours} h {minutes} min."
+        used_up = ngettext("That's the %(num)d story for today.",
+                           "That's all %(num)d stories for today.",
+                           self.daily_story_limit) % {"num": self.daily_story_limit}
+        later = gettext("More after midnight, in %(hours)d h %(minutes)d min.") % {
+            "hours": hours, "minutes": minutes}
+        message = f"{used_up} {later}"
         return message, retry_after_s
 
     def budget_reached(self, spent: int, set_aside: int, this_story: int) -> str:
@@ -179,11 +184,15 @@ class Intake:
         assert self.meter is not None and self.meter.budget_micros is not None
         budget = self.meter.budget_micros
         turns = self.meter.next_month_start()
-        writing = f", and {dollars(set_aside)} is set aside for stories being written" \
-            if set_aside else ""
-        return (f"This month's budget is {dollars(budget)}: {dollars(spent)} is spent{writing}."
-                f" A story could cost up to {dollars(this_story)}, more than is left."
-                f" More stories from {turns.day} {turns:%B}.")
+        amounts = {"budget": money(budget), "spent": money(spent),
+                   "set_aside": money(set_aside), "story": money(this_story),
+                   "day": long_day(turns)}
+        said = (gettext("This month's budget is %(budget)s: %(spent)s is spent, and "
+                        "%(set_aside)s is set aside for stories being written.") if set_aside
+                else gettext("This month's budget is %(budget)s: %(spent)s is spent."))
+        more = gettext("A story could cost up to %(story)s, more than is left. More stories "
+                       "from %(day)s.")
+        return f"{said % amounts} {more % amounts}"
 
     def _to_next_month_s(self) -> int:
         assert self.meter is not None

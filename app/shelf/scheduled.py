@@ -21,8 +21,9 @@ from dataclasses import KW_ONLY, dataclass
 from datetime import tzinfo
 from pathlib import Path
 
-from app.dates import when
 from app.db import DATABASE_UNAVAILABLE
+from app.i18n import gettext
+from app.i18n.formats import when
 from app.logs import log, log_caught
 from app.shelf.backup import export_zip
 from app.shelf.backup_files import failure_reason, folder_problem, prune_backups, write_backup
@@ -129,5 +130,8 @@ async def backup_notice(schedules: Schedules, timezone: tzinfo) -> str | None:
     state = await schedules.state(BACKUP_SCHEDULE)
     if state is None or state.last_error is None:
         return None
-    last_good = when(state.last_ok_at, timezone) if state.last_ok_at else "never"
-    return f"The last backup failed: {state.last_error}. Last good backup: {last_good}."
+    if state.last_ok_at is None:
+        return gettext("The last backup failed: %(why)s. Last good backup: never.") % {
+            "why": state.last_error}
+    return gettext("The last backup failed: %(why)s. Last good backup: %(when)s.") % {
+        "why": state.last_error, "when": when(state.last_ok_at, timezone)}

@@ -157,6 +157,7 @@ WHAT_HAPPENS_NEXT = {
     "pt": "o que acontece a seguir em «{title}»",
     "nl": "wat er daarna gebeurt in ‘{title}’",
     "pl": "co dzieje się dalej w „{title}”",
+    "ar": "ماذا يحدث بعد ذلك في «{title}»",
 }
 
 

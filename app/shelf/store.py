@@ -20,21 +20,20 @@ from app.queries import Statements
 from app.queue.jobs import CardStory, PictureState, Screening, picture_state
 from app.requests import request_from_row
 from app.stories import (
+    DEFAULT_LANGUAGE,
     DELETED_KEEP_S,
     StoryRequest,
     listeners,
     minutes_for_words,
     reading_minutes,
-    written_in,
+    text_language,
 )
 
 LIBRARY_PAGE_SIZE = 50
 
 # A search this short (or with no letters or digits) is a plain substring, not words.
 SEARCH_LETTERS_MAX_CHARS = 2
-
 SEARCH_WORDS_MAX = 10
-
 _SEARCH_WORD = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True)
@@ -56,8 +55,8 @@ class StoredStory:
 
     @property
     def language(self) -> str:
-        """The language its text is in (for `lang`): as asked, but the demo's is English."""
-        return written_in(self.request, self.model)
+        """The language its text is in (for `lang`): as asked, unless the demo wrote it."""
+        return text_language(self.request.language, self.model)
 
 @dataclass(frozen=True)
 class BackupStory:
@@ -95,7 +94,7 @@ class StorySummary:
     sequel_of: int | None = None
     sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
     sibling_name: str | None = None  # a sibling story's second child
-    language: str = "en"  # asked for (its text's: the `text_language` filter)
+    language: str = DEFAULT_LANGUAGE  # asked for (its text's: the `text_language` filter)
     model: str = ""
 
     @property
@@ -132,7 +131,7 @@ class DeletedStory:
     deleted_at: datetime
     purge_at: datetime  # when it goes for good
     sibling_name: str | None = None
-    language: str = "en"
+    language: str = DEFAULT_LANGUAGE  # asked for (its text's: the `text_language` filter)
     model: str = ""
 
     @property

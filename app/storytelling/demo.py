@@ -14,6 +14,7 @@ import re
 
 from app.finishing import finished_text
 from app.stories import LENGTH_WORDS, Story, StoryRequest, TextSink
+from app.storytelling import demo_arabic
 
 
 class DemoStoryteller:
@@ -69,6 +70,8 @@ class DemoStoryteller:
     def _notes(self, request: StoryRequest) -> list[str]:
         """The notes under its story: that it is the demo's, and, when another language
         was asked for, that it writes English only."""
+        if request.language == "ar":
+            return [demo_arabic.NOTE]
         if request.language != "en":
             return [self.note, self.english_only]
         return [self.note]
@@ -88,6 +91,8 @@ class DemoStoryteller:
         """The title and paragraphs: an opening, middles until the length's words, an ending."""
         rng = random.Random(f"{self.seed}:{job_id}:{request.prompt}:{request.likes}:"
                             f"{request.companions}")
+        if request.language == "ar":
+            return demo_arabic.compose_arabic(request, rng)
         hero = request.child_name or rng.choice(["Juniper", "Theo", "Luna", "Rowan", "Ada"])
         idea = request.prompt.strip().rstrip(".!?")
         # The child's companions come back: the first is the friend of the story, by name.

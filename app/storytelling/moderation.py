@@ -22,6 +22,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from app.errors import Invalid, Unavailable
+from app.i18n import gettext
 from app.logs import log
 from app.stories import StoryRequest
 from app.storytelling.endpoints import MODERATIONS, Endpoints, is_missing_route, no_endpoint_message
@@ -78,14 +79,16 @@ class Moderator:
                                   code="moderation_unavailable",
                                   retry_after_s=UNAVAILABLE_RETRY_AFTER_S) from None
             raise Unavailable(
-                "The safety check can't be reached right now; please try again in a moment.",
+                gettext("The safety check can't be reached right now; please try again in "
+                        "a moment."),
                 code="moderation_unavailable",
                 retry_after_s=UNAVAILABLE_RETRY_AFTER_S,
             ) from None
         if flagged:
             log("request_flagged")
             raise Invalid(
-                "Let's pick a gentler idea for a bedtime story. Could you try different words?",
+                gettext("Let's pick a gentler idea for a bedtime story. Could you try "
+                        "different words?"),
                 code="content_flagged",
                 field="prompt",
             )

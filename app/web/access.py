@@ -37,6 +37,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import AppError, Forbidden, Unauthorized
+from app.i18n import N_
 from app.logs import log
 from app.security.crosssite import cross_site_verdict
 from app.security.csrf import mask_csrf
@@ -53,7 +54,7 @@ from app.web.templates import render
 # the session or before signing in (the service worker, the manifest and icons in /static/),
 # and a story shared with someone outside the household (/shared/<token>: no session is
 # read there, so none is renewed and no cookie is set).
-PUBLIC_PATHS = ("/healthz", "/sw.js")
+PUBLIC_PATHS = ("/healthz", "/sw.js", "/offline")
 PUBLIC_PREFIX = "/static/"
 SHARED_PREFIX = "/shared/"
 # The static page a browser may show as a page of its own (the offline page) keeps every
@@ -164,7 +165,7 @@ class SecurityMiddleware:
         )
         if error_as_json(request):
             return JSONResponse(error_body("password_required", message), status_code=403)
-        return render(request, "open_refused.html", {"page_title": "Set a password first"},
+        return render(request, "open_refused.html", {"page_title": N_("Set a password first")},
                       status_code=403)
 
     def _sign_in_first(self, request: Request) -> Response:

@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.types import Message
 
 from app.errors import BadRequest, ClientGone, TooLarge
+from app.i18n import N_, gettext, ngettext
 from app.shelf.archive import BACKUP_MAX_BYTES, MIB, BackupError
 from app.shelf.imports import ImportResult, import_backup
 from app.web.inputs import services_of
@@ -32,18 +33,18 @@ UPLOAD_FIELD = "backup"
 
 # A refused file, in the family's words; what exactly was wrong (the command line's own
 # words) follows on the page, for whoever set the app up.
-NOT_A_BACKUP = ("This file can't be restored, so nothing was changed. Choose a backup made"
-                " by “Download all stories” in this app, as it was downloaded.")
-TOO_LARGE = (f"This file is too large to be a backup of this app (at most"
-             f" {IMPORT_MAX_BYTES // MIB} MB), so nothing was changed. Choose the .zip that"
-             f" “Download all stories” made.")
+NOT_A_BACKUP = N_("This file can't be restored, so nothing was changed. Choose a backup "
+                  "made by “Download all stories” in this app, as it was downloaded.")
+TOO_LARGE = N_("This file is too large to be a backup of this app (at most %(most)d MB), so "
+               "nothing was changed. Choose the .zip that “Download all stories” made.")
 
 
 async def import_backup_page(request: Request) -> Response:
     try:
         form = await _upload_form(request)
     except TooLarge as error:  # the same page as any other refusal, with its own status
-        return _refused(request, TOO_LARGE, error.message, status_code=413)
+        return _refused(request, gettext(TOO_LARGE) % {"most": IMPORT_MAX_BYTES // MIB},
+                        error.message, status_code=413)
     try:
         upload = form.get(UPLOAD_FIELD)
         if not isinstance(upload, UploadFile) or not upload.filename or not upload.size:
@@ -51,32 +52,30 @@ async def import_backup_page(request: Request) -> Response:
         try:
             result = await import_backup(services_of(request).db, upload.file)
         except BackupError as error:
-            return _refused(request, NOT_A_BACKUP, str(error))
+            return _refused(request, gettext(NOT_A_BACKUP), str(error))
     finally:
         await form.close()
-    context = {"page_title": "Backup restored", "restored": restored_sentence(result)}
+    context = {"page_title": N_("Backup restored"), "restored": restored_sentence(result)}
     return render(request, "import.html", context, headers=VARY)
 
 
 def _refused(request: Request, refusal: str, detail: str | None = None, *,
              status_code: int = 422) -> Response:
-    context = {"page_title": "Nothing was restored", "refusal": refusal, "detail": detail}
+    context = {"page_title": N_("Nothing was restored"), "refusal": refusal, "detail": detail}
     return render(request, "import.html", context, status_code=status_code, headers=VARY)
 
 
 def restored_sentence(result: ImportResult) -> str:
     """"3 stories came back (2 were here already), and 1 child profile.\""""
-    sentence = f"{_count(result.restored, 'story', 'stories')} came back"
+    sentence = ngettext("%(num)d story came back", "%(num)d stories came back",
+                        result.restored) % {"num": result.restored}
     if result.already_here:
-        sentence += f" ({result.already_here} {'was' if result.already_here == 1 else 'were'}"
-        sentence += " here already)"
+        sentence += ngettext(" (%(num)d was here already)", " (%(num)d were here already)",
+                             result.already_here) % {"num": result.already_here}
     if result.children_restored:
-        sentence += ", and " + _count(result.children_restored, "child profile", "child profiles")
+        sentence += ngettext(", and %(num)d child profile", ", and %(num)d child profiles",
+                             result.children_restored) % {"num": result.children_restored}
     return sentence + "."
-
-
-def _count(number: int, one: str, many: str) -> str:
-    return f"{number} {one if number == 1 else many}"
 
 
 async def _upload_form(request: Request) -> FormData:

@@ -8,6 +8,8 @@ the same over JSON.
     POST /children/bedtime         the household's bedtime, bedtime=HH:MM (form: back to the
                                    page; JSON: {"bedtime": "18:30"}); Night starts half an
                                    hour before it (app/web/preferences.py)
+    POST /children/language        the household's pages' language, language=es (empty:
+                                   each browser's own; JSON: {"language": "es" or null})
 
 A story asked for a child copied what it needed, so changing or removing a profile
 changes no story already written or waiting. The profiles are an API resource
@@ -23,17 +25,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import Invalid, NotFound
+from app.i18n import N_
 from app.shelf.children import CHILD_FIELDS, child_json, parse_child
-from app.shelf.household import BEDTIME_EARLIEST, BEDTIME_LATEST, parse_bedtime
+from app.shelf.household import BEDTIME_EARLIEST, BEDTIME_LATEST, parse_bedtime, parse_language
 from app.stories import Child
 from app.web.inputs import parse_form, parse_json, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json
 from app.web.pages import LANGUAGE_CHOICES
 from app.web.templates import render
 
-LENGTH_CHOICES = (("short", "Short"), ("medium", "Medium"), ("long", "Long"))
+LENGTH_CHOICES = (("short", N_("Short")), ("medium", N_("Medium")), ("long", N_("Long")))
 NEW = "new"  # the "Add a child" form's name among the page's forms
 BEDTIME = "bedtime"  # the bedtime form's
+LANGUAGE = "language"  # the household language form's
 
 
 async def children(request: Request) -> Response:
@@ -104,6 +108,22 @@ async def set_bedtime(request: Request) -> Response:
     return RedirectResponse("/children#bedtime", status_code=303)
 
 
+async def set_language(request: Request) -> Response:
+    body = await read_body(request)
+    household = services_of(request).household
+    if answers_json(request):
+        data = parse_json(body)
+        value = data.get("language") if isinstance(data, dict) else None
+        return JSONResponse({"language": await household.set_language(parse_language(value))},
+                            headers=VARY)
+    form = await parse_form(request, body)
+    try:
+        await household.set_language(parse_language(form.get("language")))
+    except Invalid as error:
+        return await _page(request, failed=LANGUAGE, values=form, error=error)
+    return RedirectResponse("/children#language", status_code=303)
+
+
 async def _page(
     request: Request, *, failed: str | None = None, values: FormData | None = None,
     error: Invalid | None = None,
@@ -128,6 +148,8 @@ async def _page(
         "lengths": LENGTH_CHOICES,
         "languages": LANGUAGE_CHOICES,
         "language_names": dict(LANGUAGE_CHOICES),
+        "household_language": services.household.language or "",
+        "ui_language_setting": request.app.state.settings.ui_language,
     }
     return render(request, "children.html", context, status_code=422 if error else 200,
                   headers=VARY)

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from app.errors import AppError, ClientGone, NotFound, Unavailable
+from app.i18n import N_, gettext
 from app.logs import log
 from app.web.negotiation import error_as_json
 from app.web.templates import render
@@ -46,7 +47,7 @@ def error_response(request: Request, error: AppError) -> Response:
     return render(
         request,
         "error.html",
-        {"error": error, "page_title": "Something is not right", "refresh_s": refresh_s},
+        {"error": error, "page_title": N_("Something is not right"), "refresh_s": refresh_s},
         status_code=error.status_code,
         headers=headers,
     )
@@ -63,7 +64,7 @@ async def handle_app_error(request: Request, exc: Exception) -> Response:
 async def handle_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
-        error: AppError = NotFound("Nothing here by that address.")
+        error: AppError = NotFound(gettext("Nothing here by that address."))
     else:
         error = AppError(exc.detail, code="method_not_allowed" if exc.status_code == 405 else None)
         error.status_code = exc.status_code
@@ -78,7 +79,8 @@ async def handle_database_down(request: Request, exc: Exception) -> Response:
     return error_response(
         request,
         Unavailable(
-            "The story shelf can't be reached right now; please try again in a moment.",
+            gettext("The story shelf can't be reached right now; please try again in a "
+                    "moment."),
             retry_after_s=DATABASE_RETRY_AFTER_S,
         ),
     )
@@ -87,6 +89,6 @@ async def handle_database_down(request: Request, exc: Exception) -> Response:
 async def handle_unexpected(request: Request, exc: Exception) -> Response:
     log("unexpected_error", level=logging.ERROR, path=request.url.path, error=repr(exc),
         exc_info=exc)
-    error = AppError("Something went wrong on our side.", code="internal_error")
+    error = AppError(gettext("Something went wrong on our side."), code="internal_error")
     error.status_code = 500
     return error_response(request, error)

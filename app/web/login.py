@@ -8,6 +8,7 @@ import math
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from app.i18n import N_
 from app.logs import log
 from app.security.guard import SESSION_COOKIE, Guard
 from app.web.inputs import local_path, parse_form, read_body
@@ -21,7 +22,7 @@ def _guard(request: Request) -> Guard:
 
 def _context(next_path: str, *, known_device: bool) -> dict[str, object]:
     """`known_device`: this device has signed in here before (so: "Welcome back")."""
-    return {"next": next_path, "page_title": "Sign in", "known_device": known_device}
+    return {"next": next_path, "page_title": N_("Sign in"), "known_device": known_device}
 
 
 async def login_page(request: Request) -> Response:

@@ -1,11 +1,14 @@
 """Offline: the service worker, stamped with this deploy's version.
 
-    GET  /sw.js                    the service worker
+    GET  /sw.js                    the service worker, in the request's language
+    GET  /offline                  the page it shows with no network (and at the old
+                                   /static/offline.html, for a worker installed before)
 
 It is served from the site's root so that its scope is the whole site, with
 `Cache-Control: no-cache` so a browser always asks whether it changed. Its version is a
 hash of the static files, so every deploy that changes them installs a new worker, which
-replaces the old caches.
+replaces the old caches. Its few words (the offline fallback) are the request's language:
+a household that changes language gets a new worker, which keeps the offline page anew.
 """
 
 from __future__ import annotations
@@ -18,11 +21,16 @@ from pathlib import PurePosixPath
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app.i18n import page_words
 from app.web.assets import Assets
+from app.web.templates import render
 
 # What the service worker keeps from the first visit on (the app shell): every static file
 # a page may need, but not the worker's own source.
-SHELL_SUFFIXES = (".css", ".js", ".svg", ".png", ".html", ".webmanifest")
+SHELL_SUFFIXES = (".css", ".js", ".svg", ".png", ".webmanifest")
+OFFLINE_PAGE = "/offline"
+OFFLINE_ALIAS = "/static/offline.html"  # where it was a static file, for workers kept since
+_WORDS = '{"__WORDS__": 0}'
 SERVICE_WORKER = "sw.js"
 
 
@@ -57,7 +65,13 @@ def service_worker(assets: Assets) -> Callable[[Request], Awaitable[Response]]:
     source = service_worker_source(assets)
 
     async def serve(request: Request) -> Response:
-        return Response(source, media_type="text/javascript",
-                        headers={"Cache-Control": "no-cache"})
+        return Response(source.replace(_WORDS, page_words() or "{}"),
+                        media_type="text/javascript", headers={"Cache-Control": "no-cache"})
 
     return serve
+
+
+async def offline_page(request: Request) -> Response:
+    """GET /offline: the page the service worker keeps for when there is no network, in the
+    request's language (the worker fetches it at install)."""
+    return render(request, "offline.html", headers={"Cache-Control": "no-cache"})

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from app.i18n import N_, current, gettext
 from app.ideas import southern_hemisphere, tonight_idea
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
@@ -49,14 +50,19 @@ if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
 
 # One tap fills the prompt (app.js); without JavaScript each is a link that does the same.
+# Said in the page's language (ideas()), as a family would type them.
 IDEAS = (
-    "a brave little dragon",
-    "a trip to the moon",
-    "a sleepy owl who lost its hoot",
-    "a teddy bear's midnight picnic",
-    "a whale who sings lullabies",
-    "a garden that grows at night",
+    N_("a brave little dragon"),
+    N_("a trip to the moon"),
+    N_("a sleepy owl who lost its hoot"),
+    N_("a teddy bear's midnight picnic"),
+    N_("a whale who sings lullabies"),
+    N_("a garden that grows at night"),
 )
+
+
+def ideas() -> tuple[str, ...]:
+    return tuple(gettext(idea) for idea in IDEAS)
 HOME_NEWEST_STORIES = 4
 # The home page's cards of the last few minutes' finished requests, at most (compact; the
 # rest are in the library). Unfinished ones are all there.
@@ -77,7 +83,7 @@ def new_form_key() -> str:
 
 async def home(request: Request) -> Response:
     idea = request.query_params.get("idea", "")
-    values = {"prompt": idea} if idea in IDEAS else await values_like(request)
+    values = {"prompt": idea} if idea in ideas() else await values_like(request)
     context = await home_context(request, values=values)
     response = render(request, "home.html", context)
     # A page restored from the back/forward cache would resend an old key: never cache it.
@@ -237,7 +243,7 @@ async def form_context(
         "prompt_max": PROMPT_MAX_CHARS,
         "errors": errors or {},
         "notice": notice,
-        "ideas": IDEAS,
+        "ideas": ideas(),
         "languages": LANGUAGE_CHOICES,
         # Closed by the month's budget, the day's count is no news.
         "stories_left": None if budget_closed else stories_left,
@@ -267,8 +273,8 @@ def choose_for(values: dict[str, str], children: list[Child]) -> dict[str, str]:
 
 async def remembered_values(request: Request) -> dict[str, str]:
     """The form's values to start from: what it last asked for on this device, or the
-    household's last request."""
-    values = dict.fromkeys(FIELDS, "")
+    household's last request; before any, a story in the page's language."""
+    values = dict.fromkeys(FIELDS, "") | {"language": current()}
     memory = form_memory(request)
     if memory is not None:
         return values | memory

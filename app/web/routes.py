@@ -62,6 +62,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/children", children.children, methods=["GET"]),
         Route("/children", children.add_child, methods=["POST"]),
         Route("/children/bedtime", children.set_bedtime, methods=["POST"]),
+        Route("/children/language", children.set_language, methods=["POST"]),
         Route("/children/{child_id}", children.update_child, methods=["POST"]),
         Route("/children/{child_id}/delete", children.remove_child, methods=["POST"]),
         Route("/spend", spend.spend, methods=["GET"]),
@@ -87,5 +88,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/shared/{token}/picture", shares.shared_picture, methods=["GET", "HEAD"]),
         # Offline and static: the service worker, and /static/{path} from memory.
         Route("/sw.js", offline.service_worker(assets), methods=["GET"]),
+        Route(offline.OFFLINE_PAGE, offline.offline_page, methods=["GET"]),
+        Route(offline.OFFLINE_ALIAS, offline.offline_page, methods=["GET"]),
         *assets.routes(),
     ]

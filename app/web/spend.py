@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.money import dollars
+from app.i18n import N_
+from app.i18n.formats import money, month_name
 from app.money.chart import bar_chart
 from app.money.ledger import Ledger
 from app.web.inputs import services_of
@@ -20,7 +21,8 @@ from app.web.templates import render
 if TYPE_CHECKING:
     from app.services import Services
 
-KIND_NAMES = {"story": "Stories", "picture": "Pictures", "moderation": "Safety checks (free)"}
+KIND_NAMES = {"story": N_("Stories"), "picture": N_("Pictures"),
+              "moderation": N_("Safety checks (free)")}
 
 
 async def spend(request: Request) -> Response:
@@ -30,8 +32,8 @@ async def spend(request: Request) -> Response:
     if answers_json(request):
         return JSONResponse(month.as_json(), headers=VARY)
     return render(request, "spend.html", {
-        "month": month, "chart": bar_chart(month.by_day), "dollars": dollars,
-        "kind_names": KIND_NAMES, "month_name": services.meter.month_start().strftime("%B %Y"),
+        "month": month, "chart": bar_chart(month.by_day), "dollars": money,
+        "kind_names": KIND_NAMES, "month_name": month_name(services.meter.month_start()),
         "share_pct": None if month.share is None else min(round(month.share * 100), 100),
     }, headers=VARY)
 

@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.dates import file_day, iso_time
 from app.errors import NotFound
+from app.i18n import N_
 from app.shelf.backup import export_zip, markdown_name, story_markdown
 from app.shelf.store import StoredStory, StorySummary
 from app.stories import DELETED_KEEP_S, clean_text, parse_id
@@ -87,7 +88,7 @@ async def library_page(request: Request) -> Response:
         if title is not None:
             deleted = {"id": deleted_id, "title": title}
     context |= {
-        "page_title": "Library",
+        "page_title": N_("Library"),
         "deleted_count": await shelf.count_recently_deleted(),
         "just_deleted": deleted,
         "just_restored": await _just_restored(request),
@@ -97,7 +98,7 @@ async def library_page(request: Request) -> Response:
 
 async def recently_deleted(request: Request) -> Response:
     stories = await services_of(request).shelf.recently_deleted()
-    context = {"page_title": "Recently deleted", "stories": stories,
+    context = {"page_title": N_("Recently deleted"), "stories": stories,
                "keep_days": DELETED_KEEP_DAYS, "just_restored": await _just_restored(request)}
     return render(request, "deleted.html", context, headers=VARY)
 

@@ -17,14 +17,19 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.dates import day, iso_time, when
+from app.dates import iso_time
+from app.i18n import N_, current, direction, gettext, ngettext, page_words
+from app.i18n import formats as local
 from app.queue.jobs import FailReason
-from app.stories import ONLY_WRITES, direction, paragraphs
+from app.stories import direction as language_direction
+from app.stories import paragraphs, text_language
 from app.web.preferences import preferences
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
     from starlette.templating import Jinja2Templates
 
+# A story's length as a row of the library says it ("medium · 4 min").
+LENGTH_NAMES = {"short": N_("short"), "medium": N_("medium"), "long": N_("long")}
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 
@@ -45,6 +50,18 @@ class Templates:
                 if self._made is None:
                     self._made = self._make()
         return self._made
+
+
+def warm_pages(templates: Templates, language: str | None) -> None:
+    """What a first page would otherwise wait for: the templates, and for a household
+    that speaks another language than English, its catalogue and Babel's formats."""
+    templates.get()
+    if language is not None and language != "en":
+        from babel import dates, numbers  # noqa: F401  (imported for the first page)
+
+        from app.i18n.catalogues import catalogue
+
+        catalogue(language)
 
 
 def isolate_names(text: str, *names: str | None) -> Markup:
@@ -76,14 +93,29 @@ def make_templates(
     templates.env.globals["inline"] = {**static, **(inline or {})}
     templates.env.globals["FailReason"] = FailReason
     templates.env.globals["card_poll_s"] = f"{card_poll_s:g}"
+    # {% trans %} and _(): the request's language (app/i18n), chosen by its middleware.
+    templates.env.add_extension("jinja2.ext.i18n")
+    templates.env.install_gettext_callables(  # type: ignore[attr-defined]
+        gettext, ngettext, newstyle=True)
+    templates.env.globals["ui_lang"] = current
+    templates.env.globals["ui_dir"] = direction
+    templates.env.globals["page_words"] = page_words
+    templates.env.globals["money"] = local.money
+    # A string the code chose (a page's title, a table's label marked with N_): translated
+    # without formatting, as a story's own title may hold a "%".
+    templates.env.globals["tr"] = gettext
+    templates.env.filters["length_name"] = lambda size: gettext(LENGTH_NAMES.get(size) or size)
     templates.env.filters["iso"] = iso_time
-    templates.env.filters["day"] = lambda moment: day(moment, timezone)
-    templates.env.filters["when"] = lambda moment: when(moment, timezone)
+    templates.env.filters["day"] = lambda moment: local.day(moment, timezone)
+    templates.env.filters["when"] = lambda moment: local.when(moment, timezone)
+    templates.env.filters["short_day"] = local.short_day
+    templates.env.filters["long_day"] = local.long_day
+    templates.env.filters["number"] = local.number
     templates.env.filters["paragraphs"] = paragraphs
-    templates.env.filters["direction"] = direction  # {{ story.language | direction }}
+    templates.env.filters["direction"] = language_direction  # {{ story.language | direction }}
     templates.env.filters["isolate"] = isolate_names  # {{ title | isolate(child, sibling) }}
     # A library row's language: as asked, unless its model writes one only (the demo).
-    templates.env.filters["text_language"] = lambda row: ONLY_WRITES.get(row.model, row.language)
+    templates.env.filters["text_language"] = lambda row: text_language(row.language, row.model)
     return templates
 
 

@@ -250,7 +250,7 @@ async def test_the_home_page_says_calmly_when_the_budget_is_nearly_or_wholly_use
 def shortest_set_aside(settings) -> int:
     """A short story's most possible cost as this app's meter reckons it (its reasoning
     room included), whatever the prices."""
-    meter = Meter.for_settings(replace(settings, prices=PRICES, monthly_budget_micros=1))
+    meter = meter_for(replace(settings, prices=PRICES, monthly_budget_micros=1))
     return meter.story_set_aside(StoryRequest(prompt="", length="short"))
 
 
@@ -286,7 +286,6 @@ def test_the_set_aside_is_the_cap_the_call_is_sent_with():
     so its story sets aside no room for it either: a small budget is not refused early."""
     from app.config import load_settings
     from app.money import Usage
-    from app.money.meter import Meter
     from app.storytelling.limits import token_budget
 
     def meter(**env: str) -> Meter:

@@ -67,7 +67,7 @@ async def test_the_language_reaches_the_prompt_the_story_and_its_page(client, fa
     assert story["language"] == "fr"
     assert "Write the story in French." in prompt_of(fake_llm.requests[-1])
     page = (await client.get(f"/stories/{story['story_id']}")).text
-    assert re.search(r'<div class="story-text" data-story-text lang="fr">', page)
+    assert re.search(r'<div class="story-text" data-story-text lang="fr" dir="ltr">', page)
 
     english = await written(client, {"prompt": "a sleepy owl"})
     assert english["language"] == "en"
@@ -87,7 +87,8 @@ async def test_the_form_offers_the_languages_by_their_own_names_and_keeps_the_on
                          select.group())
     assert [(tag, name) for tag, _, name in options] == [
         ("en", "English"), ("es", "Español"), ("fr", "Français"), ("de", "Deutsch"),
-        ("it", "Italiano"), ("pt", "Português"), ("nl", "Nederlands"), ("pl", "Polski")]
+        ("it", "Italiano"), ("pt", "Português"), ("nl", "Nederlands"), ("pl", "Polski"),
+        ("ar", "العربية")]
     assert [tag for tag, chosen, _ in options if chosen] == ["en"]
 
     story_id = await finished_story(client, language="de")

@@ -25,7 +25,7 @@ PASSWORD = "moonbeam"
 
 def links(page: str, tag: str) -> bool:
     """`tag` is in the page, its /static/ URL fingerprinted (`?v=...`, the templates) or
-    plain (static/offline.html)."""
+    plain (a page from an earlier deploy)."""
     before, url, after = re.split(r'(?<=")(/static/[^"]+)(?=")', tag, maxsplit=1)
     pattern = re.escape(before + url) + r"(\?v=[0-9a-f]+)?" + re.escape(after)
     return re.search(pattern, page) is not None
@@ -65,7 +65,7 @@ async def test_every_page_links_the_manifest_and_the_touch_icon(make_app, client
               ).json()["job_id"]
     assert (await wait_for_job(client, job_id))["status"] == "completed"
     pages = ["/", "/stories", f"/stories/{story_id}", f"/stories/jobs/{job_id}",
-             "/stories/deleted", "/nowhere", "/static/offline.html"]
+             "/stories/deleted", "/nowhere", "/offline", "/static/offline.html"]
     for path in pages:
         page = (await client.get(path)).text
         assert links(page, f'<link rel="manifest" href="{MANIFEST}">'), path
@@ -91,7 +91,8 @@ async def test_the_service_worker_is_served_from_the_root_fresh_and_versioned(cl
     assets = Assets(STATIC_DIR)
     assert version == static_version(assets)
     shell = json.loads(re.search(r"var SHELL = (\[.*?\]);", source).group(1))
-    assert assets.urls["offline.html"] in shell and assets.urls["style.css"] in shell
+    assert assets.urls["style.css"] in shell and 'var OFFLINE_PAGE = "/offline";' in source
+    assert (await client.get("/offline")).status_code == 200  # kept at install, beside the shell
     assert not [url for url in shell if url.startswith("/static/sw.js")]
     for url in shell:
         assert (await client.get(url)).status_code == 200, url

@@ -55,6 +55,7 @@ async def test_the_finished_cards_poll_answer_has_the_story_in_place_and_the_she
     assert not polls(card.text) and "hx-trigger" not in card.text
     text = story_text(card.text)
     assert '<p class="job-title">The Lantern Fox</p>' in text  # its direction: the story text's
+    assert re.search(r'class="story-text job-draft job-story" lang="en" dir="ltr"', card.text)
     assert [f"<p>{p}</p>" in text for p in PARAGRAPHS] == [True] * 3
     # The actions come after the text, so it stays where the draft was.
     assert card.text.index("Read the story") > card.text.index(PARAGRAPHS[-1])

@@ -1,0 +1,58 @@
+"""The language middleware: each request's language, chosen once, before anything renders.
+
+    Middleware(LanguageMiddleware, settings=settings)
+
+UI_LANGUAGE, else the household's (its last known, app/shelf/household.py: no query per
+request), else Accept-Language, else English (app/i18n/choice.py); a shared page puts its
+reader's Accept-Language first. The choice is a ContextVar of the request's task, so the
+handler and its templates speak it, and so does the page for an unexpected error, which
+Starlette renders outside every middleware: the choice is undone only after a response.
+"""
+
+from __future__ import annotations
+
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.config import Settings
+from app.i18n import reset_language, set_language
+from app.i18n.choice import choose_from
+from app.web.access import PUBLIC_PREFIX, SHARED_PREFIX
+from app.web.offline import OFFLINE_ALIAS
+
+
+class LanguageMiddleware:
+    def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
+        self.app = app
+        self.setting = settings.ui_language
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or (scope["path"].startswith(PUBLIC_PREFIX)
+                                       and scope["path"] != OFFLINE_ALIAS):
+            await self.app(scope, receive, send)  # the static files speak no language
+            return
+        accept = None
+        for name, value in scope["headers"]:
+            if name == b"accept-language":
+                accept = value.decode("latin-1")
+                break
+        services = getattr(scope["app"].state, "services", None)
+        language, by_browser = choose_from(
+            setting=self.setting,
+            household=services.household.language if services is not None else None,
+            accept=accept, reader_first=scope["path"].startswith(SHARED_PREFIX))
+        token = set_language(language)
+        await self.app(scope, receive, _varying(send) if by_browser else send)
+        reset_language(token)
+
+
+def _varying(send: Send) -> Send:
+    """A page the browser's Accept-Language chose says it varies by it: a cache keeps one
+    per language."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message).add_vary_header("Accept-Language")
+        await send(message)
+
+    return sending
