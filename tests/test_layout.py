@@ -19,19 +19,22 @@ APP = Path(__file__).resolve().parent.parent / "app"
 LAYERS: dict[str, tuple[str, ...]] = {
     # The core types and small pure helpers: no I/O, nothing of the parts above.
     "core": ("app", "stories", "dates", "logs", "backoff", "errors", "config_values",
-             "requests", "finishing", "ideas", "version"),
+             "requests", "finishing", "ideas", "version",
+             # the household's language: the catalogues, and which one a request reads
+             "i18n.catalogues", "i18n.choice", "i18n"),
     # PostgreSQL: where it is, the pool, the migrations, the named statements.
     "database": ("embedded", "db", "queries"),
     # The model: the provider calls and the demo storyteller.
     "storytelling": ("storytelling", "storytelling.availability", "storytelling.capped",
-                     "storytelling.demo", "storytelling.endpoints",
+                     "storytelling.demo", "storytelling.demo_arabic", "storytelling.endpoints",
                      "storytelling.final_response", "storytelling.limits",
                      "storytelling.models", "storytelling.moderation", "storytelling.openai",
                      "storytelling.provider", "storytelling.reader",
                      "storytelling.responses"),
     # Prices, the ledger, the budget (and how their settings read).
     "money": ("money", "money.chart", "money.ledger", "money.meter", "money.prices",
-              "money.settings", "money.tokens"),
+              "money.settings", "money.tokens",
+              "i18n.formats"),  # dates, numbers and money written the household's way
     # The settings, read once: they name the prices and budget they parse.
     "config": ("config",),
     "illustrating": ("illustrating", "illustrating.demo", "illustrating.openai_images",
@@ -40,7 +43,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
               "queue.control", "queue.estimates", "queue.intake", "queue.intake_params",
               "queue.jobs", "queue.liveness", "queue.picture_writer", "queue.pictures",
               "queue.processes", "queue.screener", "queue.store", "queue.storing",
-              "queue.sweeper", "queue.wakeup", "queue.worker", "queue.writing"),
+              "queue.sweeper", "queue.unfinished", "queue.wakeup", "queue.worker",
+              "queue.writing"),
     "security": ("security", "security.clients", "security.crosssite", "security.csrf",
                  "security.guard", "security.headers", "security.limits",
                  "security.secret_key", "security.sessions"),
@@ -54,7 +58,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
             "web.compression", "web.errors", "web.failures", "web.generate", "web.inputs",
             "web.jobs", "web.login", "web.negotiation", "web.offline", "web.pages",
             "web.pictures", "web.preferences", "web.routes", "web.shares", "web.spend",
-            "web.stories", "web.story_page", "web.templates"),
+            "web.stories", "web.story_page", "web.templates", "web.unfinished", "web.language"),
     # What a process runs, the app factory, the command line.
     "process": ("runtime", "main", "__main__"),
 }

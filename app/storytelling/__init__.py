@@ -9,6 +9,6 @@ still offers the model, `models.py` reads the openai library's model lists.
 `final_response.py` reads the story in a finished response. `reader.py` reads either
 API's answer to the app's own rules (word cap, cut short, titles, paragraphs, markup).
 
-May use: app.stories, app.finishing, app.errors, app.logs, app.backoff. Never the queue,
+May use: app.stories, app.finishing, app.errors, app.logs, app.backoff, app.i18n. Never the queue,
 the shelf or the web: the worker hands a storyteller the request and gets a story back.
 """
