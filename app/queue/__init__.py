@@ -12,5 +12,6 @@ says how long; `check.py` reports broken invariants.
 May use: app.stories, app.requests, app.finishing, app.db, app.queries, app.errors,
 app.logs, app.config, app.backoff, app.i18n (the words a card says), app.money (set-asides
 and charges), app.illustrating (the illustrator it is handed, a picture's types) and
-app.storytelling (the storyteller and moderator it is handed). Never app.web, app.shelf or app.security.
+app.storytelling (the storyteller and moderator it is handed). Never app.web, app.shelf
+or app.security.
 """
