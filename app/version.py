@@ -1,7 +1,7 @@
 """The running version, written once: pyproject.toml's `version` (SemVer; CHANGELOG.md
 says what each one brought).
 
-    version()        # "0.5.0"
+    version()        # "0.6.0"
 
 Read from pyproject.toml beside the app (a platform deploys the whole repository), else
 from the installed package's metadata; "unknown" if neither is there.
