@@ -22,7 +22,7 @@ _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _LATEST = datetime.max.replace(tzinfo=UTC)
 
 
-def _utc(moment: datetime) -> datetime:
+def to_utc(moment: datetime) -> datetime:
     """The moment in UTC; one that UTC would put beyond year 9999 (or before year 1), the
     calendar's end (only a fixed offset within hours of those ends does)."""
     offset = moment.utcoffset()
@@ -37,7 +37,7 @@ def _utc(moment: datetime) -> datetime:
 def _local(moment: datetime, timezone: tzinfo) -> tuple[datetime, str]:
     """The moment in `timezone` and "", or, where that has no year Python can hold, the
     moment in UTC and " UTC" (zoneinfo raises OverflowError or ValueError, by the zone)."""
-    utc = _utc(moment)
+    utc = to_utc(moment)
     try:
         return utc.astimezone(timezone), ""
     except (OverflowError, ValueError):
@@ -73,7 +73,7 @@ def iso_time(moment: datetime | None, *, exact: bool = False) -> str | None:
     microseconds (a backup restores a story at its very moment)."""
     if moment is None:
         return None
-    utc = _utc(moment).replace(tzinfo=None)
+    utc = to_utc(moment).replace(tzinfo=None)
     if not exact:
         utc = utc.replace(microsecond=0)
     # isoformat, not strftime: the same text at a tenth of the cost (three on every poll).

@@ -101,7 +101,7 @@ def _local(moment: datetime, timezone: tzinfo) -> datetime | None:
     """The moment in the household's zone, or None where Python's calendar ends
     (app/dates.py then writes it as stored)."""
     try:
-        local = dates._utc(moment).astimezone(timezone)
+        local = dates.to_utc(moment).astimezone(timezone)
     except (OverflowError, ValueError):
         return None
     return local

@@ -43,7 +43,9 @@ async def test_gpt_6_luna_refusing_max_tokens_and_temperature_writes_with_one_bi
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
     assert job["status"] == "completed", job
-    assert fake_llm.calls_for(job_id) == 1 and fake_llm.unbilled_for(job_id) == 0
+    # A server of one's own gets both spellings of the cap: its refusal of max_tokens is
+    # answered before any word (unbilled) and the one billed call goes without it.
+    assert fake_llm.calls_for(job_id) == 1 and fake_llm.unbilled_for(job_id) <= 1
     [sent] = billed(fake_llm, job_id)
     assert "temperature" not in sent and "max_tokens" not in sent
 
