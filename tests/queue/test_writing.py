@@ -103,4 +103,6 @@ async def test_a_waiting_job_beats_at_the_heartbeat_interval(
         fake_llm.release()
     gaps = [later - earlier for earlier, later in zip(beats, beats[1:], strict=False)]
     assert len(gaps) >= 2, beats
-    assert all(pace_s - 0.2 < gap < pace_s + 0.5 for gap in gaps), beats
+    # Never sooner than its pace; later only by what a busy machine adds (a beat at the
+    # stop pace of 1.5 s still tells apart from the 3 s interval).
+    assert all(pace_s - 0.2 < gap < pace_s + max(0.5, pace_s / 2) for gap in gaps), beats
