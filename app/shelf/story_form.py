@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from app.requests import FIELDS
 from app.shelf.sequels import as_sequel, earlier_story, in_language, sequel_fields
 from app.shelf.store import ShelfStore, StoredStory
-from app.stories import StoryRequest
+from app.stories import Child, StoryRequest
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,18 @@ async def read_story_form(shelf: ShelfStore, form: Mapping[str, object]) -> Stor
         values["prompt"] = in_language(values["prompt"], earlier.title,
                                        values["language"] or earlier.request.language)
     return StoryForm(chosen, values, tuple(sent_fields), earlier)
+
+
+def choose_for(values: dict[str, str], children: list[Child]) -> dict[str, str]:
+    """`values` with the chooser's choice made: the one it names, while it still can be;
+    else the profile named `child_name`, else "someone else" (`other`) with that name."""
+    chosen = values.get("for", "")
+    ids = {str(child.id): child for child in children}
+    if chosen in ids or chosen == "other" or (chosen == "earlier" and values.get("sequel_of")
+                                              and values.get("sequel_child")):
+        return values
+    named = next((child for child in children
+                  if values.get("child_name") and child.name == values["child_name"]), None)
+    if named is None:
+        return values | {"for": "other"}
+    return values | {"for": str(named.id), "child_name": "", "age": ""}

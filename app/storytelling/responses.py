@@ -18,9 +18,7 @@ response more than 5 minutes old (a 400), and a stream can go quiet while the re
 goes on to the end. A refused stream is followed by plain retrieves instead, every
 POLL_INTERVAL_S, until the response ends or brings no new words for `timeout_s`; a stream
 quiet for `silence_s` is checked with a plain retrieve. The story is read to the app's rules
-(app/storytelling/reader.py): past its word cap the response is cancelled at the provider.
-A finished response is taken as it is (app/storytelling/final_response.py reads the story
-in it).
+(reader.py; past its word cap the response is cancelled); a finished one as it is.
 """
 
 from __future__ import annotations

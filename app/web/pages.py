@@ -32,6 +32,7 @@ from app.ideas import southern_hemisphere, tonight_idea
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
+from app.shelf.story_form import choose_for
 from app.stories import LANGUAGES, Child
 from app.web.cards import JobCard, job_card
 from app.web.inputs import local_path, parse_form, read_body, services_of
@@ -254,21 +255,6 @@ async def form_context(
         "closed_for": "month" if budget_closed else "day",
     }
 
-
-
-def choose_for(values: dict[str, str], children: list[Child]) -> dict[str, str]:
-    """`values` with the chooser's choice made: the one it names, while it still can be;
-    else the profile named `child_name`, else "someone else" (`other`) with that name."""
-    chosen = values.get("for", "")
-    ids = {str(child.id): child for child in children}
-    if chosen in ids or chosen == "other" or (chosen == "earlier" and values.get("sequel_of")
-                                              and values.get("sequel_child")):
-        return values
-    named = next((child for child in children
-                  if values.get("child_name") and child.name == values["child_name"]), None)
-    if named is None:
-        return values | {"for": "other"}
-    return values | {"for": str(named.id), "child_name": "", "age": ""}
 
 
 async def remembered_values(request: Request) -> dict[str, str]:
