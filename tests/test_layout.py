@@ -26,7 +26,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "database": ("embedded", "db", "queries"),
     # The model: the provider calls and the demo storyteller.
     "storytelling": ("storytelling", "storytelling.availability", "storytelling.capped",
-                     "storytelling.demo", "storytelling.demo_arabic", "storytelling.endpoints",
+                     "storytelling.capped_transport", "storytelling.demo",
+                     "storytelling.demo_arabic", "storytelling.endpoints",
                      "storytelling.final_response", "storytelling.limits",
                      "storytelling.models", "storytelling.moderation", "storytelling.openai",
                      "storytelling.provider", "storytelling.reader",

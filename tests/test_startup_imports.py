@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LATER = ("genai_prices", "PIL", "openai")
+LATER = ("genai_prices", "PIL", "openai", "httpx2", "httpx")
 
 SCRIPT = """
 import asyncio, sys

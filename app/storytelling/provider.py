@@ -40,7 +40,7 @@ class ProviderClient:
         if self._client is None:
             import openai
 
-            from app.storytelling.capped import capped_http_client
+            from app.storytelling.capped_transport import capped_http_client
 
             timeout = openai.Timeout(self.timeout_s, connect=min(CONNECT_TIMEOUT_S, self.timeout_s))
             # Every body read with a limit (app/storytelling/capped.py).

@@ -8,7 +8,8 @@ import html
 import httpx2
 import pytest
 
-from app.storytelling.capped import BODY_MAX_BYTES, BodyTooLarge, CappedTransport
+from app.storytelling.capped import BODY_MAX_BYTES, BodyTooLarge
+from app.storytelling.capped_transport import CappedTransport
 from tests.helpers.app import serve
 from tests.helpers.fake_images import HUGE_MB
 from tests.helpers.pictures import STORY_TEXT, picture_when, story_of
