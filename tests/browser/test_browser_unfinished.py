@@ -59,7 +59,12 @@ def test_a_stopped_story_waits_in_the_library_until_finished_or_dismissed(
     assert not overflows(page) and duplicate_ids_on(page) == []
     page.screenshot(path=str(ARTIFACTS / f"unfinished-library-{size}.png"), full_page=True)
     # Found by the library's search, as a story on the shelf is.
-    page.fill("#q", "moonlight")
+    # The row is on the page before the search too: wait for the search's own answer (it
+    # replaces the list), or a late one would replace the list again after Dismiss.
+    with page.expect_response(lambda response: "q=moonlight" in response.url):
+        page.fill("#q", "moonlight")
+    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping,"
+                           " .htmx-settling')")
     expect(page.locator("#library-results #unfinished li", has_text=idea)).to_be_visible()
 
     row = page.locator("#unfinished li", has_text=idea)
