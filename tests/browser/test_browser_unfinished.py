@@ -63,8 +63,7 @@ def test_a_stopped_story_waits_in_the_library_until_finished_or_dismissed(
     # replaces the list), or a late one would replace the list again after Dismiss.
     with page.expect_response(lambda response: "q=moonlight" in response.url):
         page.fill("#q", "moonlight")
-    page.wait_for_function("!document.querySelector('.htmx-request, .htmx-swapping,"
-                           " .htmx-settling')")
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
     expect(page.locator("#library-results #unfinished li", has_text=idea)).to_be_visible()
 
     row = page.locator("#unfinished li", has_text=idea)
