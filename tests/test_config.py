@@ -161,6 +161,7 @@ def test_a_dotenv_file_is_read(tmp_path):
         [sys.executable, "-m", "app", "worker"],
     ],
 )
+@pytest.mark.slow
 def test_bad_config_stops_start_up_with_one_line(command, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "DATABASE"))}
     env |= {"QUEUE_MAX": "0", "PYTHONPATH": str(ROOT)}
@@ -174,6 +175,7 @@ def test_bad_config_stops_start_up_with_one_line(command, tmp_path):
     assert "QUEUE_MAX" in output
 
 
+@pytest.mark.slow
 def test_the_openai_library_and_jinja2_are_not_imported_before_the_app_serves(tmp_path):
     """The openai library (most of a second to import) and Jinja2 (a tenth of start-up)
     wait until the app serves: the app's module, which uvicorn imports before anything is
@@ -188,6 +190,7 @@ def test_the_openai_library_and_jinja2_are_not_imported_before_the_app_serves(tm
     assert result.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_importing_the_app_module_reads_no_settings_until_uvicorn_asks_for_the_app(tmp_path):
     """Tests and tools import app.main freely: the settings (and the developer's .env) are
     read only when `app.main:app` is asked for, as uvicorn does."""

@@ -136,6 +136,7 @@ def test_locally_nothing_is_required():
     assert settings.database_url is None and settings.secret_key is None
 
 
+@pytest.mark.slow
 def test_the_web_line_on_a_platform_without_a_database_says_so_in_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE", "SECRET"))}
     env |= {"DYNO": "web.1", "PYTHONPATH": str(ROOT), "PORT": str(free_port())}
@@ -560,6 +561,7 @@ def pgbouncer(deploy_database: str) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.slow
 async def test_behind_pgbouncer_in_transaction_mode_every_story_is_written_once(
     pgbouncer, fake_llm, make_app, monkeypatch
 ):

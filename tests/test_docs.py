@@ -17,6 +17,7 @@ ARCHITECTURE = ROOT / "docs" / "architecture.md"
 _CODE = re.compile(r"`([^`]+)`")
 
 
+@pytest.mark.slow
 def test_the_module_map_is_current():
     result = subprocess.run([sys.executable, "tools/module_map.py", "--check"], cwd=ROOT,
                             capture_output=True, text=True)

@@ -35,6 +35,7 @@ async def _version_and_rows(url: str) -> tuple[int, list[str]]:
         await conn.close()
 
 
+@pytest.mark.slow
 def test_a_new_data_directory_gets_the_current_postgresql(caplog):
     caplog.set_level(logging.INFO, logger=LOGGER_NAME)  # as the app's own setup_logging
     data_dir = postgres_dir()
@@ -48,6 +49,7 @@ def test_a_new_data_directory_gets_the_current_postgresql(caplog):
         shutil.rmtree(data_dir.parent, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_a_data_directory_from_the_earlier_release_keeps_its_stories_and_says_how_to_move(
     caplog,
 ):
@@ -78,6 +80,7 @@ def test_a_data_directory_from_the_earlier_release_keeps_its_stories_and_says_ho
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0,
                     reason="only root makes the embedded server's system user")
+@pytest.mark.slow
 def test_processes_starting_at_once_make_the_system_user_once(tmp_path):
     """Four processes at once, as the test workers start on a new machine: one user, one
     uid, the one each of them was given (concurrent useradds each made one)."""

@@ -69,6 +69,7 @@ def written_text(fake: FakeLLM, response_id: str) -> str:
     return "".join(part.get("text", "") for item in output for part in item["content"])
 
 
+@pytest.mark.slow
 async def test_a_background_create_answers_at_once_and_counts_apart(fake_llm, llm):
     fake_llm.hold()
     # The story is held until the end of this test: a create that waited for it to be
@@ -264,6 +265,7 @@ async def test_a_server_without_the_api_answers_404(fake_llm, llm):
     assert fake_llm.calls_for(19) == 0
 
 
+@pytest.mark.slow
 async def test_a_dropped_stream_resumes_with_starting_after(fake_llm, llm):
     fake_llm.story = STORY
     fake_llm.chunk_delay_s = 0.01
@@ -310,6 +312,7 @@ async def test_a_held_create_is_written_before_it_is_answered(fake_llm, llm):
     assert written_text(fake_llm, response_id) == STORY
 
 
+@pytest.mark.slow
 async def test_a_chat_stream_left_early_is_recorded(fake_llm, llm):
     fake_llm.story = STORY
     fake_llm.chunk_delay_s = 0.05

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.helpers.fake_llm import free_port
 from tests.helpers.platform import ROOT, procfile
@@ -23,6 +24,7 @@ def environment(database_url: str, **extra: str) -> dict[str, str]:
                   "DEMO_DELAY_S": "0.1", **extra}
 
 
+@pytest.mark.slow
 def test_the_release_line_migrates_and_can_run_twice(database_url, tmp_path):
     command = procfile()["release"]
     assert command == "python -m app migrate"
@@ -35,6 +37,7 @@ def test_the_release_line_migrates_and_can_run_twice(database_url, tmp_path):
         assert "migrate:" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_web_line_serves_healthz_on_port_and_stops_cleanly_on_sigterm(database_url):
     port = free_port()
     command = procfile()["web"]

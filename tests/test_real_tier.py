@@ -46,12 +46,14 @@ def _tier(tmp_path, **env: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("ci", [{"CI": "true"}, {"REAL_MODEL_REQUIRED": "1"}],
                          ids=["CI", "REAL_MODEL_REQUIRED"])
+@pytest.mark.slow
 def test_in_ci_a_tier_that_cannot_run_fails(tmp_path, ci):
     run = _tier(tmp_path, **ci)
     assert run.returncode == 1, run.stdout
     assert "the real tier must run here: no cmake, c++, cc on PATH" in run.stdout
 
 
+@pytest.mark.slow
 def test_elsewhere_a_tier_that_cannot_run_is_skipped_with_the_reason(tmp_path):
     run = _tier(tmp_path)
     assert run.returncode == 0, run.stdout

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 LATER = ("genai_prices", "PIL", "openai", "httpx2", "httpx")
 
@@ -39,6 +41,7 @@ asyncio.run(main())
 """.replace("LATER", repr(LATER))
 
 
+@pytest.mark.slow
 def test_the_app_serves_before_loading_what_serving_does_not_need(database_url, fake_llm,
                                                                    tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "DATABASE"))}

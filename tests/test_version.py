@@ -11,6 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from app.version import version
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +26,7 @@ def test_the_version_is_pyprojects_and_semver():
     assert SEMVER.match(written)
 
 
+@pytest.mark.slow
 def test_python_m_app_says_its_version():
     result = subprocess.run([sys.executable, "-m", "app", "--version"], cwd=ROOT,
                             capture_output=True, text=True, timeout=60)

@@ -53,6 +53,7 @@ def capped(make_app, fake_llm):
                     daily_story_limit=1000, worker_concurrency=2)
 
 
+@pytest.mark.slow
 async def test_twelve_racing_requests_never_pass_the_budget(capped, fake_llm, db):
     async with serve(capped) as client:
         answers = await asyncio.gather(*(post_story(client, BODY) for _ in range(12)))
@@ -81,6 +82,7 @@ async def test_twelve_racing_requests_never_pass_the_budget(capped, fake_llm, db
         assert replay.status_code == 202 and replay.json()["job_id"] == again.json()["job_id"]
 
 
+@pytest.mark.slow
 async def test_a_replay_is_answered_even_when_the_budget_is_used_up(capped, fake_llm, db):
     async with serve(capped) as client:
         keys = [uuid.uuid4().hex for _ in range(FITS)]
@@ -91,6 +93,7 @@ async def test_a_replay_is_answered_even_when_the_budget_is_used_up(capped, fake
         assert replay.status_code == 202
 
 
+@pytest.mark.slow
 async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_llm, db):
     async with serve(capped) as client:
         first = (await post_story(client, BODY)).json()["job_id"]
@@ -112,6 +115,7 @@ async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_
         assert await month_money(db) == (SET_ASIDE, 0)  # a 500: refused, billed nothing
 
 
+@pytest.mark.slow
 async def test_a_story_swept_with_words_written_is_charged_its_set_aside(capped, fake_llm, db):
     """A process killed while its story streamed: the provider billed the words it wrote,
     so the sweep that fails the job charges its set-aside, estimated, in the same statement,
@@ -139,6 +143,7 @@ async def test_a_story_swept_with_words_written_is_charged_its_set_aside(capped,
         fake_llm.release()
 
 
+@pytest.mark.slow
 async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
         make_app, fake_llm, db):
     fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
@@ -161,6 +166,7 @@ async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
         assert await month_money(db) == (195, 0)
 
 
+@pytest.mark.slow
 async def test_the_budget_holds_across_two_processes(database_url, fake_llm, tmp_path):
     fake_llm.hold()
     env = {"MONTHLY_BUDGET": f"{BUDGET / 1_000_000:.6f}", "QUEUE_MAX": "100",
@@ -227,6 +233,7 @@ async def spent_already(db, micros: int) -> None:
     (int(0.85 * 10 * SHORT), "have used"),  # 80 % and more, with room for a short story
     (10 * SHORT - SHORT // 2, "no room for another story"),  # under 100 % yet full
 ], ids=["nothing", "half", "eighty", "full"])
+@pytest.mark.slow
 async def test_the_home_page_says_calmly_when_the_budget_is_nearly_or_wholly_used(
     make_app, db, spent, says
 ):
@@ -258,6 +265,7 @@ def shortest_set_aside(settings) -> int:
     return meter.story_set_aside(StoryRequest(prompt="", length="short"))
 
 
+@pytest.mark.slow
 async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does(
     make_app, db, settings
 ):

@@ -61,6 +61,7 @@ async def set_aside_of(db, job_id: int) -> int:
 
 
 @pytest.mark.parametrize("status", [401, 403])
+@pytest.mark.slow
 async def test_a_key_refused_while_following_cancels_the_response_then_charges_it(
         make_app, fake_llm, db, status):
     """The key is revoked while the story is written at the provider: its streams close
@@ -98,6 +99,7 @@ async def test_a_key_refused_while_following_cancels_the_response_then_charges_i
 
 
 @pytest.mark.parametrize("llm_api", ["chat", "responses"])
+@pytest.mark.slow
 async def test_a_call_cut_off_by_a_crash_before_any_word_is_charged_once(
         make_app, fake_llm, db, llm_api):
     """The process dies while its call is at the provider and nothing has come back (with
@@ -146,6 +148,7 @@ def drawing(make_app, fake_llm):
                     image_model="fake-image")
 
 
+@pytest.mark.slow
 async def test_a_picture_cut_off_by_a_crash_is_charged_once(drawing, fake_llm, db):
     fake_llm.images.hold()
     try:
@@ -175,6 +178,7 @@ def decompression_bomb() -> bytes:
 
 
 @pytest.mark.parametrize("mode", ["garbage", "too_big", "bomb", "refuse"])
+@pytest.mark.slow
 async def test_a_picture_the_app_refused_is_charged_and_one_the_provider_refused_is_not(
         drawing, fake_llm, db, settings, mode):
     """Bytes that are no picture (unreadable, too big, a decompression bomb) were drawn,
@@ -245,6 +249,7 @@ async def test_a_call_the_job_lost_before_it_was_sent_is_never_made(fake_llm, db
     assert held is not None and not held.cancel_requested
 
 
+@pytest.mark.slow
 async def test_with_a_budget_unpriced_models_are_named_once_at_start_up_and_on_the_home_page(
         make_app, fake_llm, db, caplog, monkeypatch):
     monkeypatch.setattr("app.runtime.WARM_PRICES_AFTER_S", 0.0)
@@ -269,6 +274,7 @@ async def test_with_a_budget_unpriced_models_are_named_once_at_start_up_and_on_t
         assert "does not count" not in (await client.get("/")).text
 
 
+@pytest.mark.slow
 async def test_the_largest_prices_allowed_go_through_intake_ledger_and_pages(
         make_app, fake_llm, db):
     """PRICES at their most (1,000 US dollars per million tokens and per picture) and the

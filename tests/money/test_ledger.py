@@ -93,6 +93,7 @@ async def test_a_failed_job_costs_nothing_and_sets_nothing_aside(make_app, fake_
 
 @pytest.mark.parametrize("llm_api", ["chat", "responses"])
 @pytest.mark.parametrize("cut_off", ["stopped", "timeout"])
+@pytest.mark.slow
 async def test_a_story_cut_off_is_billed_and_charged_its_set_aside_once(
         make_app, fake_llm, db, llm_api, cut_off):
     """The provider bills a call stopped by the family, or past LLM_TIMEOUT_S, for what it
@@ -128,6 +129,7 @@ async def test_a_story_cut_off_is_billed_and_charged_its_set_aside_once(
         fake_llm.release()
 
 
+@pytest.mark.slow
 async def test_a_story_with_no_reported_usage_is_charged_its_set_aside_as_estimated(
         make_app, fake_llm, db):
     fake_llm.report_usage = False
@@ -142,6 +144,7 @@ async def test_a_story_with_no_reported_usage_is_charged_its_set_aside_as_estima
             set_aside, True)
 
 
+@pytest.mark.slow
 async def test_a_picture_is_in_the_ledger_at_its_price_per_picture(make_app, fake_llm, db):
     fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
     app = make_app(prices=PRICES, illustrator="openai", image_model="fake-image")
@@ -160,6 +163,7 @@ async def test_a_picture_is_in_the_ledger_at_its_price_per_picture(make_app, fak
         assert spend["by_kind"]["picture"] == "0.011" and spend["calls"] == 2
 
 
+@pytest.mark.slow
 async def test_an_unpriced_model_costs_nothing_and_is_named(make_app, fake_llm, db):
     async with serve(make_app()) as client:  # fake-model: in no table, no PRICES
         job = (await post_story(client)).json()
@@ -173,6 +177,7 @@ async def test_an_unpriced_model_costs_nothing_and_is_named(make_app, fake_llm, 
         assert "<code>fake-model</code>" in page.text and "PRICES" in page.text
 
 
+@pytest.mark.slow
 async def test_a_screening_is_recorded_at_nothing_once(make_app, fake_llm, db):
     async with serve(make_app(prices=PRICES, moderation=True)) as client:
         job = (await post_story(client)).json()
@@ -189,6 +194,7 @@ async def test_a_screening_is_recorded_at_nothing_once(make_app, fake_llm, db):
         assert spend["spent_usd"] == "0.000195"
 
 
+@pytest.mark.slow
 def test_the_command_line_prints_the_month_in_one_table(database_url, fake_llm, settings):
     async def one_story() -> None:
         async with serve(create_app(replace(settings, prices=PRICES))) as client:

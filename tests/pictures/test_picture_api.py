@@ -21,6 +21,7 @@ def drawing_app(make_app, fake_llm):
     return make_app(illustrator="openai", image_model="fake-image")
 
 
+@pytest.mark.slow
 async def test_a_story_gets_one_picture_from_the_images_api(drawing_app, fake_llm, db):
     async with serve(drawing_app) as client:
         story_id = await story_of(client, {"prompt": "a humming whale", "child_name": "Mia"})
@@ -75,6 +76,7 @@ async def test_a_refused_picture_fails_kindly_and_leaves_the_story_alone(drawing
         assert missing.status_code == 404
 
 
+@pytest.mark.slow
 async def test_a_redraw_is_one_job_per_key_and_one_at_a_time(drawing_app, fake_llm):
     async with serve(drawing_app) as client:
         story_id = await story_of(client)
@@ -102,6 +104,7 @@ async def test_a_redraw_is_one_job_per_key_and_one_at_a_time(drawing_app, fake_l
         assert fake_llm.images.calls_for(job_id) == 1
 
 
+@pytest.mark.slow
 async def test_old_stories_offer_a_picture_and_draw_none_by_themselves(make_app, fake_llm, db):
     fake_llm.story = STORY_TEXT
     async with serve(make_app()) as client:  # pictures off: a story with none
@@ -118,6 +121,7 @@ async def test_old_stories_offer_a_picture_and_draw_none_by_themselves(make_app,
     assert fake_llm.images.total_calls() == 1
 
 
+@pytest.mark.slow
 async def test_the_demo_draws_its_own_safe_night_scene(make_app, settings):
     app = make_app(storyteller="demo", illustrator="demo", demo_delay_s=0)
     async with serve(app) as client:

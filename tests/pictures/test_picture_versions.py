@@ -41,6 +41,7 @@ def size_of(data: bytes) -> tuple[int, int]:
     ((1536, 1024), "WEBP", WEBP),   # WebP, but more pixels than asked for
     ((2048, 2048), "JPEG", JPEG),
 ], ids=["big-png", "png", "big-webp", "big-jpeg"])
+@pytest.mark.slow
 def test_a_heavy_picture_is_fitted_to_the_page(size, fmt, content_type):
     drawn = painted(size, fmt)
     (page, page_type), (small, small_type) = versions(drawn, content_type)
@@ -72,6 +73,7 @@ async def test_the_demo_svg_is_kept_as_it_is():
     assert versions(picture.data, SVG) == ((picture.data, SVG), (picture.data, SVG))
 
 
+@pytest.mark.slow
 async def test_a_provider_sending_a_heavy_png_costs_the_page_no_more_than_its_bound(
         make_app, fake_llm):
     fake_llm.story = STORY_TEXT

@@ -17,6 +17,7 @@ from tests.helpers.pictures import STORY_TEXT, picture_when, story_of
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow
 async def test_a_50_mb_picture_answer_is_not_read_whole(make_app, fake_llm):
     fake_llm.story = STORY_TEXT
     fake_llm.images.mode = "huge"

@@ -58,6 +58,7 @@ async def test_the_demos_own_pictures_pass():
         assert checked(picture.data) == "image/svg+xml"
 
 
+@pytest.mark.slow
 async def test_a_provider_svg_with_an_event_handler_is_not_kept(make_app, fake_llm):
     fake_llm.story = STORY_TEXT
     fake_llm.images.picture = UNSAFE["onload-without-a-space"]

@@ -52,6 +52,7 @@ async def test_one_create_then_the_story_is_followed_by_id(make_background_app, 
     assert sent["headers"]["x-story-job-id"] == str(job_id)
 
 
+@pytest.mark.slow
 async def test_a_dropped_stream_is_followed_again_from_the_last_event(
     make_background_app, fake_llm, db
 ):

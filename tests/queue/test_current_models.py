@@ -114,6 +114,7 @@ async def test_a_refusal_of_a_parameter_the_app_cannot_leave_out_is_not_retried(
 
 
 @pytest.mark.parametrize("llm_api", MODES)
+@pytest.mark.slow
 async def test_a_retired_model_is_named_at_start_up_on_the_home_page_and_in_its_failed_job(
     make_app, fake_llm, llm_api, caplog
 ):

@@ -73,6 +73,7 @@ async def test_an_adopted_story_six_minutes_old_is_taken_whole_by_a_plain_retrie
     assert f"event=follow_by_retrieves job_id={job_id}" in caplog.text
 
 
+@pytest.mark.slow
 async def test_a_story_too_old_to_stream_is_followed_by_plain_retrieves_words_and_all(
     make_background_app, background, fake_llm, db
 ):
@@ -122,6 +123,7 @@ def quick_to_notice_silence(settings) -> BackgroundStoryteller:
     return BackgroundStoryteller(client, model=settings.story_model, silence_s=0.5)
 
 
+@pytest.mark.slow
 async def test_a_silent_stream_is_checked_with_a_plain_retrieve_and_the_story_taken(
     background, fake_llm, db, caplog
 ):

@@ -234,6 +234,7 @@ async def test_a_story_flagged_when_screened_again_stays_hidden(
     assert fake_llm.calls_for(job_id) == 1
 
 
+@pytest.mark.slow
 async def test_screening_does_not_eat_the_storytellers_time_limit(make_app, fake_llm):
     fake_llm.moderation_delay_s = 1.5  # each screening takes longer than LLM_TIMEOUT_S
     async with serve(make_app(moderation=True, llm_timeout_s=1)) as http:

@@ -44,6 +44,7 @@ async def test_a_failing_storyteller_fails_the_job_after_one_call(
     assert f"event=job_failed job_id={job_id}" in caplog.text  # the full error is logged
 
 
+@pytest.mark.slow
 async def test_a_storyteller_past_the_timeout_fails_the_job_after_one_call(make_app, fake_llm):
     fake_llm.delay_s = 3
     async with serve(make_app(llm_timeout_s=1)) as client:

@@ -52,6 +52,7 @@ async def test_a_server_that_honours_only_max_tokens_is_held_to_the_length(make_
     assert story["body"].endswith(".")
 
 
+@pytest.mark.slow
 async def test_a_model_that_writes_on_and_on_is_stopped_at_the_app_s_word_cap(
     make_app, fake_llm, llm_api, caplog
 ):
@@ -109,6 +110,7 @@ async def test_an_empty_answer_is_nothing_sent_and_offers_no_try_again(
 # -- LLM_TIMEOUT_S bounds waiting, not writing -------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_story_arriving_at_a_steady_pace_is_not_cut_by_the_clock(
     make_app, fake_llm, llm_api
 ):
@@ -120,6 +122,7 @@ async def test_a_story_arriving_at_a_steady_pace_is_not_cut_by_the_clock(
     assert story["body"] == " ".join(["The owl flew slowly."] * 10)
 
 
+@pytest.mark.slow
 async def test_a_storyteller_silent_after_its_first_words_is_cut_short(
     make_app, fake_llm, llm_api
 ):

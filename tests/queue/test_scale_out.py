@@ -69,6 +69,7 @@ def assert_clean_logs(*apps: AppProcess) -> None:
 
 
 @pytest.mark.parametrize("processes", [2, 3])
+@pytest.mark.slow
 async def test_a_deep_queue_through_several_processes_drains_each_job_once(
     database_url, fake_llm, tmp_path, processes
 ):
@@ -90,6 +91,7 @@ async def test_a_deep_queue_through_several_processes_drains_each_job_once(
     assert_clean_logs(*apps)
 
 
+@pytest.mark.slow
 async def test_the_procfile_web_line_with_web_concurrency_2_runs_eight_stories(
     database_url, fake_llm, tmp_path
 ):
@@ -121,6 +123,7 @@ async def test_the_procfile_web_line_with_web_concurrency_2_runs_eight_stories(
     assert_clean_logs(app)
 
 
+@pytest.mark.slow
 async def test_when_one_process_dies_the_other_runs_every_job_that_had_not_started(
     database_url, fake_llm, tmp_path
 ):
@@ -150,6 +153,7 @@ async def test_when_one_process_dies_the_other_runs_every_job_that_had_not_start
     assert_clean_logs(second)
 
 
+@pytest.mark.slow
 async def test_a_deploy_overlap_runs_every_job_either_release_accepted(
     database_url, fake_llm, tmp_path
 ):
@@ -174,6 +178,7 @@ async def test_a_deploy_overlap_runs_every_job_either_release_accepted(
     assert_clean_logs(old, new)
 
 
+@pytest.mark.slow
 async def test_queue_max_counts_the_jobs_waiting_in_every_process(
     database_url, fake_llm, tmp_path
 ):
@@ -203,6 +208,7 @@ async def test_queue_max_counts_the_jobs_waiting_in_every_process(
     assert health["queue_depth"] == 2
 
 
+@pytest.mark.slow
 async def test_a_worker_only_process_runs_the_jobs_a_serve_only_web_process_accepts(
     database_url, fake_llm, tmp_path
 ):

@@ -64,6 +64,7 @@ async def test_refused_key_is_not_burned_and_yesterday_does_not_count(make_app, 
         assert (await post_story(http, key=key)).status_code == 202  # a new day: same key works
 
 
+@pytest.mark.slow
 async def test_html_says_when_the_limit_resets_and_home_shows_stories_left(make_app):
     app = make_app(daily_story_limit=2)
     async with serve(app) as http:
@@ -84,6 +85,7 @@ async def test_html_says_when_the_limit_resets_and_home_shows_stories_left(make_
             assert int(page.headers["retry-after"]) > 0
 
 
+@pytest.mark.slow
 async def test_jobs_that_never_reached_the_model_give_the_day_its_story_back(make_app, db):
     """A job put aside in line ('expired': never claimed, so never sent) does not count; one
     that failed after a worker took it (the model may have been paid) still does."""

@@ -46,6 +46,7 @@ async def wait_for_text(client: httpx.AsyncClient, job_id: int, timeout_s: float
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_the_story_streams_onto_the_card_from_one_request(make_app, fake_llm):
     fake_llm.story = LONG_STORY
     fake_llm.hold_after_chunks = 6  # a few words, then the "model" keeps writing later
@@ -68,6 +69,7 @@ async def test_the_story_streams_onto_the_card_from_one_request(make_app, fake_l
     assert request["stream"] is True and request["stream_options"] == {"include_usage": True}
 
 
+@pytest.mark.slow
 async def test_the_text_so_far_grows_and_the_bar_never_goes_back(make_app, fake_llm, db):
     fake_llm.story = LONG_STORY
     fake_llm.chunk_delay_s = 0.02  # about 5 s for the whole story
@@ -93,6 +95,7 @@ async def test_the_text_so_far_grows_and_the_bar_never_goes_back(make_app, fake_
     assert fake_llm.total_calls == 1
 
 
+@pytest.mark.slow
 async def test_a_crash_mid_stream_ends_interrupted_after_restart_with_no_second_call(
     database_url, fake_llm, tmp_path
 ):
@@ -125,6 +128,7 @@ async def test_a_crash_mid_stream_ends_interrupted_after_restart_with_no_second_
     assert fake_llm.calls_for(job_id) == 1
 
 
+@pytest.mark.slow
 async def test_the_demo_storyteller_streams_a_story_of_the_length_asked_for():
     demo = DemoStoryteller(delay_s=0.2, seed=7)
     for length in ("short", "medium", "long"):
@@ -205,6 +209,7 @@ async def test_expected_time_comes_from_recent_history_per_length_and_model(db):
     assert await estimates.expected_s("short") == DEFAULT_EXPECTED_S["short"]  # cached a while
 
 
+@pytest.mark.slow
 async def test_the_pending_card_says_how_long_and_starts_without_a_waiting_flash(
     make_app, fake_llm
 ):

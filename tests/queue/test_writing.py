@@ -87,6 +87,7 @@ async def beats_of(db, job_id: int, *, for_s: float) -> list[float]:
     (0.5, False, 0.5),
     (3.0, True, 1.5),   # no LISTEN: a stop is seen at a beat, so it beats at the stop pace
 ])
+@pytest.mark.slow
 async def test_a_waiting_job_beats_at_the_heartbeat_interval(
     make_app, fake_llm, db, interval_s, pgbouncer, pace_s
 ):

@@ -35,6 +35,7 @@ async def login_as(client: httpx.AsyncClient, forwarded_for: str, password: str)
 
 
 @pytest.mark.parametrize("trusted", ["*", None])  # docs/deploying.md, and the default
+@pytest.mark.slow
 async def test_rotating_left_hand_entries_are_one_client_and_cannot_guess_without_limit(
     database_url, fake_llm, tmp_path, trusted
 ):
@@ -62,6 +63,7 @@ async def test_rotating_left_hand_entries_are_one_client_and_cannot_guess_withou
 
 
 @pytest.mark.parametrize("trusted", ["*", None])
+@pytest.mark.slow
 async def test_a_forged_loopback_address_is_a_stranger(database_url, fake_llm, tmp_path, trusted):
     env = {"FORWARDED_ALLOW_IPS": trusted} if trusted else {}
     app = web_process(database_url, fake_llm, tmp_path, "web", **env)
@@ -110,6 +112,7 @@ def test_dotted_host_names_must_be_listed(host, allowed):
     assert clients.host_allowed(host) is allowed
 
 
+@pytest.mark.slow
 async def test_allowed_hosts_in_open_mode_refuse_a_rebound_name(make_app, db):
     app = make_app(allow_open=True, allowed_hosts=("stories.example",))
     async with serve_as(app, ("203.0.113.5", 1), base_url="http://evil.example") as http:
@@ -135,6 +138,7 @@ async def test_signing_out_ends_the_session_on_the_server(make_app):
                 ).status_code == 401
 
 
+@pytest.mark.slow
 def test_serve_listens_on_this_computer_only_without_a_password(tmp_path, database_url):
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "PORT": str(port)}

@@ -71,6 +71,7 @@ def cookie_line(response: httpx.Response, name: str) -> list[str]:
 # -- device cookies ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_device_that_signed_in_before_gets_in_during_a_flood_from_rotating_addresses(
     household_app,
 ):
@@ -101,6 +102,7 @@ async def test_a_device_that_signed_in_before_gets_in_during_a_flood_from_rotati
             await household.post("/logout", headers=SAME_ORIGIN)
 
 
+@pytest.mark.slow
 async def test_without_a_device_cookie_the_address_and_app_limits_still_apply(household_app):
     async with serve(household_app) as http:
         assert await flood(http, 5, address="203.0.113.5") == [401] * 5
@@ -119,6 +121,7 @@ async def test_without_a_device_cookie_the_address_and_app_limits_still_apply(ho
         assert (await http.get("/")).status_code == 303
 
 
+@pytest.mark.slow
 async def test_a_known_device_has_a_small_limit_of_its_own(household_app, db):
     """A stolen tablet cannot guess forever, and its guesses lock out nobody else."""
     async with serve(household_app) as http:
@@ -140,6 +143,7 @@ async def test_a_known_device_has_a_small_limit_of_its_own(household_app, db):
         assert (await log_in(http, PASSWORD, "192.0.2.1")).status_code == 303  # window over
 
 
+@pytest.mark.slow
 async def test_the_device_cookie_is_long_lived_and_outlives_signing_out(household_app):
     async with serve(household_app) as http:
         signed_in = await log_in(http, PASSWORD, "198.51.100.7")
@@ -166,6 +170,7 @@ async def test_the_device_cookie_is_long_lived_and_outlives_signing_out(househol
     assert "secure" in cookie_line(response, DEVICE_COOKIE)
 
 
+@pytest.mark.slow
 async def test_a_session_from_before_device_cookies_gets_one_when_it_is_renewed(
     household_app, monkeypatch,
 ):
@@ -187,6 +192,7 @@ async def test_a_session_from_before_device_cookies_gets_one_when_it_is_renewed(
 # -- every process counts the same failures ------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_two_app_instances_on_one_database_share_the_counts(make_app):
     one, two = (make_app(household_password=PASSWORD, allow_open=False,
                          forwarded_allow_ips="*") for _ in range(2))
@@ -216,6 +222,7 @@ async def test_the_app_wide_ceiling_counts_many_addresses_but_not_one(db):
     assert await fetch_val(db, "SELECT failures FROM login_failures WHERE scope = 'app'") == 6
 
 
+@pytest.mark.slow
 async def test_refused_attempts_leave_no_rows_and_old_counts_are_pruned(db):
     limiter = LoginLimiter(app_max_failures=10)
     for n in range(500):
@@ -231,6 +238,7 @@ async def test_refused_attempts_leave_no_rows_and_old_counts_are_pruned(db):
 # -- sessions expire by disuse -------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_session_used_daily_for_31_days_stays_while_an_unused_one_is_pruned(
     household_app, db,
 ):

@@ -85,6 +85,7 @@ async def test_wrong_password_is_refused_kindly(household_app):
         assert (await http.get("/")).status_code == 303
 
 
+@pytest.mark.slow
 async def test_logout_ends_the_session(household_app):
     async with serve(household_app) as http:
         await sign_in(http)
@@ -114,6 +115,7 @@ async def test_session_cookie_flags(household_app):
     assert "secure" not in attributes  # plain http (local): a Secure cookie would be lost
 
 
+@pytest.mark.slow
 async def test_session_cookie_is_secure_behind_an_https_proxy(household_app):
     """uvicorn's proxy-headers handling (what the Procfile runs) turns X-Forwarded-Proto
     into the request's scheme; the cookie and HSTS follow it."""
@@ -134,6 +136,7 @@ async def test_session_cookie_is_secure_behind_an_https_proxy(household_app):
     assert response.headers["strict-transport-security"].startswith("max-age=")
 
 
+@pytest.mark.slow
 async def test_a_forged_or_foreign_cookie_is_not_a_session(household_app, make_app):
     async with serve(household_app) as http:
         http.cookies.set(SESSION_COOKIE, "eyJzaWQiOiJ4In0.forged.signature")
@@ -147,6 +150,7 @@ async def test_a_forged_or_foreign_cookie_is_not_a_session(household_app, make_a
         assert (await http.get("/")).status_code == 303
 
 
+@pytest.mark.slow
 async def test_changing_the_password_signs_everyone_out(household_app, make_app, settings):
     async with serve(household_app) as http:
         await sign_in(http)
@@ -158,6 +162,7 @@ async def test_changing_the_password_signs_everyone_out(household_app, make_app,
         assert (await http.get("/")).status_code == 303
 
 
+@pytest.mark.slow
 async def test_old_session_is_renewed_and_expired_one_refused(household_app, monkeypatch):
     async with serve(household_app) as http:
         now = time.time()
@@ -433,6 +438,7 @@ async def test_cross_site_login_and_logout_are_refused(household_app):
 # -- 5. headers ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_security_headers_on_every_page(household_app):
     async with serve(household_app) as http:
         responses = [
@@ -482,6 +488,7 @@ async def test_headers_on_refusals_too(make_app):
     assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
 
 
+@pytest.mark.slow
 async def test_pages_carry_no_inline_script(household_app):
     async with serve(household_app) as http:
         await sign_in(http)
@@ -493,6 +500,7 @@ async def test_pages_carry_no_inline_script(household_app):
             assert " on" + "click=" not in page
 
 
+@pytest.mark.slow
 async def test_no_page_or_answer_asks_to_be_indexed(household_app):
     async with serve(household_app) as http:
         login = await http.get("/login")

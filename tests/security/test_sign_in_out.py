@@ -19,6 +19,7 @@ def household_app(make_app):
     return make_app(household_password=PASSWORD, api_token="t", allow_open=False)
 
 
+@pytest.mark.slow
 async def test_sign_out_asks_first(household_app):
     async with serve(household_app) as http:
         await sign_in(http)

@@ -23,6 +23,7 @@ from tests.helpers.sql import fetch_all, fetch_val
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow
 async def test_export_then_import_gives_the_same_library_and_twice_no_duplicates(
     db, second_installation
 ):
@@ -110,6 +111,7 @@ def _zip(files: dict[str, str]) -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow
 async def test_the_command_line_exports_and_imports(db, database_url, second_installation,
                                                     tmp_path):
     await a_shelf(JobStore(db))

@@ -103,6 +103,7 @@ async def test_a_file_of_good_stories_is_restored_in_one_go(db):
     assert (again.restored, again.already_here) == (0, 5)
 
 
+@pytest.mark.slow
 async def test_the_command_line_refuses_a_bad_file_in_one_line_and_writes_nothing(
     db, database_url, tmp_path
 ):

@@ -166,6 +166,7 @@ async def still_works(client) -> None:
 @CAMPAIGN
 @given(renew=st.booleans(), edits=st.lists(changes, min_size=1, max_size=3),
        ascii_only=st.booleans(), zipped_up=st.booleans())
+@pytest.mark.slow
 async def test_a_mutated_export_is_imported_whole_or_not_at_all(
     db, client, exported, renew, edits, ascii_only, zipped_up
 ):
@@ -225,6 +226,7 @@ def damaged(export: dict, damage: tuple) -> bytes:
 @pytest.mark.campaign
 @CAMPAIGN
 @given(damage=damages)
+@pytest.mark.slow
 async def test_a_damaged_file_is_imported_whole_or_not_at_all(db, client, exported, damage):
     await imported_whole_or_not_at_all(db, damaged(exported, damage))
     await still_works(client)

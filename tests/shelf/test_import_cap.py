@@ -76,6 +76,7 @@ async def test_the_households_own_export_restores_after_two_imports(db, second_i
     assert (restored.restored, restored.children_restored) == (2, 60)
 
 
+@pytest.mark.slow
 async def test_the_command_line_refuses_an_import_past_the_cap_in_one_line(
     db, database_url, tmp_path
 ):

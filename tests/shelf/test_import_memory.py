@@ -97,6 +97,7 @@ BOMBS = {
 
 
 @pytest.mark.parametrize("shape", BOMBS)
+@pytest.mark.slow
 def test_a_zip_bomb_inside_the_size_cap_is_refused_in_little_memory(tmp_path, shape):
     bomb = streamed_zip(tmp_path / "bomb.zip", *BOMBS[shape])
     assert bomb.stat().st_size < 300_000
@@ -108,6 +109,7 @@ def test_a_zip_bomb_inside_the_size_cap_is_refused_in_little_memory(tmp_path, sh
     print(f"{shape}: refused, peak {run.peak_mb:.0f} MB")
 
 
+@pytest.mark.slow
 def test_the_command_line_refuses_the_bomb_in_one_line(tmp_path, database_url):
     bomb = streamed_zip(tmp_path / "bomb.zip", *BOMBS["stories_of_braces"])
     run = measured("import", bomb, database_url)
@@ -126,6 +128,7 @@ def a_story(number: int, body: str) -> BackupStory:
         model="demo", prompt_tokens=12, completion_tokens=900)
 
 
+@pytest.mark.slow
 def test_a_few_thousand_stories_are_imported_in_little_memory(tmp_path, database_url):
     body = "Once upon a time, a little owl couldn’t sleep. " * 40  # ~2 KB, not Latin-1
     stories = [a_story(number, body) for number in range(3000, 0, -1)]
@@ -138,6 +141,7 @@ def test_a_few_thousand_stories_are_imported_in_little_memory(tmp_path, database
     print(f"3000 stories ({backup.stat().st_size // 1024} KB zip): peak {run.peak_mb:.0f} MB")
 
 
+@pytest.mark.slow
 def test_a_large_valid_backup_is_read_in_little_memory(tmp_path):
     """20,000 long stories (~110 MB of stories.json, whose texts held at once would take
     over 400 MB): checked one at a time."""

@@ -50,6 +50,7 @@ def backup_errors(caplog) -> list[logging.LogRecord]:
             if r.levelno == logging.ERROR and "event=backup_failed" in r.getMessage()]
 
 
+@pytest.mark.slow
 async def test_two_processes_sharing_a_database_write_one_backup_per_turn_between_them(
     db, database_url, tmp_path
 ):

@@ -192,6 +192,7 @@ async def test_an_unknown_story_is_not_found(client, story_id):
     assert response.status_code == 404 and error_code(response) == "not_found"
 
 
+@pytest.mark.slow
 async def test_health_reports_database_worker_and_queue(client, fake_llm):
     fake_llm.hold()
     for _ in range(3):

@@ -240,6 +240,7 @@ async def test_unknown_files_and_paths_out_of_the_directory_are_404(client, path
 # -- the pages and the service worker ---------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_every_page_links_only_fingerprinted_urls_that_answer(client, assets):
     story_id = await finished_story(client)
     checked: set[str] = set()

@@ -231,6 +231,7 @@ def json_was_asked(headers: list[tuple[bytes, bytes]], method: str) -> bool:
 
 
 @pytest.mark.campaign
+@pytest.mark.slow
 def test_any_post_body_content_type_and_key_is_answered_sanely(make_app):
     with running(make_app) as app:
 
@@ -568,6 +569,7 @@ async def test_a_declared_length_over_the_limit_is_refused_before_reading(client
         b'{"prompt": ' + b"[" * 3000 + b"]" * 3000 + b"}",
     ],
 )
+@pytest.mark.slow
 async def test_json_that_is_not_unicode_text_or_too_deep_is_malformed(client, db, body):
     response = await client.post(
         "/stories/generate", content=body, headers={**JSON, "Idempotency-Key": new_key()}
@@ -578,6 +580,7 @@ async def test_json_that_is_not_unicode_text_or_too_deep_is_malformed(client, db
 
 
 @pytest.mark.anyio
+@pytest.mark.slow
 async def test_a_form_with_a_file_part_is_refused_and_leaves_no_open_file(client, db):
     response = await client.post(
         "/stories/generate",
@@ -626,6 +629,7 @@ async def test_a_form_age_with_thousands_of_digits_is_a_field_error(client, db):
 @pytest.mark.anyio
 @pytest.mark.parametrize("number", ["9223372036854775808", "99999999999999999999", "0",
                                     "00009223372036854775807"])
+@pytest.mark.slow
 async def test_an_id_past_bigint_is_not_found_and_never_a_500(client, number):
     """One id parser for paths, queries and forms: past bigint is nothing, not an error."""
     assert (await client.get(f"/stories/{number}")).status_code == 404

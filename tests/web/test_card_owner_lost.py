@@ -55,6 +55,7 @@ async def card_of(make_app, job_id: int) -> str:
     return answer.text
 
 
+@pytest.mark.slow
 async def test_after_a_restart_here_the_first_poll_says_interrupted(make_app, store):
     job_id = await writing(store, await register_dead_process(store))  # killed, this host
     card = await card_of(make_app, job_id)
@@ -62,6 +63,7 @@ async def test_after_a_restart_here_the_first_poll_says_interrupted(make_app, st
     assert "Finish this story" in card  # its words are kept
 
 
+@pytest.mark.slow
 async def test_a_silent_owner_elsewhere_is_told_at_the_first_poll(make_app, store, db):
     owner = await register_process(store, 4242, host="another-machine")
     job_id = await writing(store, owner)
@@ -80,6 +82,7 @@ async def test_a_stopped_owner_is_told_at_once(make_app, store):
     assert STOPPED in card and "data-still" in card
 
 
+@pytest.mark.slow
 async def test_a_story_the_provider_still_writes_is_being_picked_up_again(make_app, store, db):
     owner = await register_process(store, 4242, host="another-machine")
     job_id = await writing(store, owner, response_id="resp_owl")
@@ -88,6 +91,7 @@ async def test_a_story_the_provider_still_writes_is_being_picked_up_again(make_a
     assert "Picking the story up again…" in card and STOPPED not in card
 
 
+@pytest.mark.slow
 async def test_an_owner_that_beats_is_writing_it(make_app, store):
     owner = await register_process(store, 4242, host="another-machine")  # it just beat
     job_id = await writing(store, owner)

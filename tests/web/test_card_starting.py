@@ -18,6 +18,7 @@ from tests.helpers.forms import job_id_of, submit
 pytestmark = pytest.mark.anyio
 
 
+@pytest.mark.slow
 async def test_a_next_job_claimed_as_its_card_is_made_says_starting(make_app, fake_llm):
     app = make_app()
     async with serve(app, from_own_pages=True) as client:

@@ -74,6 +74,7 @@ async def test_a_profile_is_made_and_listed(client):
     ({"name": "Mia", "companions": 3}, "companions"),
     ({"name": "Mia", "colour": "blue"}, "colour"),
 ])
+@pytest.mark.slow
 async def test_a_profile_not_valid_is_refused_naming_the_field(client, db, body, field):
     response = await client.post("/children", json=body)
     assert response.status_code == 422
@@ -82,12 +83,14 @@ async def test_a_profile_not_valid_is_refused_naming_the_field(client, db, body,
     assert await fetch_val(db, "SELECT count(*) FROM children") == 0
 
 
+@pytest.mark.slow
 async def test_a_profile_is_not_made_from_another_origin(client, db):
     response = await client.post("/children", json=MIA, headers={"Origin": "http://evil.test"})
     assert response.status_code == 403
     assert await fetch_val(db, "SELECT count(*) FROM children") == 0
 
 
+@pytest.mark.slow
 async def test_a_profile_fills_in_what_the_request_leaves_out(client, fake_llm):
     mia = await add_child(client, MIA)
     story = await written(client, {"prompt": "a sleepy owl", "child_id": mia["child_id"]})

@@ -70,6 +70,7 @@ async def test_a_form_not_valid_is_shown_again_with_what_was_typed(own_pages, db
     assert await fetch_val(db, "SELECT count(*) FROM children") == 0
 
 
+@pytest.mark.slow
 async def test_a_profile_changed_changes_no_story_written_for_it(own_pages):
     mia = await add_child(own_pages, {"name": "Mia", "age": 5, "language": "es"})
     story = await written(own_pages, {"prompt": "a sleepy owl", "child_id": mia["child_id"]})
@@ -88,6 +89,7 @@ async def test_a_profile_changed_changes_no_story_written_for_it(own_pages):
     assert (await profiles(own_pages))[0]["age"] == 6
 
 
+@pytest.mark.slow
 async def test_a_profile_changed_over_json(own_pages):
     mia = await add_child(own_pages, {"name": "Mia"})
     changed = await own_pages.post(f"/children/{mia['child_id']}",
@@ -100,6 +102,7 @@ async def test_a_profile_changed_over_json(own_pages):
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
+@pytest.mark.slow
 async def test_a_profile_removed_takes_its_button_but_no_story(own_pages):
     mia = await add_child(own_pages, {"name": "Mia"})
     theo = await add_child(own_pages, {"name": "Theo"})
@@ -118,6 +121,7 @@ async def test_a_profile_removed_takes_its_button_but_no_story(own_pages):
     assert gone.status_code == 204 and await profiles(own_pages) == []
 
 
+@pytest.mark.slow
 async def test_nothing_changes_from_another_origin(make_app, db):
     async with serve(make_app()) as http:
         mia = await add_child(http, {"name": "Mia"})
@@ -131,6 +135,7 @@ async def test_nothing_changes_from_another_origin(make_app, db):
         assert str(await fetch_val(db, "SELECT bedtime FROM household")) == "18:30:00"
 
 
+@pytest.mark.slow
 async def test_json_is_the_answer_unless_a_browser_asks_for_the_page(client):
     await add_child(client, {"name": "Mia"})
     for accept in ({}, {"Accept": "*/*"}, ACCEPT_JSON):
@@ -153,6 +158,7 @@ async def test_a_household_keeps_a_bounded_number_of_profiles(client, db):
 # -- the household's bedtime (issue 29): when the automatic theme turns to Night ------------------
 
 
+@pytest.mark.slow
 async def test_bedtime_is_half_past_six_until_set_and_every_page_carries_it(own_pages, db):
     page = (await own_pages.get("/children", headers=HTML)).text
     assert 'name="bedtime" type="time"' in page and 'value="18:30"' in page

@@ -209,6 +209,7 @@ async def test_the_csrf_token_is_different_on_every_response(household_app, db):
     assert {unmask_csrf(token) for token in everyone} == {bare}
 
 
+@pytest.mark.slow
 async def test_every_masked_token_passes_and_a_tampered_one_is_refused(household_app, db):
     story_id = await shelve(JobStore(db), "k1", title="Hush")
     async with serve(household_app) as http:  # no Origin: only the token can let a post in
@@ -234,6 +235,7 @@ async def test_every_masked_token_passes_and_a_tampered_one_is_refused(household
         assert http.cookies["theme"] == "night"  # the tampered posts changed nothing
 
 
+@pytest.mark.slow
 async def test_no_page_ever_shows_the_bare_token(household_app, db):
     """Not the pages, fragments or errors; not the 500 page either, which Starlette renders
     outside every middleware (why the mask is made where the page is rendered)."""
@@ -267,6 +269,7 @@ async def test_no_page_ever_shows_the_bare_token(household_app, db):
 # -- validators ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_story_page_revalidates_to_304_until_it_changes(make_app, db):
     story_id = await shelve(JobStore(db), "k1", title="Hush", body=LONG_BODY)
     url = f"/stories/{story_id}"
@@ -292,6 +295,7 @@ async def test_a_story_page_revalidates_to_304_until_it_changes(make_app, db):
                 ).status_code == 304
 
 
+@pytest.mark.slow
 async def test_in_password_mode_a_story_page_still_gets_304s(household_app, db):
     """Its masks differ every time, yet its ETag does not; another device's does."""
     story_id = await shelve(JobStore(db), "k1", title="Hush", body=LONG_BODY)
@@ -316,6 +320,7 @@ async def test_in_password_mode_a_story_page_still_gets_304s(household_app, db):
         assert (await http.get(url, headers={"If-None-Match": etag})).status_code == 200
 
 
+@pytest.mark.slow
 async def test_the_home_page_keeps_no_store(make_app):
     async with serve(make_app()) as http:
         home = await http.get("/", headers=GZIP)

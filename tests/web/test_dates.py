@@ -37,6 +37,7 @@ EDGES = [
 
 @pytest.mark.parametrize("moment", ["infinity", "-infinity", "10000-01-01T00:00Z",
                                     "0044-03-15T12:00Z BC"])
+@pytest.mark.slow
 async def test_a_moment_the_app_could_not_read_back_is_never_stored(db, moment):
     story_id = await shelve(JobStore(db), "edge", title="The Last Night")
     with pytest.raises(asyncpg.CheckViolationError):
@@ -69,6 +70,7 @@ def run_cli(database_url: str, cwd: Path, timezone: str,
 
 
 @pytest.mark.parametrize(("created_at", "timezone"), EDGES)
+@pytest.mark.slow
 async def test_every_page_shows_a_story_dated_at_the_edge_of_the_calendar(
     make_app, db, created_at, timezone
 ):
@@ -108,6 +110,7 @@ async def test_recently_deleted_shows_a_story_dated_at_the_edge_of_the_calendar(
         assert page.status_code == 200 and "The Last Night" in page.text
 
 
+@pytest.mark.slow
 async def test_a_date_past_local_year_9999_is_shown_as_stored_in_utc(make_app, db):
     story_id = await shelve_at(db, "9999-12-31T23:30Z")
     async with serve(make_app(timezone="Europe/Paris"), from_own_pages=True) as client:
@@ -122,6 +125,7 @@ async def test_a_date_past_local_year_9999_is_shown_as_stored_in_utc(make_app, d
 
 
 @pytest.mark.parametrize(("created_at", "timezone"), EDGES)
+@pytest.mark.slow
 async def test_the_command_line_exports_a_story_dated_at_the_edge_of_the_calendar(
     db, database_url, tmp_path, created_at, timezone
 ):

@@ -20,6 +20,7 @@ PATHS = ["/%00", "/stories/%00", "/stories/1%00", "/stories/jobs/%00", "/static/
 
 
 @pytest.mark.parametrize("path", PATHS)
+@pytest.mark.slow
 async def test_nul_and_non_ascii_in_a_path_is_not_found(client, path):
     response = await client.get(path)
     assert response.status_code in (404, 405), (path, response.status_code)

@@ -65,6 +65,7 @@ def test_ui_language_must_be_a_story_language():
         load_settings({"UI_LANGUAGE": "klingon"}, env_file="-")
 
 
+@pytest.mark.slow
 async def test_the_browser_chooses_until_the_household_does_and_ui_language_wins(make_app):
     async with serve(make_app(), from_own_pages=True) as client:
         assert lang_dir((await client.get("/")).text) == ("en", "ltr")

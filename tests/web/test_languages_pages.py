@@ -52,6 +52,7 @@ def in_language(language: str, page: str, key: str) -> None:
 
 
 @pytest.mark.parametrize("language", UI_LANGUAGES)
+@pytest.mark.slow
 async def test_an_evening_in_each_language(make_app, fake_llm, language):
     fake_llm.story = STORY
     direction = "rtl" if language == "ar" else "ltr"

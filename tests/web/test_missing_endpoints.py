@@ -106,6 +106,7 @@ async def test_a_server_without_moderations_is_named_and_refuses_nothing_silentl
     assert NO_MODERATIONS in answer.json()["error"]["message"]
 
 
+@pytest.mark.slow
 async def test_a_server_with_every_endpoint_says_nothing(make_app, fake_llm, caplog):
     caplog.set_level(logging.INFO)
     app = make_app(llm_api="responses", illustrator="openai", moderation=True)

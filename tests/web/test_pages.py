@@ -243,6 +243,7 @@ async def test_library_lists_newest_first_and_searches_title_or_child(client):
     assert [s["story_id"] for s in listing["stories"]] == [second, first]
 
 
+@pytest.mark.slow
 async def test_deleting_a_story_removes_it_everywhere(client):
     kept = await finished_story(client)
     gone = await finished_story(client)
@@ -259,6 +260,7 @@ async def test_deleting_a_story_removes_it_everywhere(client):
     assert with_htmx.status_code == 200 and "was deleted" in with_htmx.text
 
 
+@pytest.mark.slow
 async def test_library_offers_delete_behind_a_small_menu_and_the_story_page_asks(client):
     story_id = await finished_story(client)
     page = (await client.get("/stories")).text
@@ -269,6 +271,7 @@ async def test_library_offers_delete_behind_a_small_menu_and_the_story_page_asks
     assert "you can undo it" in story_page
 
 
+@pytest.mark.slow
 async def test_favourites_are_marked_with_one_tap_and_listed_first(client):
     older = await finished_story(client)
     newer = await finished_story(client)
@@ -286,6 +289,7 @@ async def test_favourites_are_marked_with_one_tap_and_listed_first(client):
     assert offsite.headers["location"] == f"/stories/{older}"
 
 
+@pytest.mark.slow
 async def test_reading_preferences_are_remembered(client):
     story_id = await finished_story(client)
     page = await client.get(f"/stories/{story_id}")
@@ -304,6 +308,7 @@ async def test_reading_preferences_are_remembered(client):
     assert 'data-theme="light"' in page.text and 'data-text-size="4"' in page.text
 
 
+@pytest.mark.slow
 async def test_demo_mode_is_said_plainly(make_app):
     async with serve(make_app(storyteller="demo", demo_delay_s=0), from_own_pages=True) as client:
         assert "Demo storyteller" in (await client.get("/")).text
@@ -311,6 +316,7 @@ async def test_demo_mode_is_said_plainly(make_app):
         assert "Demo storyteller" not in (await client.get("/")).text
 
 
+@pytest.mark.slow
 async def test_a_refused_form_says_so_once_at_the_form_not_in_every_card(
     make_app, fake_llm, db
 ):
@@ -328,6 +334,7 @@ async def test_a_refused_form_says_so_once_at_the_form_not_in_every_card(
         fake_llm.release()
 
 
+@pytest.mark.slow
 async def test_theme_and_text_size_are_in_every_pages_header(client):
     story_id = await finished_story(client)
     for path in ("/", "/stories", f"/stories/{story_id}"):
@@ -420,6 +427,7 @@ async def test_a_job_waiting_behind_a_running_one_says_its_place_not_starting(
     assert "Starting…" not in card
 
 
+@pytest.mark.slow
 async def test_a_deleted_storys_page_offers_to_restore_it(client):
     story_id = await finished_story(client)
     title = (await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)).json()["title"]

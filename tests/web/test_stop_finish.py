@@ -76,6 +76,7 @@ async def test_a_waiting_job_is_stopped_at_once_and_never_sent(client, fake_llm)
     assert fake_llm.calls_for(waiting) == 0
 
 
+@pytest.mark.slow
 async def test_a_running_story_is_stopped_keeping_its_words(make_app, fake_llm, db, llm_api):
     async with serve(make_app(llm_api=llm_api)) as client:
         job_id = await writing(client, fake_llm, db)
@@ -199,6 +200,7 @@ async def finish(client, job_id: int, key: str | None = None):
                              headers={**JSON, "Idempotency-Key": key or new_key()})
 
 
+@pytest.mark.slow
 async def test_a_stopped_story_is_finished_from_its_words_as_one_story(
     make_app, fake_llm, db, llm_api
 ):
@@ -235,6 +237,7 @@ async def test_a_stopped_story_is_finished_from_its_words_as_one_story(
     assert [s["title"] for s in library] == [carried_title]  # one story on the shelf
 
 
+@pytest.mark.slow
 async def test_only_a_story_cut_short_with_words_kept_can_be_finished(client, fake_llm, db):
     done = (await post_story(client)).json()["job_id"]
     await wait_for_job(client, done)
@@ -250,6 +253,7 @@ async def test_only_a_story_cut_short_with_words_kept_can_be_finished(client, fa
     assert missing_key.status_code == 400
 
 
+@pytest.mark.slow
 async def test_the_daily_limit_applies_to_a_finish(make_app, fake_llm, db):
     async with serve(make_app(daily_story_limit=1)) as client:
         cut = await writing(client, fake_llm, db)
@@ -259,6 +263,7 @@ async def test_the_daily_limit_applies_to_a_finish(make_app, fake_llm, db):
     assert answer.status_code == 429 and answer.json()["error"]["code"] == "daily_limit_reached"
 
 
+@pytest.mark.slow
 async def test_finish_from_the_card(make_app, fake_llm, db):
     async with serve(make_app()) as client:
         cut = await writing(client, fake_llm, db)
@@ -280,6 +285,7 @@ async def test_finish_from_the_card(make_app, fake_llm, db):
                            {"id": cut}) == 1
 
 
+@pytest.mark.slow
 async def test_the_demo_storyteller_finishes_its_own_story(make_app, db):
     async with serve(make_app(storyteller="demo", demo_delay_s=1.0)) as client:
         job_id = (await post_story(client, {"prompt": "a sleepy fox", "length": "short"})
@@ -384,6 +390,7 @@ async def test_two_finishes_racing_with_other_keys_make_one_job(
                            {"id": cut}) == 1
 
 
+@pytest.mark.slow
 async def test_the_card_of_a_story_finished_already_leads_to_it_and_offers_no_second_finish(
     client, fake_llm, db
 ):
@@ -429,6 +436,7 @@ async def test_a_finish_card_shows_the_words_it_carries_from_the_start(make_app,
         assert card.index("job-head") < card.index("Stop…") < draft < card.index("in line")
 
 
+@pytest.mark.slow
 async def test_a_finish_that_failed_before_any_word_is_tried_again_from_the_same_words(
     client, fake_llm, db
 ):
@@ -452,6 +460,7 @@ async def test_a_finish_that_failed_before_any_word_is_tried_again_from_the_same
 # -- the home page's earlier cards are short -----------------------------------------------
 
 
+@pytest.mark.slow
 async def test_on_the_home_page_a_card_cut_short_is_its_first_words_and_its_actions(
     make_app, fake_llm, db
 ):

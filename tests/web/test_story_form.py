@@ -82,6 +82,7 @@ async def one_tap(client, page: str, child_id: int) -> dict:
 # -- whom the story is for ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_typed_idea_after_a_one_tap_story_goes_out_for_the_child_the_form_shows(
     client, fake_llm
 ):
@@ -145,6 +146,7 @@ async def test_a_profile_removed_since_the_page_was_made_is_said_beside_the_choo
     assert (await fetch_one(db, "SELECT count(*) AS n FROM story_jobs"))["n"] == 0
 
 
+@pytest.mark.slow
 async def test_a_sequel_keeps_both_its_children(client, fake_llm, db):
     mia, leo = await add_child(client, MIA), await add_child(client, LEO)
     first = await finished(client, await post_story(
@@ -163,6 +165,7 @@ async def test_a_sequel_keeps_both_its_children(client, fake_llm, db):
 # -- the idea: a counter, no silent cut, a family's words -------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_long_idea_is_counted_never_cut_and_refused_kindly(client, db):
     home = (await client.get("/")).text
     textarea = re.search(r'<textarea id="prompt"[^>]*>', home).group()
@@ -185,6 +188,7 @@ async def test_a_long_idea_is_counted_never_cut_and_refused_kindly(client, db):
     assert (await fetch_one(db, "SELECT count(*) AS n FROM story_jobs"))["n"] == 0
 
 
+@pytest.mark.slow
 async def test_an_idea_of_500_characters_with_line_breaks_fits(client, fake_llm):
     home = (await client.get("/")).text
     idea = ("a fox\r\n" + "z" * 488 + "\r\nhome")  # 500 once a line break is one character
@@ -213,6 +217,7 @@ async def test_field_messages_are_in_a_familys_words(client):
 # -- a sequel opens at its note, in the language chosen ---------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_sequel_opens_at_its_note_and_starts_in_the_language_chosen(client, fake_llm, db):
     first = await finished(client, await post_story(client, {"prompt": "an owl"}))
     title = first["title"]
@@ -234,6 +239,7 @@ async def test_a_sequel_opens_at_its_note_and_starts_in_the_language_chosen(clie
     assert mine["prompt"] == "the owl flies home"
 
 
+@pytest.mark.slow
 async def test_a_french_story_s_sequel_starts_in_french(client, fake_llm):
     first = await finished(client, await post_story(client, {"prompt": "un hibou",
                                                              "language": "fr"}))
@@ -275,6 +281,7 @@ class Isolation(HTMLParser):
         self.found.append((any(isolated for _, isolated, _ in self.open), data.strip()))
 
 
+@pytest.mark.slow
 async def test_every_name_and_idea_a_family_typed_is_isolated_for_direction(client, fake_llm):
     noa = await add_child(client, {"name": NOA, "age": 5, "likes": f"{NOA}'s kites"})
     leo = await add_child(client, LEO)

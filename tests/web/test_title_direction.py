@@ -37,6 +37,7 @@ def tags_before(page: str, at: int) -> list[str]:
     return re.findall(r"<[a-z][^>]*>", page[:at])[::-1]
 
 
+@pytest.mark.slow
 async def test_every_page_gives_the_title_its_language_s_direction(make_app, fake_llm):
     fake_llm.story = STORY
     async with serve(make_app()) as client:

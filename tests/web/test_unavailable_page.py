@@ -33,6 +33,7 @@ def head_of(html: str) -> str:
     return html.split("</head>", 1)[0]
 
 
+@pytest.mark.slow
 async def test_the_503_page_says_when_to_come_back_and_refreshes_itself(client, database_url):
     async with database_outage(database_url):
         await pool_notices_the_outage(client)
@@ -50,6 +51,7 @@ async def test_the_503_page_says_when_to_come_back_and_refreshes_itself(client, 
     assert as_json.headers["retry-after"] == str(DATABASE_RETRY_AFTER_S)
 
 
+@pytest.mark.slow
 async def test_a_503_answer_to_a_form_post_does_not_refresh_into_a_get(client, database_url):
     async with database_outage(database_url):
         await pool_notices_the_outage(client)
@@ -61,6 +63,7 @@ async def test_a_503_answer_to_a_form_post_does_not_refresh_into_a_get(client, d
     assert 'http-equiv="refresh"' not in page.text  # it would reload a POST's address with a GET
 
 
+@pytest.mark.slow
 async def test_pages_that_are_fine_do_not_refresh(client):
     page = await client.get("/stories")
     assert page.status_code == 200 and 'http-equiv="refresh"' not in page.text

@@ -113,6 +113,7 @@ async def test_dismiss_from_another_site_is_refused(http, db):
     assert await listed(http) == [owl.id]
 
 
+@pytest.mark.slow
 async def test_the_library_search_finds_a_story_cut_short(http, db):
     store = JobStore(db)
     await cut_short(store, "an owl who knits", OWL, child_name="Mia")
@@ -136,6 +137,7 @@ async def aged(db, job_id: int, interval: str) -> None:
                         " WHERE id = :id RETURNING id", {"id": job_id, "ago": interval})
 
 
+@pytest.mark.slow
 async def test_home_lists_the_recent_ones_once(http, db):
     store = JobStore(db)
     owl = await cut_short(store, "an owl who knits", OWL)
@@ -152,6 +154,7 @@ async def test_home_lists_the_recent_ones_once(http, db):
     assert "The Owl Who Knitted" in library and "The Quiet Fox" in library
 
 
+@pytest.mark.slow
 async def test_a_browser_asking_for_the_list_is_sent_to_the_library(http):
     answer = await http.get("/stories/unfinished", headers={"Accept": "text/html"})
     assert answer.status_code == 303 and answer.headers["location"] == "/stories#unfinished"
