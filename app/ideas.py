@@ -1,16 +1,20 @@
 """Tonight's one-tap idea: what the story is about when a parent taps "Tonight, for Mia",
 different from one night to the next, drawn from the child's likes, their companions and
-the season. No I/O and no clock: the caller gives the household's date (in `TZ`).
+the season, said in the language the story will be written in. No I/O and no clock: the
+caller gives the household's date (in `TZ`).
 
     idea = tonight_idea([mia], date(2026, 12, 2), southern=southern_hemisphere(tz))
     # "a walk with Pip on a winter night to find foxes"
     idea = tonight_idea([mia, leo], day)          # a story for both: both profiles
+    tonight_idea([mia], day, language="es")       # "un paseo con Pip en una noche de invierno..."
+    idea_in("a trip to the moon", "fr")           # the form's idea, in the story's language
 
 The same children on the same date always get the same idea (a page rendered twice makes
 one story, and a test can say what it will be); the next night's is another. The night
-picks one of the `_IDEAS` in turn, starting where the children's own number puts them, and
-a like, a companion and a thing of the season by the same count: as no two of `_IDEAS`
-begin alike before the family's words come in, two nights running never have the same idea.
+picks one of the language's ideas (app/idea_words.py) in turn, starting where the
+children's own number puts them, and a like, a companion and a thing of the season by the
+same count: as no two of them begin alike before the family's words come in, two nights
+running never have the same idea.
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ import hashlib
 import re
 from collections.abc import Sequence
 from datetime import date, tzinfo
+from typing import TypeVar
 
-from app.stories import Child
+from app.i18n import N_, UI_LANGUAGES, gettext, speaking
+from app.idea_words import SEASON_NAMES, WORDS, Word
+from app.stories import DEFAULT_LANGUAGE, Child
 
 IDEA_PART_MAX_CHARS = 120  # a like or a companion, as an idea names it
 # Seasons by month, as the northern hemisphere has them (the southern's are the other way).
-SEASONS = ("winter", "spring", "summer", "autumn")
+SEASONS = SEASON_NAMES  # winter, spring, summer, autumn
 _SEASON_OF_MONTH = (0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 0)  # January ... December
 # Time zones south of the equator (by their name's start): their seasons are turned round.
 _SOUTHERN_ZONES = (
@@ -36,26 +43,18 @@ _SOUTHERN_ZONES = (
     "Africa/Windhoek", "Africa/Gaborone", "Africa/Maseru", "Africa/Mbabane",
     "Indian/Mauritius", "Indian/Reunion", "Indian/Antananarivo", "Chile/", "Brazil/",
 )
-# What each season brings to a story.
-_SEASON_THINGS = {
-    "winter": ("the first snowflakes", "frosty sparkling trees", "a quiet snowy garden"),
-    "spring": ("new blossom", "a garden of sleepy tulips", "soft spring rain"),
-    "summer": ("a sky full of summer stars", "a meadow of fireflies", "warm sand dunes"),
-    "autumn": ("falling golden leaves", "a big round harvest moon", "an orchard of apples"),
-}
-# What a story looks for when the profile names no likes.
-_GENTLE_THINGS = ("the moon", "a sleepy owl", "a friendly little star", "a lost cloud")
-# The ideas, a night each. Each begins with words of its own before any of the family's
-# (`{season}` is one of SEASONS), so two of them can never read the same.
-_IDEAS = (
-    "a walk{company} on a {season} night to find {like}",
-    "a little boat ride{company} down a moonlit river, looking for {like}",
-    "a secret picnic under {thing}{company}, to meet {like}",
-    "a treasure map{company}, one {season} evening, leading to {like}",
-    "a lantern walk{company} through {thing}, following {like}",
-    "a cosy {season} den{company}, built just right for {like}",
-    "a sleepy balloon ride{company} over {thing}, to say goodnight to {like}",
+# The story form's ideas: one tap fills the prompt (app.js); without JavaScript each is a
+# link that does the same. Shown in the page's language, as a family would type them, and
+# sent in the story's (`idea_in`): the language chosen may be another.
+FORM_IDEAS = (
+    N_("a brave little dragon"),
+    N_("a trip to the moon"),
+    N_("a sleepy owl who lost its hoot"),
+    N_("a teddy bear's midnight picnic"),
+    N_("a whale who sings lullabies"),
+    N_("a garden that grows at night"),
 )
+_Choice = TypeVar("_Choice")
 # A profile's likes are a list ("foxes, the moon and Captain Biscuit"); its companions are
 # split at ";" and lines only, as a comma describes one ("Pip, a little green dinosaur").
 _LIKES_BETWEEN = re.compile(r"\s*(?:[,;\n]|\band\b)\s*", re.IGNORECASE)
@@ -76,24 +75,51 @@ def southern_hemisphere(timezone: tzinfo) -> bool:
 
 
 def tonight_idea(
-    children: Sequence[Child], day: date, *, southern: bool = False, told: int = 0
+    children: Sequence[Child], day: date, *, southern: bool = False, told: int = 0,
+    language: str = DEFAULT_LANGUAGE,
 ) -> str:
     """The one-tap idea for these children (one, or two for a story for both) on the
-    household's date `day`: another one each night, from their likes, a companion (by the
-    name before its description: "Pip" of "Pip, a little green dinosaur") and the season;
-    and another after each of the `told` stories asked for that day already, so a second
-    story tonight is not the first again. The storyteller is told the likes and companions
-    whole besides (app/requests.py)."""
+    household's date `day`, in `language` (the story's): another one each night, from their
+    likes, a companion (by the name before its description: "Pip" of "Pip, a little green
+    dinosaur") and the season; and another after each of the `told` stories asked for that
+    day already, so a second story tonight is not the first again. The family's own words
+    are kept as they typed them. The storyteller is told the likes and companions whole
+    besides (app/requests.py)."""
+    words = WORDS.get(language, WORDS[DEFAULT_LANGUAGE])
     night = day.toordinal() + _number(children) + told  # each list's next choice
     this_season = season(day, southern=southern)
     likes = [like for child in children for like in _parts(child.likes, _LIKES_BETWEEN)]
     companions = [_name_of(companion) for child in children
                   for companion in _parts(child.companions, _COMPANIONS_BETWEEN)]
-    like = _pick(likes, night) if likes else _pick(_GENTLE_THINGS, night)
+    like = Word(_clip(_pick(likes, night))) if likes else _pick(words.gentle, night)
     companion = _pick(companions, night) if companions else None
-    return _pick(_IDEAS, night).format(
-        season=this_season, thing=_pick(_SEASON_THINGS[this_season], night),
-        like=_clip(like), company=f" with {_clip(companion)}" if companion else "")
+    return _pick(words.ideas, night).format(
+        season=words.seasons[this_season], thing=_pick(words.things[this_season], night),
+        like=like, company=words.company.format(name=_clip(companion)) if companion else "")
+
+
+def form_ideas() -> tuple[str, ...]:
+    """The story form's ideas in the page's language."""
+    return tuple(gettext(idea) for idea in FORM_IDEAS)
+
+
+def idea_in(prompt: str, language: str) -> str:
+    """`prompt` in the story's `language` when it is one of the form's ideas as any of the
+    page languages says it (tapped on a Spanish page for a French story), untouched, else
+    the prompt as it was written."""
+    for idea in FORM_IDEAS:
+        if prompt in _said_in_every_language(idea):
+            with speaking(language):
+                return gettext(idea)
+    return prompt
+
+
+def _said_in_every_language(idea: str) -> set[str]:
+    said = set()
+    for language in UI_LANGUAGES:
+        with speaking(language):
+            said.add(gettext(idea))
+    return said
 
 
 def _number(children: Sequence[Child]) -> int:
@@ -103,7 +129,7 @@ def _number(children: Sequence[Child]) -> int:
     return int.from_bytes(hashlib.sha256(who.encode()).digest()[:4], "big")
 
 
-def _pick(choices: Sequence[str], night: int) -> str:
+def _pick(choices: Sequence[_Choice], night: int) -> _Choice:
     return choices[night % len(choices)]
 
 

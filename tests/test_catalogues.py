@@ -5,6 +5,7 @@ no template shows a family a word outside {% trans %} or _() (make messages, app
 
 from __future__ import annotations
 
+import ast
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -181,3 +182,44 @@ def test_a_count_takes_its_languages_form(language, count, said):
     with speaking(language):
         line = ngettext("%(left)s story left today", "%(left)s stories left today", count)
     assert said in line % {"left": count}
+
+
+# Where a refusal's words reach a page (error.html translates them with tr()): a message
+# raised here must be marked for the catalogue, N_("...") or gettext("..."), never bare.
+# (The JSON API's own refusals, such as app/requests.py's, name fields, and say them in a
+# family's words with `said`; the queue's control and pictures are refused on pages too.)
+REFUSING_MODULES = [*sorted((ROOT / "app" / "web").glob("*.py")),
+                    ROOT / "app" / "queue" / "control.py", ROOT / "app" / "queue" / "pictures.py"]
+APP_ERRORS = {"AppError", "NotFound", "Conflict", "BadRequest", "Invalid", "Busy",
+              "Unavailable", "TooLarge", "Forbidden", "Unauthorized"}
+
+
+def bare_refusals(source: str) -> list[str]:
+    """The messages raised as an AppError without going through the catalogue."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)):
+            continue
+        call = node.exc
+        name = getattr(call.func, "id", None) or getattr(call.func, "attr", None)
+        if name not in APP_ERRORS or not call.args:
+            continue
+        if name == "Invalid" and any(keyword.arg == "said" for keyword in call.keywords):
+            continue  # `said` is the family's words; the message is the API's
+        message = call.args[0]
+        if isinstance(message, ast.Constant | ast.JoinedStr):
+            found.append(ast.unparse(message))
+    return found
+
+
+@pytest.mark.parametrize("module", [str(path.relative_to(ROOT)) for path in REFUSING_MODULES])
+def test_a_refusal_a_page_shows_is_in_the_catalogue(module):
+    assert bare_refusals((ROOT / module).read_text()) == []
+
+
+def test_the_refusal_check_finds_a_bare_message():
+    assert bare_refusals('raise NotFound("There is nothing here.")') == [
+        "'There is nothing here.'"]
+    assert bare_refusals('raise errors.Conflict(f"No {x}")') == ["f'No {x}'"]
+    assert bare_refusals('raise NotFound(N_("There is nothing here."))') == []
+    assert bare_refusals('raise Invalid("age must be 1 to 12", said=gettext("Age?"))') == []

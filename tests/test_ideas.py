@@ -3,13 +3,18 @@ next night, from the child's likes, companions and the season."""
 
 from __future__ import annotations
 
+import re
+import string
 from datetime import UTC, date, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from app.ideas import season, southern_hemisphere, tonight_idea
+from app.i18n import gettext, speaking
+from app.idea_words import WORDS
+from app.ideas import SEASONS, idea_in, season, southern_hemisphere, tonight_idea
 from app.requests import PROMPT_MAX_CHARS, parse_story_request
+from app.stories import LANGUAGES as LANGUAGES_OF_STORIES
 from app.stories import Child
 
 MIA = Child(id=1, name="Mia", likes="foxes, the moon and Captain Biscuit",
@@ -81,3 +86,79 @@ def test_an_idea_from_the_longest_profiles_is_a_valid_request():
         idea = tonight_idea([long, long], day)
         assert len(idea) <= PROMPT_MAX_CHARS
         assert parse_story_request({"prompt": idea}).prompt == idea
+
+
+LANGUAGES = list(WORDS)
+# Words of the English ideas that no other language's ideas should still hold.
+ENGLISH_WORDS = re.compile(r"\b(with|night|walk|ride|evening|goodnight|moon|owl|star|cloud|"
+                           r"looking|leading|following|sleepy|treasure|spring|autumn)\b")
+
+
+def test_every_story_language_has_its_ideas():
+    assert set(WORDS) == set(LANGUAGES_OF_STORIES)
+    for words in WORDS.values():
+        assert len(words.ideas) == len(WORDS["en"].ideas)
+        assert len(words.gentle) == len(WORDS["en"].gentle)
+        assert all(len(words.things[name]) == 3 for name in SEASONS)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("children", [[MIA], [THEO], [MIA, LEO]])
+def test_two_nights_running_never_have_the_same_idea_in_any_language(language, children):
+    ideas = [tonight_idea(children, day, language=language) for day in A_YEAR]
+    assert all(tonight != tomorrow for tonight, tomorrow in zip(ideas, ideas[1:], strict=False))
+    assert len(set(ideas[:7])) == 7
+
+
+@pytest.mark.parametrize("language", [language for language in LANGUAGES if language != "en"])
+def test_an_idea_is_said_in_the_story_s_language_with_the_family_s_own_words(language):
+    words = WORDS[language]
+    with_pip = words.company.format(name="Pip")
+    for day in A_YEAR[:60]:
+        mia = tonight_idea([MIA], day, language=language)
+        assert with_pip in mia and "dinosaur" not in mia, mia
+        # Nothing of the English ideas is left once the family's words are taken out.
+        ours = mia
+        for family in ("Pip", "foxes", "the moon", "Captain Biscuit"):
+            ours = ours.replace(family, "")
+        assert not ENGLISH_WORDS.search(ours), (language, mia)
+        theo = tonight_idea([THEO], day, language=language)
+        assert not ENGLISH_WORDS.search(theo) and not theo.startswith(" "), (language, theo)
+        assert "{" not in theo and "Word(" not in theo, theo
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_form_an_idea_asks_for_is_there(language):
+    """`{thing:dat}` asks German's things for their dative: each one has it (a Word
+    without the form would be said in its plain one, the wrong case)."""
+    words = WORDS[language]
+    asked: dict[str, set[str]] = {"season": set(), "thing": set(), "like": set()}
+    for idea in words.ideas:
+        for _, name, form, _ in string.Formatter().parse(idea):
+            if name in asked and form:
+                asked[name].add(form)
+    ours = {"season": list(words.seasons.values()), "like": list(words.gentle),
+            "thing": [thing for things in words.things.values() for thing in things]}
+    for name, forms in asked.items():
+        for word in ours[name]:
+            assert forms <= set(word.forms), (language, name, word.plain, forms)
+
+
+def test_an_unknown_language_gets_english_ideas():
+    night = date(2026, 12, 2)
+    assert tonight_idea([MIA], night, language="xx") == tonight_idea([MIA], night)
+
+
+@pytest.mark.parametrize(("english", "language"), [
+    ("a trip to the moon", "en"), ("a trip to the moon", "es"), ("a brave little dragon", "ar"),
+])
+def test_a_form_idea_is_sent_in_the_story_s_language_from_any_page_language(english, language):
+    with speaking(language):
+        wanted = gettext(english)
+    assert (wanted == english) == (language == "en")
+    for page_language in LANGUAGES:
+        with speaking(page_language):
+            tapped = gettext(english)
+        assert idea_in(tapped, language) == wanted, page_language
+    assert idea_in("a trip to the moon and back", language) == "a trip to the moon and back"
+    assert idea_in("", language) == ""

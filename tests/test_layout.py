@@ -19,7 +19,7 @@ APP = Path(__file__).resolve().parent.parent / "app"
 LAYERS: dict[str, tuple[str, ...]] = {
     # The core types and small pure helpers: no I/O, nothing of the parts above.
     "core": ("app", "stories", "dates", "logs", "backoff", "errors", "config_values",
-             "requests", "finishing", "ideas", "version",
+             "requests", "finishing", "idea_words", "ideas", "version",
              # the household's language: the catalogues, and which one a request reads
              "i18n.catalogues", "i18n.choice", "i18n"),
     # PostgreSQL: where it is, the pool, the migrations, the named statements.

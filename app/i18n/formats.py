@@ -5,6 +5,7 @@
     short_day(date)            # "29 Nov", a chart's end
     money(micros)              # "$4.98"; in French "4,98 $US"
     number(7)                  # "7" in the language's own digits
+    names(["a", "b", "c"])     # "a, b and c"; in Spanish "a, b y c"
 
 English keeps the app's own forms (app/dates.py, app/money): the contract quotes them.
 """
@@ -95,6 +96,13 @@ def number(value: int) -> str:
     if language == ENGLISH:
         return str(value)
     return format_decimal(value, locale=language, numbering_system=_NUMBERS)
+
+
+def names(items: list[str]) -> str:
+    """A list as the language joins it: "a, b and c", "a, b y c", "a، وb، وc"."""
+    from babel.lists import format_list
+
+    return format_list(items, locale=current()) if items else ""
 
 
 def _local(moment: datetime, timezone: tzinfo) -> datetime | None:

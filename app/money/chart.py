@@ -12,7 +12,8 @@ from datetime import date
 
 from markupsafe import Markup, escape
 
-from app.money import dollars
+from app.i18n import ngettext
+from app.i18n.formats import money, number, short_day
 
 WIDTH, HEIGHT = 600, 160
 BASELINE = 156  # the days' names are the page's text below it: a stretched SVG would squash them
@@ -28,11 +29,14 @@ def bar_chart(days: list[tuple[date, int]]) -> Markup:
         x = index * step + GAP / 2
         bars.append(
             f'<rect class="bar" x="{x:.1f}" y="{BASELINE - height:.1f}" width="{step - GAP:.1f}"'
-            f' height="{height:.1f}" rx="2"><title>{escape(f"{day:%-d %b}: {dollars(micros)}")}'
+            f' height="{height:.1f}" rx="2"><title>{escape(f"{short_day(day)}: {money(micros)}")}'
             "</title></rect>")
+    said = ngettext("Spending on the last %(days)s day; the table has the figures",
+                    "Spending on each of the last %(days)s days; the table has the figures",
+                    len(days)) % {"days": number(len(days))}
     return Markup(
         f'<svg class="spend-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img"'
-        f' aria-label="Spending on each of the last {len(days)} days; the table has the figures"'
+        f' aria-label="{escape(said)}"'
         ' preserveAspectRatio="none">'
         f'<line class="axis" x1="0" y1="{BASELINE}" x2="{WIDTH}" y2="{BASELINE}"/>'
         + "".join(bars) + "</svg>")

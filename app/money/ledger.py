@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from app.i18n import gettext
-from app.i18n.formats import long_day, money
+from app.i18n import gettext, ngettext
+from app.i18n.formats import long_day, money, names
 from app.money import dollars, usd
 from app.money.meter import Meter
 from app.queries import Statements
@@ -106,10 +106,12 @@ class Ledger(Statements):
         unpriced = await meter.unpriced() if meter.budget_micros is not None else []
         if not unpriced:
             return None
-        names = " and ".join(unpriced)
-        return (f"The budget does not count calls to {names}: no price is known for"
-                f" {'it' if len(unpriced) == 1 else 'them'}. Whoever set up the app can add"
-                " one with PRICES.")
+        return ngettext(
+            "The budget does not count calls to %(models)s: no price is known for it. "
+            "Whoever set up the app can add one with PRICES.",
+            "The budget does not count calls to %(models)s: no price is known for them. "
+            "Whoever set up the app can add them with PRICES.",
+            len(unpriced)) % {"models": names(unpriced)}
 
     async def month(self, meter: Meter) -> MonthSpend:
         await meter.ready()

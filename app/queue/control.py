@@ -15,6 +15,7 @@ from typing import Protocol
 
 from app.errors import Conflict, NotFound
 from app.finishing import carried_words
+from app.i18n import N_
 from app.queue.jobs import Job, Status
 from app.queue.store import JobStore
 from app.stories import StoryRequest
@@ -40,16 +41,16 @@ async def stop_job(store: JobStore, worker: StopListener, job_id: int, *,
         else:
             job = await store.get(job_id)
             if job is None:
-                raise NotFound("There is no story job with that number.")
+                raise NotFound(N_("There is no story job with that number."))
             if job.status.finished:
-                raise Conflict("This story is finished already: there is nothing to stop.",
+                raise Conflict(N_("This story is finished already: there is nothing to stop."),
                                code="job_finished")
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait_s
     while True:
         job = await store.get(job_id)
         if job is None:
-            raise NotFound("There is no story job with that number.")
+            raise NotFound(N_("There is no story job with that number."))
         if job.status != Status.RUNNING or loop.time() >= deadline:
             return job
         await asyncio.sleep(STOP_POLL_S)
@@ -60,9 +61,9 @@ async def finishing_request(store: JobStore, job_id: int) -> tuple[Job, StoryReq
     with the words kept (up to the last whole sentence) to carry on from."""
     job = await store.get(job_id)
     if job is None:
-        raise NotFound("There is no story job with that number.")
+        raise NotFound(N_("There is no story job with that number."))
     carried = carried_words(job.text_so_far) if job.can_finish else None
     if carried is None:
-        raise Conflict("This story has nothing to finish: only one cut short, with words "
-                       "kept, can be finished.", code="nothing_to_finish")
+        raise Conflict(N_("This story has nothing to finish: only one cut short, with words "
+                       "kept, can be finished."), code="nothing_to_finish")
     return job, dataclasses.replace(job.request, finish_of=job.id, carried_text=carried)

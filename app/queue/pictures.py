@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import asyncpg
 
 from app.errors import Conflict
+from app.i18n import N_
 from app.money import MonthBudget
 from app.money.meter import Charge, charge_params
 from app.queries import Queryable, Statements
@@ -72,7 +73,7 @@ class PictureStore(Statements):
                 "month_start": budget.month_start if budget else None,
                 "lock_key": INTAKE_LOCK_KEY}, on=on)
         except asyncpg.UniqueViolationError:
-            raise Conflict("A picture for this story is being drawn already.",
+            raise Conflict(N_("A picture for this story is being drawn already."),
                            code="picture_in_progress") from None
         return Job.from_row(row) if row is not None and row["id"] is not None else None
 

@@ -7,6 +7,7 @@ into BACKUP_DIR every BACKUP_EVERY_H (its turns claimed in `schedule.py`, its fi
 `backup_files.py`).
 
 May use: app.queue (the store's story reads and writes), app.stories, app.requests,
-app.dates, app.i18n, app.errors, app.db, app.queries, app.illustrating (a picture's checks) and
+app.dates, app.i18n, app.ideas (the form's ideas), app.errors, app.db, app.queries,
+app.illustrating (a picture's checks) and
 app.logs. Never app.web: its pages are app/web/stories.py.
 """

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from app.ideas import idea_in
 from app.requests import FIELDS
 from app.shelf.sequels import as_sequel, earlier_story, in_language, sequel_fields
 from app.shelf.store import ShelfStore, StoredStory
@@ -77,6 +78,9 @@ async def read_story_form(shelf: ShelfStore, form: Mapping[str, object]) -> Stor
         if chosen not in ("other", "earlier"):  # a profile
             values["child_id"] = chosen
             sent_fields.append("child_id")
+    # One of the form's ideas, tapped on the page in its language: in the story's.
+    if values["language"]:
+        values["prompt"] = idea_in(values["prompt"], values["language"])
     # "What happens next?": the form names the story it continues (kept on a re-render).
     earlier = await earlier_story(shelf, str(form.get("sequel_of") or ""))
     if earlier is not None:

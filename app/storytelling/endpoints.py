@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from app.i18n import N_, gettext
 from app.logs import log
 from app.storytelling.availability import MODEL_NOT_FOUND, is_model_not_found
 
@@ -30,6 +31,8 @@ IMAGES, RESPONSES, MODERATIONS = "/images/generations", "/responses", "/moderati
 # Who can mend each: the setting that stops the app from asking for it.
 MENDED_BY = {IMAGES: "ILLUSTRATOR=off", RESPONSES: "LLM_API=chat", MODERATIONS: "MODERATION=off"}
 PROBE_TIMEOUT_S = 5.0
+# The home page's notice, in the page's language; the endpoint and setting are not words.
+NOTICE = N_("This storyteller has no %(endpoint)s (set %(setting)s).")
 
 
 def no_endpoint_message(endpoint: str) -> str:
@@ -64,7 +67,9 @@ class Endpoints:
 
     @property
     def notices(self) -> list[str]:
-        return [no_endpoint_message(endpoint) for endpoint in sorted(self.missing)]
+        """The home page's notices, in the request's language."""
+        return [gettext(NOTICE) % {"endpoint": endpoint, "setting": MENDED_BY[endpoint]}
+                for endpoint in sorted(self.missing)]
 
 
 async def probe(client: ProviderClient, endpoints: Endpoints, endpoint: str) -> None:

@@ -34,6 +34,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.errors import NotFound
+from app.i18n import N_
 
 try:  # optional: without it, gzip alone (which every browser takes)
     import brotli
@@ -227,7 +228,7 @@ class Assets:
         # A dictionary lookup, never the filesystem: `../` can name nothing outside it.
         file = self.files.get(name)
         if file is None:
-            raise NotFound("Nothing here by that address.")
+            raise NotFound(N_("Nothing here by that address."))
         current = request.query_params.get("v") == file.hash
         headers = {"ETag": file.etag, "Cache-Control": IMMUTABLE if current else REVALIDATE}
         if file.compressible:

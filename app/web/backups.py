@@ -100,5 +100,5 @@ async def _upload_form(request: Request) -> FormData:
     except ClientDisconnect:  # the tab was closed mid-upload
         raise ClientGone("The client left before its request arrived.") from None
     except (MultiPartException, HTTPException):  # not a multipart form, or a broken one
-        raise BadRequest("The form could not be read: send the backup as a file upload.",
+        raise BadRequest(N_("The form could not be read: send the backup as a file upload."),
                          code="malformed_form") from None

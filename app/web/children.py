@@ -68,7 +68,7 @@ async def update_child(request: Request) -> Response:
     if answers_json(request):
         changed = await services.children.update(child_id, parse_child(parse_json(body)))
         if changed is None:
-            raise NotFound("There is no child with that number.")
+            raise NotFound(N_("There is no child with that number."))
         return JSONResponse(child_json(changed), headers=VARY)
     form = await parse_form(request, body)
     try:
@@ -76,7 +76,7 @@ async def update_child(request: Request) -> Response:
     except Invalid as error:
         return await _page(request, failed=str(child_id), values=form, error=error)
     if changed is None:
-        raise NotFound("There is no child with that number.")
+        raise NotFound(N_("There is no child with that number."))
     return RedirectResponse(f"/children#child-{child_id}", status_code=303)
 
 
@@ -86,7 +86,7 @@ async def remove_child(request: Request) -> Response:
     if not answers_json(request):
         await parse_form(request, body)  # read (and size-check) the form
     if not await services_of(request).children.remove(child_id):
-        raise NotFound("There is no child with that number.")
+        raise NotFound(N_("There is no child with that number."))
     if answers_json(request):
         return Response(status_code=204)
     return RedirectResponse("/children", status_code=303)

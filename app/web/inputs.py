@@ -12,6 +12,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.types import Message
 
 from app.errors import BadRequest, ClientGone, NotFound, TooLarge
+from app.i18n import N_, gettext
 from app.stories import parse_id
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
@@ -33,11 +34,17 @@ def local_path(raw: str, default: str) -> str:
     return default
 
 
+def too_large(limit: int) -> TooLarge:
+    """A body past `limit` bytes, refused in the reader's language (a page shows it)."""
+    return TooLarge(gettext("The request body must be at most %(kib)s KiB.")
+                    % {"kib": limit // 1024})
+
+
 def path_id(raw: str) -> int:
     """A path's id (app.stories.parse_id), or 404."""
     number = parse_id(raw)
     if number is None:
-        raise NotFound("Nothing here by that number.")
+        raise NotFound(N_("Nothing here by that number."))
     return number
 
 
@@ -45,14 +52,14 @@ async def read_body(request: Request, limit: int = BODY_MAX_BYTES) -> bytes:
     """The body, refused with 413 as soon as it grows past the limit (before parsing)."""
     declared = request.headers.get("content-length", "")
     if declared.isdecimal() and int(declared) > limit:
-        raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
+        raise too_large(limit)
     chunks: list[bytes] = []
     size = 0
     try:
         async for chunk in request.stream():
             size += len(chunk)
             if size > limit:
-                raise TooLarge(f"The request body must be at most {limit // 1024} KiB.")
+                raise too_large(limit)
             chunks.append(chunk)
     except ClientDisconnect:  # the tab was closed mid-upload: an everyday event, not a bug
         raise ClientGone("The client left before its request arrived.") from None
@@ -73,11 +80,11 @@ def parse_json(body: bytes) -> object:
         if b"\\u" in body or b"\xed" in body:
             json.dumps(data, ensure_ascii=False).encode()  # UnicodeEncodeError on one
     except (ValueError, RecursionError):  # ValueError includes both Unicode errors
-        raise BadRequest("The body is not valid JSON.", code="malformed_json") from None
+        raise BadRequest(N_("The body is not valid JSON."), code="malformed_json") from None
     # Older Pythons refuse deep nesting with a RecursionError, 3.12 and newer decode it:
     # refuse it alike. Counting brackets (in C) spares the walk for every ordinary body.
     if body.count(b"[") + body.count(b"{") > JSON_DEPTH_MAX and _deeper_than(data, JSON_DEPTH_MAX):
-        raise BadRequest("The body is not valid JSON.", code="malformed_json")
+        raise BadRequest(N_("The body is not valid JSON."), code="malformed_json")
     return data
 
 
@@ -107,4 +114,4 @@ async def parse_form(request: Request, body: bytes) -> FormData:
     try:
         return await Request(request.scope, replay).form(max_files=0)
     except Exception:  # python-multipart's errors for a broken form body
-        raise BadRequest("The form could not be read.", code="malformed_form") from None
+        raise BadRequest(N_("The form could not be read."), code="malformed_form") from None

@@ -20,6 +20,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.dates import iso_time
 from app.errors import AppError, NotFound
+from app.i18n import N_
 from app.queue.control import finishing_request, stop_job
 from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import Job, Status
@@ -61,12 +62,12 @@ async def job_status(request: Request) -> Response:
     if answers_json(request):
         job = await services.store.get(job_id)
         if job is None:
-            raise NotFound("There is no story job with that number.")
+            raise NotFound(N_("There is no story job with that number."))
         return JSONResponse(job_json(job), headers=VARY)
     # The story's text in place of its draft: a card polls no more once it shows it.
     card = await polled_card(services, job_id)
     if card is None:
-        raise NotFound("There is no story job with that number.")
+        raise NotFound(N_("There is no story job with that number."))
     context: dict[str, object] = {"card": card}
     if is_htmx(request):
         # Only an unfinished card polls, so the answer showing its story is the first; on
@@ -140,7 +141,7 @@ async def retry(request: Request) -> Response:
     await parse_form(request, await read_body(request))  # read (and size-check) the form
     job = await services.store.get(path_id(request.path_params["job_id"]))
     if job is None:
-        raise NotFound("There is no story job with that number.")
+        raise NotFound(N_("There is no story job with that number."))
     notice, status_code, headers = None, 200, dict(VARY)
     retry_closed = False  # refused for today: the card offers no "Try again" beside that
     if job.status == Status.FAILED:

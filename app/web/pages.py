@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from app.i18n import N_, current, gettext
-from app.ideas import southern_hemisphere, tonight_idea
+from app.i18n import current
+from app.ideas import form_ideas, southern_hemisphere, tonight_idea
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
@@ -50,20 +50,6 @@ from app.web.unfinished import home_unfinished
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
 
-# One tap fills the prompt (app.js); without JavaScript each is a link that does the same.
-# Said in the page's language (ideas()), as a family would type them.
-IDEAS = (
-    N_("a brave little dragon"),
-    N_("a trip to the moon"),
-    N_("a sleepy owl who lost its hoot"),
-    N_("a teddy bear's midnight picnic"),
-    N_("a whale who sings lullabies"),
-    N_("a garden that grows at night"),
-)
-
-
-def ideas() -> tuple[str, ...]:
-    return tuple(gettext(idea) for idea in IDEAS)
 HOME_NEWEST_STORIES = 4
 # The home page's cards of the last few minutes' finished requests, at most (compact; the
 # rest are in the library). Unfinished ones are all there.
@@ -84,7 +70,7 @@ def new_form_key() -> str:
 
 async def home(request: Request) -> Response:
     idea = request.query_params.get("idea", "")
-    values = {"prompt": idea} if idea in ideas() else await values_like(request)
+    values = {"prompt": idea} if idea in form_ideas() else await values_like(request)
     context = await home_context(request, values=values)
     response = render(request, "home.html", context)
     # A page restored from the back/forward cache would resend an old key: never cache it.
@@ -174,12 +160,17 @@ async def home_context(
     timezone = request.app.state.settings.tz
     tonight, southern = datetime.now(timezone).date(), southern_hemisphere(timezone)
     told = await services.intake.used_today()  # a second story tonight: another idea
+    # Said in the language the story will be written in: the first child's, or for a
+    # profile that names none, the page's (the button sends it, so the two agree).
+    languages: dict[object, str] = {child.id: child.language or current()
+                                    for child in children}
+    languages |= {(child.id, sibling.id): languages[child.id] for child, sibling in pairs}
     ideas: dict[object, str] = {
-        child.id: tonight_idea([child], tonight, southern=southern, told=told)
-        for child in children}
+        child.id: tonight_idea([child], tonight, southern=southern, told=told,
+                               language=languages[child.id]) for child in children}
     ideas |= {(child.id, sibling.id):
-              tonight_idea([child, sibling], tonight, southern=southern, told=told)
-              for child, sibling in pairs}
+              tonight_idea([child, sibling], tonight, southern=southern, told=told,
+                           language=languages[child.id]) for child, sibling in pairs}
     closed, nearly = await budget_notes(services)
     return {
         **await form_context(services, form_values, errors=errors, notice=notice,
@@ -192,6 +183,7 @@ async def home_context(
         "sibling_buttons": [(pair, new_form_key()) for pair in pairs],
         # By a child's id, or a pair's (child's id, sibling's id).
         "one_tap_ideas": ideas,
+        "one_tap_languages": languages,
         "jobs": cards,
         # Stories cut short lately and not finished yet, besides those shown as cards.
         **await home_unfinished(request, {card.job.id for card in cards}),
@@ -244,7 +236,7 @@ async def form_context(
         "prompt_max": PROMPT_MAX_CHARS,
         "errors": errors or {},
         "notice": notice,
-        "ideas": ideas(),
+        "ideas": form_ideas(),
         "languages": LANGUAGE_CHOICES,
         # Closed by the month's budget, the day's count is no news.
         "stories_left": None if budget_closed else stories_left,

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import AppError, Conflict, NotFound
+from app.i18n import N_
 from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import Job, PictureState
 from app.queue.pictures import PictureStore, picture_key
@@ -86,7 +87,7 @@ async def image(request: Request) -> Response:
     small = request.query_params.get("size") == "small"
     found = await services_of(request).pictures.image(story_id, small=small)
     if found is None:
-        raise NotFound("This story has no picture.")
+        raise NotFound(N_("This story has no picture."))
     content_type, data, etag = found
     tag = f'"{etag}"'
     current = request.query_params.get("v") == etag[:VERSION_CHARS]
@@ -104,7 +105,7 @@ async def frame(request: Request) -> Response:
     state = await services.pictures.state(story_id)
     title = await services.shelf.story_title(story_id)
     if state is None or title is None:
-        raise NotFound("There is no story with that number.")
+        raise NotFound(N_("There is no story with that number."))
     return render(request, "_picture.html",
                   {"frame": page_frame(request, story_id, title, state)}, headers=VARY)
 
@@ -120,7 +121,7 @@ async def redraw(request: Request) -> Response:
         key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
     title = await services.shelf.story_title(story_id)
     if title is None:
-        raise NotFound("There is no story with that number.")
+        raise NotFound(N_("There is no story with that number."))
     job_key = picture_key(story_id, key)
     job = await services.store.get_by_key(job_key)  # a replay is answered first
     if job is None:
@@ -138,7 +139,7 @@ async def _new_job(services: Services, story_id: int, key: str) -> Job:
     """A redraw's job: made now, or by a request with the same key meanwhile (a replay);
     Conflict while another is drawn, NotFound once the story is gone."""
     if services.illustrator is None:
-        raise Conflict("Pictures are turned off here (ILLUSTRATOR=off).", code="pictures_off")
+        raise Conflict(N_("Pictures are turned off here (ILLUSTRATOR=off)."), code="pictures_off")
     refusal: AppError = NotFound("There is no story with that number.")
     try:
         made = await services.pictures.make_job(story_id, key)

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.dates import iso_time
 from app.errors import NotFound
+from app.i18n import N_
 from app.shelf.shares import (
     SHARE_MISS_WINDOW_S,
     SHARE_MISSES_MAX,
@@ -53,7 +54,7 @@ async def make_share(request: Request) -> Response:
     made = await ShareStore(services.db).make(story_id,
                                               days=request.app.state.settings.share_days)
     if made is None:
-        raise NotFound("There is no story with that number.")
+        raise NotFound(N_("There is no story with that number."))
     if answers_json(request):
         return JSONResponse(share_json(made.share, made.url), status_code=201)
     return await _shares_answer(request, story_id, made)
@@ -62,7 +63,7 @@ async def make_share(request: Request) -> Response:
 async def list_shares(request: Request) -> Response:
     story_id = path_id(request.path_params["story_id"])
     if await services_of(request).shelf.get_story(story_id) is None:
-        raise NotFound("There is no story with that number.")
+        raise NotFound(N_("There is no story with that number."))
     shares = await ShareStore(services_of(request).db).active(story_id)
     return JSONResponse({"shares": [share_json(s) for s in shares]}, headers=VARY)
 
@@ -71,7 +72,7 @@ async def revoke_share(request: Request) -> Response:
     story_id = path_id(request.path_params["story_id"])
     share_id = path_id(request.path_params["share_id"])
     if not await ShareStore(services_of(request).db).revoke(story_id, share_id):
-        raise NotFound("There is no such link to stop.")
+        raise NotFound(N_("There is no such link to stop."))
     if answers_json(request):
         return Response(status_code=204)
     return await _shares_answer(request, story_id, None)
@@ -111,7 +112,7 @@ async def shared_picture(request: Request) -> Response:
     token = request.path_params["token"]
     found = await store.picture(token) if looks_like_a_token(token) else None
     if found is None:
-        raise NotFound("There is nothing here.")
+        raise NotFound(N_("There is nothing here."))
     content_type, data, etag = found
     return Response(data, media_type=content_type, headers=SHARED_HEADERS | {
         "ETag": f'"{etag}"', "Content-Security-Policy": IMAGE_CSP,

@@ -121,7 +121,7 @@ async def restore(request: Request) -> Response:
     await shelf.restore_story(story_id)
     story = await shelf.get_story(story_id)
     if story is None:
-        raise NotFound("That story cannot be brought back any more.")
+        raise NotFound(N_("That story cannot be brought back any more."))
     if is_htmx(request):
         return render(request, "_library_row.html", {"story": summary_of(story)}, headers=VARY)
     back = local_path(str(form.get("next") or ""), f"/stories/{story_id}")
@@ -133,7 +133,7 @@ async def favourite(request: Request) -> Response:
     form = await parse_form(request, await read_body(request))
     marked = form.get("favourite") == "1"
     if not await services_of(request).shelf.set_favourite(story_id, marked):
-        raise NotFound("There is no story with that number.")
+        raise NotFound(N_("There is no story with that number."))
     if is_htmx(request):
         context = {"story": {"id": story_id, "favourite": marked},
                    "back": str(form.get("next") or "")}
@@ -148,7 +148,7 @@ async def delete(request: Request) -> Response:
     services = services_of(request)
     story = await services.shelf.get_story(story_id)
     if story is None or not await services.shelf.delete_story(story_id):
-        raise NotFound("There is no story with that number.")
+        raise NotFound(N_("There is no story with that number."))
     if is_htmx(request):  # its row, saying so, with an Undo
         return render(request, "_deleted.html", {"story": story}, headers=VARY)
     return RedirectResponse(f"/stories?deleted={story_id}", status_code=303)  # and its Undo
@@ -157,7 +157,7 @@ async def delete(request: Request) -> Response:
 async def story_markdown_file(request: Request) -> Response:
     story = await services_of(request).shelf.get_story(path_id(request.path_params["story_id"]))
     if story is None:
-        raise NotFound("There is no story with that number.")
+        raise NotFound(N_("There is no story with that number."))
     timezone = request.app.state.settings.tz
     return Response(
         story_markdown(story, timezone),

@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.dates import iso_time
 from app.errors import NotFound
+from app.i18n import N_
 from app.shelf.shares import Made, ShareStore
 from app.shelf.store import StoredStory
 from app.web.inputs import services_of
@@ -45,7 +46,7 @@ async def render_story_page(request: Request, story_id: int, *,
     if story is None:
         deleted = None if answers_json(request) else await shelf.deleted_story(story_id)
         if deleted is None:
-            raise NotFound("There is no story with that number.")
+            raise NotFound(N_("There is no story with that number."))
         context = {"page_title": deleted.title, "story": deleted}
         return render(request, "story_deleted.html", context, status_code=404, headers=VARY)
     picture = await services_of(request).pictures.state(story.id)

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.dates import iso_time
 from app.errors import NotFound
+from app.i18n import N_
 from app.queue.unfinished import Unfinished, UnfinishedStory
 from app.stories import written_in
 from app.web.inputs import local_path, parse_form, path_id, read_body, services_of
@@ -73,7 +74,7 @@ async def dismiss(request: Request) -> Response:
         back = str((await parse_form(request, body)).get("next") or "")
     job_id = path_id(request.path_params["job_id"])
     if not await Unfinished(services.db).dismiss(job_id):
-        raise NotFound("There is no story cut short with that number.")
+        raise NotFound(N_("There is no story cut short with that number."))
     if answers_json(request):
         return JSONResponse({"job_id": job_id, "dismissed": True}, headers=VARY)
     if is_htmx(request):

@@ -309,10 +309,13 @@ async def test_a_one_tap_story_is_about_tonight_s_idea_with_the_child_s_companio
         zone = app.state.settings.tz
         tonight, south = datetime.now(zone).date(), southern_hemisphere(zone)
         children = {child.id: child for child in await app.state.services.children.all()}
-        idea = tonight_idea([children[mia["child_id"]]], tonight, southern=south)
-        assert html.unescape(tap["prompt"]) == idea and " with Pip" in idea
+        # Mia's stories are in Spanish (her profile's): so is her idea, and the one for both.
+        idea = tonight_idea([children[mia["child_id"]]], tonight, southern=south, language="es")
+        assert html.unescape(tap["prompt"]) == idea and " con Pip" in idea
+        assert tap["language"] == both["language"] == "es"
         assert html.unescape(both["prompt"]) == tonight_idea(
-            [children[mia["child_id"]], children[leo["child_id"]]], tonight, southern=south)
+            [children[mia["child_id"]], children[leo["child_id"]]], tonight, southern=south,
+            language="es")
         job = await wait_for_job(browser, job_id_of(await browser.post("/stories/generate",
                                                                        data=tap)))
         assert job["status"] == "completed"
@@ -325,4 +328,4 @@ async def test_a_one_tap_story_is_about_tonight_s_idea_with_the_child_s_companio
                           (await browser.get("/")).text)
         assert again is not None
         assert html.unescape(again[1]) == tonight_idea(
-            [children[mia["child_id"]]], tonight, southern=south, told=1) != idea
+            [children[mia["child_id"]]], tonight, southern=south, told=1, language="es") != idea

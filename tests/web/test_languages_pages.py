@@ -12,6 +12,7 @@ import pytest
 from app.i18n import UI_LANGUAGES, gettext, ngettext, speaking
 from tests.helpers.app import ACCEPT_JSON, serve, wait_for_job
 from tests.helpers.forms import HX, finished_story, job_id_of, submit
+from tests.helpers.languages import english_left
 
 pytestmark = [pytest.mark.anyio]
 
@@ -49,6 +50,10 @@ def in_language(language: str, page: str, key: str) -> None:
             language, key, translated)
         if language != "en":
             assert translated != english, (language, english)
+    if language == "ar":  # Latin letters a reader sees there are English left over
+        # The family's own words: the story's title (in <title>) and the idea they typed.
+        left = english_left(page, besides=(STORY.splitlines()[0], "a brave little dragon"))
+        assert left == [], (key, left)
 
 
 @pytest.mark.parametrize("language", UI_LANGUAGES)
@@ -95,6 +100,8 @@ async def test_an_evening_in_each_language(make_app, fake_llm, language):
             limit = ngettext("That's the %(num)d story for today.",
                              "That's all %(num)d stories for today.", 3) % {"num": 3}
         assert limit.replace("'", "&#39;") in refused.text, (language, refused.text[:2000])
+        assert language != "ar" or english_left(refused.text, besides=(
+            "a brave little dragon",)) == []
 
         made = await client.post(f"/stories/{story_id}/share", json={}, headers=ACCEPT_JSON)
         shared_url = made.json()["url"]

@@ -1,0 +1,25 @@
+"""An evening in Spanish and in Arabic at the three sizes, and a Polish grandmother's
+shared page, as screenshots in test-artifacts/languages/ (to look at, not to commit).
+
+    .venv/bin/python tools/language_screenshots.py
+
+It runs tests/browser/test_browser_languages_evening.py, which also checks each page is
+laid out well and, in Arabic, reads right to left with no English left over.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    return subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist",
+                            "tests/browser/test_browser_languages_evening.py"], cwd=ROOT)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
