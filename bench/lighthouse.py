@@ -9,7 +9,8 @@ Needs Node (`npx lighthouse`, or LIGHTHOUSE=/path/to/lighthouse) and Debian's Ch
 (a Moto G Power on slow 4G, the CPU slowed four times); the tablet is the same network and
 CPU at 820 x 1180, two device pixels a CSS pixel. Each page is measured RUNS times
 (LIGHTHOUSE_RUNS, 3) and the median score kept; LIGHTHOUSE_PAGES=story (or home,library)
-measures only those. Reports go to test-artifacts/lighthouse/.
+measures only those, LIGHTHOUSE_DEVICES=phone (or tablet) only that device. Reports go to
+test-artifacts/lighthouse/.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ DEVICES = {
     "tablet": ["--form-factor=mobile", "--screenEmulation.mobile", "--screenEmulation.width=820",
                "--screenEmulation.height=1180", "--screenEmulation.deviceScaleFactor=2"],
 }
+DEVICES = {name: flags for name, flags in DEVICES.items()
+           if name in (os.environ.get("LIGHTHOUSE_DEVICES") or ",".join(DEVICES)).split(",")}
 
 
 def lighthouse_command() -> list[str]:
