@@ -42,7 +42,8 @@ def shared(browser, settings, fake_llm):
         try:
             page = context.new_page()
             page.goto(f"{url}/stories/{story_id}", wait_until="networkidle")
-            page.get_by_role("button", name="Share…").click()
+            page.locator(".share-menu > summary").click()  # "Share…", among the tools
+            page.get_by_role("button", name="Make a link").click()
             link = page.locator("[data-share-url]")
             link.wait_for()
             assert page.get_by_role("button", name="Copy the link").is_visible()
