@@ -59,15 +59,21 @@ def lighthouse_command() -> list[str]:
     return shlex.split(os.environ.get("LIGHTHOUSE", "npx --yes lighthouse"))
 
 
+ATTEMPTS = 3  # Lighthouse now and then loses its own trace (NO_NAVSTART): run it again
+
+
 def score(url: str, device: str, report: Path) -> tuple[float, dict[str, float]]:
     """One run's performance score (0-100) and its main metrics (ms)."""
-    subprocess.run(
-        [*lighthouse_command(), url, "--only-categories=performance", "--output=json",
-         f"--output-path={report}", "--quiet", "--chrome-flags=--headless=new --no-sandbox",
-         *DEVICES[device]],
-        check=True, env={**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH",
-                                                                     "/usr/bin/chromium")},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
+    for attempt in range(ATTEMPTS):
+        finished = subprocess.run(
+            [*lighthouse_command(), url, "--only-categories=performance", "--output=json",
+             f"--output-path={report}", "--quiet",
+             "--chrome-flags=--headless=new --no-sandbox", *DEVICES[device]],
+            check=attempt == ATTEMPTS - 1,
+            env={**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH", "/usr/bin/chromium")},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
+        if finished.returncode == 0:
+            break
     result = json.loads(report.read_text())
     audits = result["audits"]
     metrics = {name: audits[key]["numericValue"] for name, key in (
