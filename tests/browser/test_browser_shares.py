@@ -46,7 +46,7 @@ def shared(browser, settings, fake_llm):
             page.get_by_role("button", name="Make a link").click()
             link = page.locator("[data-share-url]")
             link.wait_for()
-            assert page.get_by_role("button", name="Copy the link").is_visible()
+            expect(page.get_by_role("button", name="Copy the link")).to_be_visible()
             # Stopping a link asks first: a mis-tap keeps Grandma's link working.
             confirm = page.get_by_role("button", name="Yes, stop sharing")
             expect(confirm).to_be_hidden()
