@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-pictures bench-startup bench-growth profile chaos lock clean
+.PHONY: run test test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-bytes bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -128,6 +128,11 @@ bench-handover: $(STAMP)
 # (npx lighthouse, or LIGHTHOUSE=/path/to/lighthouse; Debian's chromium), about 3 minutes.
 bench-lighthouse: $(STAMP)
 	$(BIN)/python bench/lighthouse.py
+
+# Bytes on the wire, resource by resource: home, a story and the library after an evening,
+# first and repeat visits (Debian's chromium), about a minute.
+bench-bytes: $(STAMP)
+	$(BIN)/python bench/bytes.py
 
 # Flame graphs (py-spy) of a poll, a card and a POST under load, and POSTs while the worker
 # writes stories: test-artifacts/profile-*.svg. In process, cProfile beside the floors:

@@ -9,7 +9,8 @@ Needs Node (`npx lighthouse`, or LIGHTHOUSE=/path/to/lighthouse) and Debian's Ch
 (a Moto G Power on slow 4G, the CPU slowed four times); the tablet is the same network and
 CPU at 820 x 1180, two device pixels a CSS pixel. Each page is measured RUNS times
 (LIGHTHOUSE_RUNS, 3) and the median score kept; LIGHTHOUSE_PAGES=story (or home,library)
-measures only those. Reports go to test-artifacts/lighthouse/.
+measures only those, LIGHTHOUSE_DEVICES=phone (or tablet) only that device. Reports go to
+test-artifacts/lighthouse/.
 """
 
 from __future__ import annotations
@@ -50,21 +51,29 @@ DEVICES = {
     "tablet": ["--form-factor=mobile", "--screenEmulation.mobile", "--screenEmulation.width=820",
                "--screenEmulation.height=1180", "--screenEmulation.deviceScaleFactor=2"],
 }
+DEVICES = {name: flags for name, flags in DEVICES.items()
+           if name in (os.environ.get("LIGHTHOUSE_DEVICES") or ",".join(DEVICES)).split(",")}
 
 
 def lighthouse_command() -> list[str]:
     return shlex.split(os.environ.get("LIGHTHOUSE", "npx --yes lighthouse"))
 
 
+ATTEMPTS = 3  # Lighthouse now and then loses its own trace (NO_NAVSTART): run it again
+
+
 def score(url: str, device: str, report: Path) -> tuple[float, dict[str, float]]:
     """One run's performance score (0-100) and its main metrics (ms)."""
-    subprocess.run(
-        [*lighthouse_command(), url, "--only-categories=performance", "--output=json",
-         f"--output-path={report}", "--quiet", "--chrome-flags=--headless=new --no-sandbox",
-         *DEVICES[device]],
-        check=True, env={**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH",
-                                                                     "/usr/bin/chromium")},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
+    for attempt in range(ATTEMPTS):
+        finished = subprocess.run(
+            [*lighthouse_command(), url, "--only-categories=performance", "--output=json",
+             f"--output-path={report}", "--quiet",
+             "--chrome-flags=--headless=new --no-sandbox", *DEVICES[device]],
+            check=attempt == ATTEMPTS - 1,
+            env={**os.environ, "CHROME_PATH": os.environ.get("CHROME_PATH", "/usr/bin/chromium")},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=180)
+        if finished.returncode == 0:
+            break
     result = json.loads(report.read_text())
     audits = result["audits"]
     metrics = {name: audits[key]["numericValue"] for name, key in (

@@ -40,6 +40,88 @@
   // For the reading tools (wake.js, reading.js), which run after this one.
   window.bedtime = { stored: stored, store: store, scrollBehavior: scrollBehavior };
 
+  // htmx (static/, pinned) comes when the page needs it: at once where something polls
+  // (a story being written, a picture being drawn), else at the first tap, key or focus.
+  // A page that is only read (an evening's home, the library, a story) fetches and runs
+  // none of it. Every form works without it; one sent before htmx is there waits for it
+  // (a moment) and is sent then, through htmx; if htmx cannot be had (the server not
+  // answering), the form says its tap did not get through, as htmx's own failures do.
+  // htmx starts itself only once the document is complete (injected while it is
+  // "interactive", it would wait for a DOMContentLoaded that has passed), so it is added
+  // from the window's load on.
+  var HTMX_SRC = document.currentScript && document.currentScript.getAttribute("data-htmx");
+  var HTMX_WAIT_MS = 4000;  // then a form waiting for htmx is sent the plain way
+  var htmxAsked = false;
+  var htmxWaiting = [];  // called with true once htmx is there, false if it could not come
+  function whenLoaded(then) {
+    if (document.readyState === "complete") then();
+    else window.addEventListener("load", then, { once: true });
+  }
+  function htmxReady(then) {
+    if (window.htmx) { then(true); return; }
+    htmxWaiting.push(then);
+    if (htmxAsked || !HTMX_SRC) return;
+    htmxAsked = true;
+    whenLoaded(function () {
+      var script = document.createElement("script");
+      script.src = HTMX_SRC;
+      script.onload = script.onerror = function () {
+        if (!window.htmx) {  // asked again at the next tap
+          htmxAsked = false;
+          script.remove();
+        }
+        htmxWaiting.splice(0).forEach(function (waiting) { waiting(Boolean(window.htmx)); });
+      };
+      document.head.appendChild(script);
+    });
+  }
+  function wantHtmx() { htmxReady(function () {}); }
+  if (document.querySelector("[hx-trigger*=every], [hx-trigger^=load]")) wantHtmx();
+  ["pointerdown", "keydown", "focusin"].forEach(function (type) {
+    document.addEventListener(type, wantHtmx, { capture: true, passive: true });
+  });
+  // A form (or a link) htmx would send, used before htmx is there: held, then sent.
+  function heldUntilHtmx(event, elt, send, plain) {
+    if (window.htmx || !HTMX_SRC) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (elt.hasAttribute("data-held")) return;  // a second tap while it waits: one send
+    elt.setAttribute("data-held", "");
+    var done = false;
+    function once(how) {
+      if (done) return;
+      done = true;
+      elt.removeAttribute("data-held");
+      how();
+    }
+    var slow = window.setTimeout(function () { once(plain); }, HTMX_WAIT_MS);
+    htmxReady(function (ready) {
+      window.clearTimeout(slow);
+      once(ready ? send : function () { requestFailed(elt, false); });
+    });
+  }
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("form[hx-post], form[hx-get]")) return;
+    var submitter = event.submitter || null;
+    heldUntilHtmx(event, form, function () { form.requestSubmit(submitter); },
+                  function () { HTMLFormElement.prototype.submit.call(form); });
+  }, true);
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[hx-get]");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    heldUntilHtmx(event, link, function () { link.click(); },
+                  function () { window.location.href = link.href; });
+  }, true);
+  // A box that searches as it is typed in: what was typed before htmx came is searched.
+  document.addEventListener("htmx:load", function (event) {
+    var typing = document.activeElement;
+    if (event.detail.elt === document.body && typing && typing.matches &&
+        typing.matches("input[hx-trigger*=input]") && typing.value) {
+      typing.dispatchEvent(new Event("input", { bubbles: true }));
+    }
+  });
+
   // Theme and text size: applied at once and kept in the cookies the server reads too
   // (without JavaScript, the same buttons post the form and the server sets them).
   document.addEventListener("submit", function (event) {
@@ -533,7 +615,12 @@
     }
   }
 
-  document.addEventListener("htmx:load", function (event) { showRefusal(event.detail.elt); });
+  // The page's own on load; then what htmx swaps in (not the whole page again once htmx
+  // comes: that would take the focus from wherever the reader has put it since).
+  showRefusal(document.body);
+  document.addEventListener("htmx:load", function (event) {
+    if (event.detail.elt !== document.body) showRefusal(event.detail.elt);
+  });
 
   // The idea's counter: how many characters of the most that fit, kept as it is typed or
   // pasted (nothing is cut); past the most, the form refuses to send and says why, as the

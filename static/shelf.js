@@ -72,12 +72,25 @@
     return chosen && THEMES.test(chosen) ? chosen : "auto";
   }
 
+  // What "auto" showed when the server rendered the page, and between which of its turns
+  // (to Night, or back; Unix seconds) that holds: while the device's clock is between them,
+  // no clock of the household's is worked out here (a phone's first time-zone lookup costs
+  // a tenth of a second, on every page's load).
+  var RENDERED_AUTO = root.getAttribute("data-auto-theme");
+  var AUTO_FROM_MS = Number(root.getAttribute("data-auto-from")) * 1000 || 0;
+  var AUTO_UNTIL_MS = Number(root.getAttribute("data-auto-until")) * 1000 || 0;
+
   function themeNow() {
     var chosen = choice();
     if (chosen !== "auto") return chosen;
     var hours = nightHours();
+    if (prefersDark.matches) return "night";
+    var now = Date.now();
+    if (THEMES.test(RENDERED_AUTO) && now >= AUTO_FROM_MS && now < AUTO_UNTIL_MS) {
+      return RENDERED_AUTO;
+    }
     var minute = minuteIn(hours.tz);
-    return prefersDark.matches || minute >= hours.from || minute < hours.until ? "night" : "dark";
+    return minute >= hours.from || minute < hours.until ? "night" : "dark";
   }
 
   function showTheme() {

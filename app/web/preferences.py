@@ -36,6 +36,17 @@ def is_night(now: datetime, bedtime: time) -> bool:
     return moment >= night_from(bedtime) or moment < NIGHT_UNTIL
 
 
+def auto_span(now: datetime, bedtime: time) -> tuple[datetime, datetime]:
+    """The turns of "auto" (to Night, or back) just before and just after `now` (aware, in
+    the household's zone): between them it stays as it is now. shelf.js takes the page's
+    "auto" as it is while the device's clock is inside them, without working out the
+    household's clock itself (a phone's first time-zone lookup costs a tenth of a second)."""
+    moments = sorted(datetime.combine(now.date() + timedelta(days=days), at, tzinfo=now.tzinfo)
+                     for days in (-1, 0, 1) for at in (night_from(bedtime), NIGHT_UNTIL))
+    return (max(moment for moment in moments if moment <= now),
+            min(moment for moment in moments if moment > now))
+
+
 def shown_theme(choice: str, now: datetime, bedtime: time) -> str:
     """The theme a page is rendered in: the family's choice, or for "auto" the clock's."""
     if choice != "auto":
@@ -53,8 +64,11 @@ def preferences(request: Request, now: datetime | None = None) -> dict[str, obje
     bedtime = services.household.bedtime if services is not None else DEFAULT_BEDTIME
     timezone = request.app.state.settings.tz
     size = request.cookies.get("text_size", "")
+    now = now or datetime.now(timezone)
     return {
-        "theme": shown_theme(choice, now or datetime.now(timezone), bedtime),
+        "theme": shown_theme(choice, now, bedtime),
+        "auto_theme": shown_theme("auto", now, bedtime),
+        "auto_span": [int(moment.timestamp()) for moment in auto_span(now, bedtime)],
         "theme_choice": choice,
         "bedtime": f"{bedtime:%H:%M}",
         "night_from": f"{night_from(bedtime):%H:%M}",

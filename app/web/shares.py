@@ -81,8 +81,9 @@ async def revoke_share(request: Request) -> Response:
 async def _shares_answer(request: Request, story_id: int, made: Made | None) -> Response:
     """The page's answer: the shares fragment for htmx; else the story page, with a new
     link shown once (its token is kept nowhere: a redirect could not show it)."""
-    if is_htmx(request):
-        return render(request, "_shares.html", await shares_context(request, story_id, made))
+    if is_htmx(request):  # the menu stays open on what was just done
+        context = await shares_context(request, story_id, made) | {"shares_open": True}
+        return render(request, "_shares.html", context)
     if made is None:
         return RedirectResponse(f"/stories/{story_id}#shares", status_code=303)
     return await render_story_page(request, story_id, new_share=made)

@@ -65,7 +65,9 @@ async def shares_context(request: Request, story_id: int,
     shares = await ShareStore(services_of(request).db).active(story_id)
     return {"share_story_id": story_id, "shares": shares,
             "new_share_url": absolute(request, made.url) if made else None,
-            "new_share_id": made.share.id if made else None}
+            "new_share_id": made.share.id if made else None,
+            # Open when the page answers the menu's own form (a link made without htmx).
+            "shares_open": made is not None}
 
 
 def absolute(request: Request, path: str) -> str:

@@ -254,6 +254,8 @@ def test_finishing_keeps_the_kept_words_where_they_are_read(settings, fake_llm: 
         # A finish tapped on a card left on a screen from before (another tablet's, say)
         # answers with the finishing job's card, which is on this page already: it takes
         # the tapped card's place, and the other goes.
+        page.keyboard.press("Shift")  # a key, as a tap: htmx comes (app.js)
+        page.wait_for_function("() => typeof htmx === 'object'")
         page.evaluate(STALE_FINISH, cut)
         expect(page.locator(f"#{cut}")).to_have_count(0)
         expect(page.locator(f"#{new_id}")).to_have_count(1)

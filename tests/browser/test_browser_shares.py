@@ -42,10 +42,11 @@ def shared(browser, settings, fake_llm):
         try:
             page = context.new_page()
             page.goto(f"{url}/stories/{story_id}", wait_until="networkidle")
-            page.get_by_role("button", name="Share…").click()
+            page.locator(".share-menu > summary").click()  # "Share…", among the tools
+            page.get_by_role("button", name="Make a link").click()
             link = page.locator("[data-share-url]")
             link.wait_for()
-            assert page.get_by_role("button", name="Copy the link").is_visible()
+            expect(page.get_by_role("button", name="Copy the link")).to_be_visible()
             # Stopping a link asks first: a mis-tap keeps Grandma's link working.
             confirm = page.get_by_role("button", name="Yes, stop sharing")
             expect(confirm).to_be_hidden()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 
 import anyio
 import pytest
 
 from app.queue.store import JobStore
 from app.shelf.household import DEFAULT_BEDTIME
-from app.web.preferences import is_night, shown_theme
+from app.web.preferences import auto_span, is_night, shown_theme
 from tests.helpers.app import ACCEPT_JSON, serve, wait_for_job
 from tests.helpers.forms import HX, finished_story, form_key, job_id_of, submit
 from tests.helpers.shelving import shelve
@@ -480,6 +480,29 @@ def test_automatic_is_night_from_half_an_hour_before_bedtime_unless_a_theme_is_c
 ):
     now = datetime.combine(date(2026, 12, 1), time.fromisoformat(clock), tzinfo=UTC)
     assert shown_theme(choice, now, time.fromisoformat(bedtime)) == shown
+
+
+@pytest.mark.parametrize(
+    ("clock", "since", "until"),
+    [
+        ("21:00", "2026-12-01T18:00", "2026-12-02T07:00"),
+        ("06:00", "2026-11-30T18:00", "2026-12-01T07:00"),
+        ("12:00", "2026-12-01T07:00", "2026-12-01T18:00"),
+        ("18:00", "2026-12-01T18:00", "2026-12-02T07:00"),  # the turn itself: Night from it
+    ],
+)
+def test_auto_holds_between_its_turns_as_the_page_tells_the_device(clock, since, until):
+    """The span a page gives shelf.js (data-auto-from/-until): "auto" does not change in
+    it, and it does at both of its ends."""
+    bedtime = time(18, 30)
+    now = datetime.combine(date(2026, 12, 1), time.fromisoformat(clock), tzinfo=UTC)
+    start, end = auto_span(now, bedtime)
+    assert (start, end) == (datetime.fromisoformat(since).replace(tzinfo=UTC),
+                            datetime.fromisoformat(until).replace(tzinfo=UTC))
+    shown = shown_theme("auto", now, bedtime)
+    assert shown_theme("auto", start, bedtime) == shown
+    assert shown_theme("auto", end - timedelta(minutes=1), bedtime) == shown
+    assert shown_theme("auto", end, bedtime) != shown
 
 
 async def test_every_page_carries_the_households_bedtime_and_zone_for_the_device(client):

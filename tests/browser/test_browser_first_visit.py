@@ -1,0 +1,86 @@
+"""A first visit to home after an evening of 10 stories, in Chromium, as bench/bytes.py
+measures it: at most 30 KB on the wire (headers included, br/gzip as the browser asks),
+a repeat visit at most 5 KB; htmx is fetched only once the page is touched; and a page
+rendered just now works out no household clock of its own (a phone's first time-zone
+lookup, in shelf.js, cost a tenth of a second of every load)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.test_browser_pictures import finished_story
+from tests.helpers.browser import needs_chromium, served_over_http
+
+pytestmark = needs_chromium
+
+EVENING = 10
+FIRST_VISIT_MAX_BYTES = 30_000
+REPEAT_VISIT_MAX_BYTES = 5_000
+# Counts the time-zone lookups a page makes (Intl.DateTimeFormat with a timeZone).
+COUNT_ZONE_LOOKUPS = """
+  window.__zoneLookups = 0;
+  const Real = Intl.DateTimeFormat;
+  Intl.DateTimeFormat = function (locale, options) {
+    if (options && options.timeZone) window.__zoneLookups += 1;
+    return new Real(locale, options);
+  };
+  Intl.DateTimeFormat.prototype = Real.prototype;
+  Intl.DateTimeFormat.supportedLocalesOf = Real.supportedLocalesOf;
+"""
+
+
+@pytest.fixture
+def evening(settings, fake_llm):
+    with served_over_http(settings) as url:
+        for _ in range(EVENING):
+            finished_story(url)
+        yield url
+
+
+def visit(page, cdp, url: str) -> dict[str, int]:
+    """Bytes received per URL for one load of `url`, everything it fetched by then (the
+    listeners of an earlier visit fill that visit's own dictionaries)."""
+    urls: dict[str, str] = {}
+    received: dict[str, int] = {}
+    cdp.on("Network.requestWillBeSent",
+           lambda event: urls.__setitem__(event["requestId"], event["request"]["url"]))
+    cdp.on("Network.loadingFinished", lambda event: received.__setitem__(
+        event["requestId"], int(event["encodedDataLength"])))
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_timeout(300)  # anything the page asks for once it is idle
+    return {urls.get(rid, "?"): size for rid, size in received.items()}
+
+
+def test_a_first_visit_to_home_fits_in_30_kb_and_a_repeat_in_5(browser, evening):
+    context = browser.new_context(service_workers="block", viewport={"width": 390,
+                                                                     "height": 844})
+    try:
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        first = visit(page, cdp, evening + "/")
+        assert 0 < sum(first.values()) <= FIRST_VISIT_MAX_BYTES, first
+        assert not any("htmx" in url for url in first), "htmx before any tap"
+        repeat = visit(page, cdp, evening + "/")
+        assert 0 < sum(repeat.values()) <= REPEAT_VISIT_MAX_BYTES, repeat
+
+        # A tap, and htmx comes (from /static/), ready for the form.
+        page.locator("#prompt").click()
+        page.wait_for_function("() => typeof htmx === 'object'")
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", ["/", "/stories"])
+def test_a_page_rendered_just_now_makes_no_time_zone_lookup(browser, evening, path):
+    context = browser.new_context(timezone_id="America/New_York")  # not the household's
+    try:
+        page = context.new_page()
+        page.add_init_script(COUNT_ZONE_LOOKUPS)
+        page.goto(evening + path, wait_until="networkidle")
+        assert page.evaluate("window.__zoneLookups") == 0
+        # The theme shown is the server's, for the household's clock (UTC here).
+        assert page.locator("html").get_attribute("data-theme") == page.locator(
+            "html").get_attribute("data-auto-theme")
+    finally:
+        context.close()
