@@ -33,10 +33,13 @@ run: $(STAMP)
 WORKERS ?= 4
 XDIST = $(if $(filter 0,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist worksteal)
 
+# The app's and the tests' bytecode is written once up front (compileall writes it even where
+# PYTHONDONTWRITEBYTECODE is set): else every app process a test starts compiles app/ anew.
 test: $(STAMP)
 	@tools/system-packages
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/mypy
+	@$(BIN)/python -m compileall -q app tests
 	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The quick loop while working: ruff, then every test but the browser's, the fault
@@ -45,6 +48,7 @@ test: $(STAMP)
 FAST = not browser and not chaos and not slow and not real_model
 test-fast: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
+	@$(BIN)/python -m compileall -q app tests
 	$(BIN)/python -m pytest $(XDIST) -q -m "$(FAST)" $(PYTEST_ARGS)
 
 # Everything `make test` runs, then the long campaigns at their full size: the properties
