@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -25,6 +26,12 @@ KIND_NAMES = {"story": N_("Stories"), "picture": N_("Pictures"),
               "moderation": N_("Safety checks (free)")}
 
 
+def isolated_money(amount_micros: int) -> Markup:
+    """An amount inside a sentence, isolated: in Arabic, "5,00 US$" keeps its own order and
+    the sentence's full stop stays on the sentence's side."""
+    return Markup("<bdi>{}</bdi>").format(money(amount_micros))
+
+
 async def spend(request: Request) -> Response:
     services = services_of(request)
     assert services.meter is not None
@@ -32,7 +39,7 @@ async def spend(request: Request) -> Response:
     if answers_json(request):
         return JSONResponse(month.as_json(), headers=VARY)
     return render(request, "spend.html", {
-        "month": month, "chart": bar_chart(month.by_day), "dollars": money,
+        "month": month, "chart": bar_chart(month.by_day), "dollars": isolated_money,
         "kind_names": KIND_NAMES, "month_name": month_name(services.meter.month_start()),
         "share_pct": None if month.share is None else min(round(month.share * 100), 100),
     }, headers=VARY)

@@ -92,6 +92,7 @@ async def test_an_evening_in_each_language(make_app, fake_llm, language):
         spend = (await client.get("/spend")).text
         assert lang_dir(spend) == (language, direction)
         in_language(language, spend, "spend")
+        assert "<strong><bdi>" in spend  # amounts isolated inside the sentence
 
         await finished_story(client)
         refused = await submit(client, htmx=True)
