@@ -114,11 +114,13 @@
                   function () { window.location.href = link.href; });
   }, true);
   // A box that searches as it is typed in: what was typed before htmx came is searched.
+  // Through its "search" trigger: htmx takes the value it finds as the last one seen, so
+  // an "input changed" event for that same value would send nothing.
   document.addEventListener("htmx:load", function (event) {
     var typing = document.activeElement;
     if (event.detail.elt === document.body && typing && typing.matches &&
-        typing.matches("input[hx-trigger*=input]") && typing.value) {
-      typing.dispatchEvent(new Event("input", { bubbles: true }));
+        typing.matches("input[hx-trigger*=search]") && typing.value) {
+      typing.dispatchEvent(new Event("search", { bubbles: true }));
     }
   });
 
