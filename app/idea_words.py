@@ -3,13 +3,11 @@
     WORDS["es"].ideas[0].format(company=" con Pip", season=Word("invierno"), like=Word("zorros"))
     # "un paseo con Pip en una noche de invierno para encontrar zorros"
 
-Each language has its own seven ideas, written as that language says them rather than
-translated word for word, so that the family's own words (a like, a companion's name, typed
-as they say them) sit where they read well: after "with", or after a colon in Polish, whose
-prepositions would otherwise change a word's ending. Our own words come in the forms a
-language's ideas ask for by name (`{thing:dat}`: German's dative after "unter"); a Word
-without that form is said as it is. No two ideas of a language begin alike before the
-family's words come in, so two nights running never read the same.
+Each language has seven ideas of its own, not translated word for word, so the family's own
+words (a like, a companion's name) sit where they read well: after "with", or after a colon
+in Polish, whose prepositions would change a word's ending. Our own words come in the forms
+an idea asks for by name (`{thing:dat}`: German's dative after "unter"), else as they are.
+No two ideas of a language begin alike, so two nights running never read the same.
 """
 
 from __future__ import annotations
