@@ -45,7 +45,7 @@ async def visits(url: str) -> list[dict[str, int]]:
     in the same browser profile."""
     from playwright.async_api import async_playwright
 
-    from tests.helpers.browser import CHROMIUM_ARGS
+    from tests.helpers.browser import CHROMIUM_ARGS, byte_counters
 
     origin = url.split("/", 3)[:3]
     prefix = "/".join(origin)
@@ -56,12 +56,7 @@ async def visits(url: str) -> list[dict[str, int]]:
                                             viewport={"width": 390, "height": 844})
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
-        urls: dict[str, str] = {}
-        received: dict[str, int] = {}
-        cdp.on("Network.requestWillBeSent",
-               lambda event: urls.__setitem__(event["requestId"], event["request"]["url"]))
-        cdp.on("Network.loadingFinished", lambda event: received.__setitem__(
-            event["requestId"], int(event["encodedDataLength"])))
+        urls, received = byte_counters(cdp)
         await cdp.send("Network.enable")
         results = []
         for _ in range(2):

@@ -163,7 +163,7 @@ async def page_bytes(url: str, *, scroll: bool = False) -> tuple[int, int, list[
     origin = url.rstrip("/")
     from playwright.async_api import async_playwright
 
-    from tests.helpers.browser import CHROMIUM_ARGS
+    from tests.helpers.browser import CHROMIUM_ARGS, byte_counters
 
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=str(CHROMIUM),
@@ -171,12 +171,7 @@ async def page_bytes(url: str, *, scroll: bool = False) -> tuple[int, int, list[
         context = await browser.new_context(service_workers="block")
         page = await context.new_page()
         cdp = await context.new_cdp_session(page)
-        received: dict[str, int] = {}
-        urls: dict[str, str] = {}
-        cdp.on("Network.requestWillBeSent",
-               lambda event: urls.__setitem__(event["requestId"], event["request"]["url"]))
-        cdp.on("Network.loadingFinished", lambda event: received.__setitem__(
-            event["requestId"], int(event["encodedDataLength"])))
+        urls, received = byte_counters(cdp)
         await cdp.send("Network.enable")
         totals, fetched = [], []
         for _ in range(2):

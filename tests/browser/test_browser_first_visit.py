@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.test_browser_pictures import finished_story
-from tests.helpers.browser import needs_chromium, served_over_http
+from tests.helpers.browser import byte_counters, needs_chromium, served_over_http
 
 pytestmark = needs_chromium
 
@@ -40,12 +40,7 @@ def evening(settings, fake_llm):
 def visit(page, cdp, url: str) -> dict[str, int]:
     """Bytes received per URL for one load of `url`, everything it fetched by then (the
     listeners of an earlier visit fill that visit's own dictionaries)."""
-    urls: dict[str, str] = {}
-    received: dict[str, int] = {}
-    cdp.on("Network.requestWillBeSent",
-           lambda event: urls.__setitem__(event["requestId"], event["request"]["url"]))
-    cdp.on("Network.loadingFinished", lambda event: received.__setitem__(
-        event["requestId"], int(event["encodedDataLength"])))
+    urls, received = byte_counters(cdp)
     page.goto(url, wait_until="networkidle")
     page.wait_for_timeout(300)  # anything the page asks for once it is idle
     return {urls.get(rid, "?"): size for rid, size in received.items()}

@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -42,6 +43,19 @@ needs_chromium = [
     pytest.mark.browser,
     pytest.mark.skipif(not CHROMIUM.exists() and not os.environ.get("CI"), reason=_MISSING),
 ]
+
+
+def byte_counters(cdp: Any) -> tuple[dict[str, str], dict[str, int]]:
+    """Listeners on a page's CDP session (sync or async Playwright): request id -> URL, and
+    request id -> bytes received on the wire (headers and compressed body), filled as the
+    page loads."""
+    urls: dict[str, str] = {}
+    received: dict[str, int] = {}
+    cdp.on("Network.requestWillBeSent",
+           lambda event: urls.__setitem__(event["requestId"], event["request"]["url"]))
+    cdp.on("Network.loadingFinished", lambda event: received.__setitem__(
+        event["requestId"], int(event["encodedDataLength"])))
+    return urls, received
 
 
 @contextlib.contextmanager
