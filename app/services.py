@@ -273,7 +273,8 @@ class Services:
             else:
                 log("shutdown_waiting", job_ids=job_ids, grace_s=self.settings.shutdown_grace_s)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.worker.wait_idle(), self.settings.shutdown_grace_s)
+                async with asyncio.timeout(self.settings.shutdown_grace_s):
+                    await self.worker.wait_idle()
         for task in self.tasks:
             task.cancel()  # the worker fails a job it is still writing as 'interrupted'
         for task in self.tasks:

@@ -52,9 +52,8 @@ class BackgroundWriter(Writer):
             if not await self._mark_sent(writing):
                 return None
             try:
-                response_id = await asyncio.wait_for(
-                    self.storyteller.start(job.request, job_id=job.id), self.llm_timeout_s
-                )
+                async with asyncio.timeout(self.llm_timeout_s):
+                    response_id = await self.storyteller.start(job.request, job_id=job.id)
             except TimeoutError:
                 await self._fail(writing, "the storyteller took too long", "timeout")
                 return None
@@ -174,10 +173,8 @@ class BackgroundWriter(Writer):
     async def _cancel_at_provider(self, writing: Writing) -> None:
         assert writing.response_id is not None
         try:
-            await asyncio.wait_for(
-                self.storyteller.cancel(writing.response_id, job_id=writing.job.id),
-                PROVIDER_CANCEL_TIMEOUT_S,
-            )
+            async with asyncio.timeout(PROVIDER_CANCEL_TIMEOUT_S):
+                await self.storyteller.cancel(writing.response_id, job_id=writing.job.id)
         except Exception as error:  # the job stops here whatever the provider says
             log_caught("provider_cancel_failed", error,
                        expected=(StorytellerError, TimeoutError), job_id=writing.job.id)

@@ -59,8 +59,8 @@ class PictureWriter:
         log("picture_started", job_id=job.id, story_id=job.picture_of,
             illustrator=self.illustrator.name)
         try:
-            picture = await asyncio.wait_for(self.illustrator.draw(scene, job_id=job.id),
-                                             self.timeout_s)
+            async with asyncio.timeout(self.timeout_s):
+                picture = await self.illustrator.draw(scene, job_id=job.id)
             # Fitted to the page (what is kept), and made small, once.
             (image, image_type), (small, small_type) = await asyncio.to_thread(
                 versions, picture.data, picture.content_type)

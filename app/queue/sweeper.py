@@ -90,7 +90,8 @@ class Sweeper:
         woken."""
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._woken.wait(), self._delay_after(last))
+                async with asyncio.timeout(self._delay_after(last)):
+                    await self._woken.wait()
             self._woken.clear()
             try:
                 last = await self.sweep()

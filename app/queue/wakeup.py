@@ -72,7 +72,8 @@ class Wakeup:
     async def wait(self) -> None:
         """Until poked or notified, or at most `recheck_s`."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), self.recheck_s)
+            async with asyncio.timeout(self.recheck_s):
+                await self._event.wait()
 
     async def listen(self) -> None:
         """LISTEN for new jobs for as long as the task lives, reconnecting as needed."""
@@ -95,7 +96,8 @@ class Wakeup:
             finally:
                 self.listening = False
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(connection.close(), LISTEN_PROBE_TIMEOUT_S)
+                    async with asyncio.timeout(LISTEN_PROBE_TIMEOUT_S):
+                        await connection.close()
             await asyncio.sleep(0.1)
 
     async def _listen_on(self, connection: asyncpg.Connection) -> None:
@@ -107,7 +109,8 @@ class Wakeup:
         self.poke()  # whatever was committed while nobody listened
         while not closed.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(closed.wait(), LISTEN_PROBE_S)
+                async with asyncio.timeout(LISTEN_PROBE_S):
+                    await closed.wait()
             if not closed.is_set():
                 await connection.fetchval("SELECT 1", timeout=LISTEN_PROBE_TIMEOUT_S)
         log("listen_lost", level=logging.WARNING, error="connection closed")

@@ -187,8 +187,9 @@ class OpenAIStoryteller:
 
         try:
             try:
-                stream = await asyncio.wait_for(self.limits.send(
-                    self.model, CHAT_TOKEN_CAPS, request.length, create), silence_s)
+                async with asyncio.timeout(silence_s):
+                    stream = await self.limits.send(self.model, CHAT_TOKEN_CAPS,
+                                                    request.length, create)
             except openai.NotFoundError as error:
                 raise self._not_found(error, job_id) from None
             self.availability.mark_offered()

@@ -214,9 +214,10 @@ class BackgroundStoryteller:
         if followed.after is not None:
             options["starting_after"] = followed.after
         try:
-            stream = await asyncio.wait_for(self.client().responses.retrieve(
-                response_id, extra_headers={"X-Story-Job-Id": str(job_id)}, **options
-            ), quiet_s)
+            async with asyncio.timeout(quiet_s):
+                stream = await self.client().responses.retrieve(
+                    response_id, extra_headers={"X-Story-Job-Id": str(job_id)}, **options
+                )
         except openai.BadRequestError as error:
             # OpenAI's "can no longer be streamed because it is more than 5 minutes old":
             # a plain retrieve still has it, and bills nothing either.
@@ -226,7 +227,8 @@ class BackgroundStoryteller:
         async with stream:
             while True:
                 try:
-                    event = await asyncio.wait_for(anext(stream), quiet_s)
+                    async with asyncio.timeout(quiet_s):
+                        event = await anext(stream)
                 except StopAsyncIteration:
                     return None
                 except TimeoutError:

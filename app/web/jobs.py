@@ -185,7 +185,8 @@ async def healthz(request: Request) -> Response:
     queue_depth: int | None = None
     try:
         # One statement answers both: the database is up, and how many jobs wait in it.
-        queue_depth = await asyncio.wait_for(services.store.count_pending(), HEALTH_DB_TIMEOUT_S)
+        async with asyncio.timeout(HEALTH_DB_TIMEOUT_S):
+            queue_depth = await services.store.count_pending()
         database = "ok"
     except Exception:
         database = "down"
