@@ -26,7 +26,7 @@ from tests.helpers.jobs import add_job
 from tests.helpers.locks import holding, wait_until_blocked
 from tests.helpers.processes import AppProcess, submit
 from tests.helpers.sql import execute, fetch_val
-from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.helpers.waits import HTTP_TIMEOUT_S, until
 
 pytestmark = pytest.mark.anyio
 
@@ -57,8 +57,8 @@ async def test_sigterm_finishes_or_interrupts_the_running_job_and_keeps_the_wait
 
     app.process.send_signal(signal.SIGTERM)
     started = time.monotonic()
-    if finishes_in_time:
-        await asyncio.sleep(1)
+    if finishes_in_time:  # the story comes within the grace period
+        await app.logged(f"event=shutdown_waiting job_ids={running}")
         fake_llm.release()
     exit_code = await asyncio.to_thread(app.process.wait, 30)
     elapsed = time.monotonic() - started
@@ -90,7 +90,8 @@ async def test_after_sigterm_new_connections_are_refused_and_nothing_is_written(
         running, = await submit(client, 1, run=0)
         await asyncio.to_thread(fake_llm.wait_for_call, running)
         app.process.send_signal(signal.SIGTERM)
-        await asyncio.sleep(0.5)
+        # uvicorn has closed its sockets before the app's own shutdown says it waits
+        await app.logged(f"event=shutdown_waiting job_ids={running}")
         with pytest.raises(httpx.TransportError):
             await post_story(client)
     fake_llm.release()
@@ -159,8 +160,9 @@ async def test_a_database_outage_answers_503_and_the_story_is_stored_afterwards(
 
 
 async def test_jobs_waiting_through_a_database_outage_all_run_afterwards_once_each(
-    own_postgres, make_app, fake_llm
+    own_postgres, make_app, fake_llm, caplog
 ):
+    caplog.set_level(logging.INFO, logger="bedtime")
     url, stop_postgres, start_postgres = own_postgres
     fake_llm.hold()
     async with serve(make_app(database_url=url, heartbeat_stale_s=60,
@@ -171,20 +173,24 @@ async def test_jobs_waiting_through_a_database_outage_all_run_afterwards_once_ea
                    for p in ("two", "three")]
         await asyncio.to_thread(stop_postgres)
         fake_llm.release()
-        await asyncio.sleep(4)  # claims fail, the LISTEN connection drops: rows are safe
+        # The story cannot be stored, the LISTEN connection drops: the rows are safe.
+        await until(lambda: f"event=store_retry job_id={running}" in caplog.text
+                    and "event=listen_lost" in caplog.text, "the outage felt")
         await asyncio.to_thread(start_postgres)
         jobs = [await wait_for_job(client, j, timeout_s=30) for j in [running, *waiting]]
     assert [job["status"] for job in jobs] == ["completed"] * 3
     assert [fake_llm.calls_for(j) for j in [running, *waiting]] == [1, 1, 1]
 
 
-async def test_start_up_waits_for_a_database_that_is_still_starting(own_postgres, make_app):
+async def test_start_up_waits_for_a_database_that_is_still_starting(
+        own_postgres, make_app, caplog):
+    caplog.set_level(logging.INFO, logger="bedtime")
     url, stop_postgres, start_postgres = own_postgres
     await asyncio.to_thread(stop_postgres)
     app = make_app(database_url=url)
 
     async def start_soon() -> None:
-        await asyncio.sleep(2)
+        await until(lambda: "event=database_waiting" in caplog.text, "the app waiting")
         await asyncio.to_thread(start_postgres)
 
     starter = asyncio.create_task(start_soon())

@@ -14,7 +14,8 @@ from app.queue.store import JobStore
 from app.stories import StoryRequest
 from tests.helpers.app import one_running_then_waiting, post_story, serve, wait_for_job
 from tests.helpers.jobs import add_job
-from tests.helpers.sql import execute
+from tests.helpers.sql import execute, fetch_val
+from tests.helpers.waits import until
 
 pytestmark = pytest.mark.anyio
 
@@ -104,7 +105,9 @@ async def test_a_live_worker_job_is_never_swept_however_long_it_waited(make_app,
                               queue_max=3)) as client:
         first, waiting = await one_running_then_waiting(client, fake_llm, "one", "two", "three")
         app_sweeper = client._transport.app.state.services.sweeper
-        await asyncio.sleep(1.5)  # past the 1.2 s threshold
+        await until(lambda: fetch_val(db, "SELECT bool_and(created_at < now() - interval"
+                                          " '1.2 seconds') FROM story_jobs"),
+                    "every job waiting past the 1.2 s threshold")
         result = await app_sweeper.sweep()
         assert result.expired == [] and result.interrupted == []
         fake_llm.release()

@@ -16,7 +16,7 @@ import httpx
 
 from tests.helpers.fake_llm import free_port
 from tests.helpers.platform import ROOT
-from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.helpers.waits import HTTP_TIMEOUT_S, until
 
 
 class AppProcess:
@@ -76,6 +76,11 @@ class AppProcess:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"the app did not start; see {self.log_path}")
                 await asyncio.sleep(0.05)
+
+    async def logged(self, text: str) -> None:
+        """Until the app's log has `text` (a line's start, "event=shutdown_waiting", say)."""
+        await until(lambda: text in self.log_path.read_text(errors="replace"),
+                    f"{text!r} in {self.log_path}")
 
     def started_count(self) -> int:
         return self.log_path.read_text(errors="replace").count("event=started ")

@@ -8,5 +8,25 @@ A test that checks how soon something happens says so with its own, shorter, lim
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+
 WAIT_S = 30.0  # for a condition: a call to arrive, a row to change, a job to finish
 HTTP_TIMEOUT_S = 30.0  # for one request to a served app (httpx's own default is 5 s)
+
+
+async def until(condition: Callable[[], bool | Awaitable[bool]], what: str,
+                timeout_s: float = WAIT_S) -> None:
+    """Wait until `condition()` (plain or async) holds: a wait on what the test is waiting
+    for, never a fixed sleep. Fails, saying `what` never came, past `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        held = condition()
+        if inspect.isawaitable(held):
+            held = await held
+        if held:
+            return
+        assert time.monotonic() < deadline, f"{what}: never came in {timeout_s} s"
+        await asyncio.sleep(0.02)

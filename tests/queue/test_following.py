@@ -77,7 +77,6 @@ async def test_an_adopted_story_six_minutes_old_is_taken_whole_by_a_plain_retrie
 async def test_a_story_too_old_to_stream_is_followed_by_plain_retrieves_words_and_all(
     make_background_app, background, fake_llm, db
 ):
-    fake_llm.stream_window_s = 0.5
     fake_llm.hold_after_chunks = 3
     fake_llm.hold()
     job_id, response_id = await started_by_a_dead_process(background, db)
@@ -86,7 +85,7 @@ async def test_a_story_too_old_to_stream_is_followed_by_plain_retrieves_words_an
             break
         await asyncio.sleep(0.01)
     so_far = written(fake_llm, response_id)
-    await asyncio.sleep(0.6)  # past the stream window
+    fake_llm.stream_window_s = 0.0  # time passes: the story is now too old to stream
     async with serve(make_background_app()) as client:
         for _ in range(500):  # the card shows the words a plain retrieve brought
             page = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
