@@ -62,6 +62,19 @@ def log(event: str, *, level: int = logging.INFO, exc_info: BaseException | bool
             setattr(error, _LOGGED, True)
 
 
+def causes(error: BaseException) -> str:
+    """The error and what caused it, for a log's `detail`: "APIConnectionError('Connection
+    error.') <- ReadError('')", so the line says which connection fault it was."""
+    chain: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen and len(chain) < 4:
+        seen.add(id(current))
+        chain.append(repr(current))
+        current = current.__cause__ or current.__context__
+    return " <- ".join(chain)
+
+
 def log_caught(event: str, error: BaseException, *,
                expected: tuple[type[BaseException], ...] = (), **fields: object) -> None:
     """A caught exception: one WARNING line when it is one of `expected` (a database outage

@@ -11,6 +11,7 @@ import pytest
 from starlette.requests import Request
 from starlette.routing import Route
 
+from app.logs import causes
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.waits import HTTP_TIMEOUT_S
 
@@ -109,3 +110,15 @@ async def test_under_uvicorn_an_unexpected_exception_is_logged_once_not_again_by
     with_traceback = [r for r in caplog.records if r.exc_info is not None]
     assert [(r.name, r.exc_info[0]) for r in with_traceback] == [("bedtime", RuntimeError)]
     assert caplog.text.count("Traceback (most recent call last)") == 1
+
+
+def test_a_failure_s_detail_names_what_caused_it():
+    try:
+        try:
+            raise ConnectionResetError("peer gone")
+        except ConnectionResetError as reset:
+            raise RuntimeError("Connection error.") from reset
+    except RuntimeError as error:
+        detail = causes(error)
+    assert detail == "RuntimeError('Connection error.') <- ConnectionResetError('peer gone')"
+    assert causes(ValueError("alone")) == "ValueError('alone')"

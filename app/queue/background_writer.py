@@ -22,7 +22,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from app.logs import log, log_caught
+from app.logs import causes, log, log_caught
 from app.queue.jobs import FailReason
 from app.queue.storing import STORE_RETRYABLE, store_backoff
 from app.queue.writing import (
@@ -58,7 +58,7 @@ class BackgroundWriter(Writer):
                 await self._fail(writing, "the storyteller took too long", "timeout")
                 return None
             except StorytellerError as error:
-                await self._fail(writing, str(error), repr(error.__context__ or error),
+                await self._fail(writing, str(error), causes(error.__context__ or error),
                                  refused=refused_by_provider(error))
                 return None
             writing.response_id = response_id
@@ -120,7 +120,7 @@ class BackgroundWriter(Writer):
         except ResponseGone as error:
             await self._give_up(writing, FailReason.INTERRUPTED, repr(error))
         except StorytellerError as error:  # a 401/403 too: the key was revoked meanwhile
-            await self._give_up(writing, str(error), repr(error.__context__ or error))
+            await self._give_up(writing, str(error), causes(error.__context__ or error))
         return None
 
     async def _give_up(self, writing: Writing, error_text: str, detail: str, *,

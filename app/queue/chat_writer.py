@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.logs import causes
 from app.queue.jobs import FailReason
 from app.queue.writing import (
     Interrupted,
@@ -42,7 +43,7 @@ class ChatWriter(Writer):
         except Interrupted:  # closing the stream (the call's task is cancelled) stops it
             await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
         except StorytellerError as error:
-            await self._fail(writing, str(error), repr(error.__context__ or error),
+            await self._fail(writing, str(error), causes(error.__context__ or error),
                              refused=refused_by_provider(error))
         except Exception as error:
             await self._fail(writing, "something went wrong while writing", repr(error),

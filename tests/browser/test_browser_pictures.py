@@ -74,10 +74,16 @@ def test_the_picture_arrives_in_its_place_and_nothing_moves(browser, settings, f
             # From here on: what the picture's coming moves (the page's own start is
             # measured by Lighthouse, bench/lighthouse.py).
             page.evaluate("window.__shifts = 0")
-            placeholder = page.locator("figure.picture .picture-placeholder")
-            assert placeholder.is_visible()
-            frame = page.locator("figure.picture").bounding_box()
-            first = page.locator(".story-text p").first.bounding_box()
+            # Read at once, in one script: a poll may replace the placeholder between reads.
+            placeholder, frame, first = page.evaluate("""() => {
+                const box = (selector) => {
+                    const rect = document.querySelector(selector).getBoundingClientRect();
+                    return {y: rect.y, width: rect.width, height: rect.height};
+                };
+                return [document.querySelector('figure.picture .picture-placeholder') !== null,
+                        box('figure.picture'), box('.story-text p')];
+            }""")
+            assert placeholder
             assert frame["width"] > 0 and abs(frame["height"] - frame["width"] * 2 / 3) < 2
             fake_llm.images.release()
             page.locator("figure.picture img").wait_for(state="visible",
