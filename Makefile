@@ -51,12 +51,14 @@ test-fast: $(STAMP)
 	@$(BIN)/python -m compileall -q app tests
 	$(BIN)/python -m pytest $(XDIST) -q -m "$(FAST)" $(PYTEST_ARGS)
 
-# Everything `make test` runs, then the long campaigns at their full size: the properties
-# (pytest -m campaign) at every test's full count of examples, the deploy rehearsal with
-# its build from requirements.txt alone (a fresh virtualenv and pip), and the 45-run crash
-# campaign (make chaos). CI runs this; about 15 minutes more than `make test`.
+# Everything `make test` runs, then the variants it leaves out (each browser journey at its
+# other sizes, the other crash moments: pytest -m variant, tests/conftest.py) and the long
+# campaigns at their full size: the properties (pytest -m campaign) at every test's full
+# count of examples, the deploy rehearsal with its build from requirements.txt alone (a
+# fresh virtualenv and pip), and the 45-run crash campaign (make chaos). CI runs this;
+# about 20 minutes more than `make test`.
 test-all: test
-	FULL_CAMPAIGNS=1 $(BIN)/python -m pytest -m campaign $(XDIST) $(PYTEST_ARGS)
+	FULL_CAMPAIGNS=1 $(BIN)/python -m pytest -m "campaign or variant" $(XDIST) $(PYTEST_ARGS)
 	$(MAKE) chaos
 
 # The real tier (tests/real_model, left out of make test): llama-cpp-python's OpenAI-compatible

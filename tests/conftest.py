@@ -44,6 +44,26 @@ TESTS = Path(__file__).resolve().parent
 MARKER_BY_FOLDER = {"browser": "browser", "faults": "chaos", "real_model": "real_model"}
 
 
+# make test runs each browser journey at its main size (the tablet held upright) and one
+# crash moment of each kind; the other sizes, the journey's other language and the other
+# moments are `variant`s, which make test-all (CI) runs too.
+MAIN_SIZE = "tablet"
+SIZE_PARAMETERS = ("size", "viewport", "sized_page")
+MAIN_MOMENTS = ("during_call", "bg_mid_stream", "picture_during_call")
+
+
+def is_variant(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params if callspec is not None else {}
+    if any(params.get(name, MAIN_SIZE) != MAIN_SIZE for name in SIZE_PARAMETERS):
+        return True
+    if params.get("tablet_or_phone", (820, 1180)) != (820, 1180):
+        return True
+    if item.path.name == "test_browser_languages_evening.py" and params.get("language") != "ar":
+        return True  # Arabic's evening (right to left) in make test; Spanish's in test-all
+    return params.get("moment", MAIN_MOMENTS[0]) not in MAIN_MOMENTS
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "pg_url" in getattr(item, "fixturenames", ()):
@@ -51,6 +71,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.relative_to(TESTS).parts[0]
         if folder in MARKER_BY_FOLDER:
             item.add_marker(getattr(pytest.mark, MARKER_BY_FOLDER[folder]))
+        if folder in ("browser", "faults") and is_variant(item):
+            item.add_marker(pytest.mark.variant)
 
 
 

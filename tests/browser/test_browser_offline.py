@@ -200,25 +200,24 @@ def test_more_stories_grows_the_list_in_place(browser, live_url, live_database):
         context.close()
 
 
-@pytest.mark.parametrize("viewport", ["phone"])
-def test_the_shelf_fits_a_phone(browser, live_url, live_database, viewport):
+def test_the_shelf_fits_a_phone(browser, live_url, live_database):
     async def one() -> None:  # a story of its own, whichever tests ran here before
         async with connect_pool(live_database) as db:
             await shelve(JobStore(db), uuid.uuid4().hex, title="The Phone's Own Story")
 
     in_a_thread(one)
-    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    context = browser.new_context(viewport=VIEWPORTS["phone"])
     try:
         page = context.new_page()
         page.goto(live_url + "/stories")
         first = page.locator("li.shelf-item").first
         title = first.locator(".shelf-title").inner_text()
         first.locator("summary").click()
-        shot(page, f"{viewport}-library")
+        shot(page, "phone-library")
         first.get_by_role("button", name="Delete").click()
         page.get_by_role("button", name="Undo").wait_for()
         page.goto(live_url + "/stories/deleted")
-        shot(page, f"{viewport}-recently-deleted")
+        shot(page, "phone-recently-deleted")
         page.get_by_role("button", name=f"Restore “{title}”").click()
         page.wait_for_url(re.compile(r"/stories/deleted(\?restored=\d+)?$"))
         assert page.get_by_text(f"Restored: {title}").is_visible()

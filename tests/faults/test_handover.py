@@ -13,6 +13,7 @@ import time
 import httpx
 import pytest
 
+from tests.chaos import SIGTERM_EXIT_WITHIN_S
 from tests.helpers.app import ACCEPT_JSON
 from tests.helpers.processes import AppProcess, submit
 from tests.helpers.sql import fetch_one
@@ -70,7 +71,7 @@ async def test_sigterm_hands_the_story_over_and_the_next_process_completes_it(
     finally:
         first.stop()
     log = (tmp_path / "first.log").read_text()
-    assert exit_code == 0 and exit_s < 5, (exit_s, log)
+    assert exit_code == 0 and exit_s < SIGTERM_EXIT_WITHIN_S, (exit_s, log)
     assert f"event=job_handed_over job_id={job_id}" in log
     row = await fetch_one(db, "SELECT status, claimed_by FROM story_jobs WHERE id = :id",
                           {"id": job_id})
