@@ -6,6 +6,7 @@ context every template gets (signed in or not, the CSRF token, demo mode).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -26,6 +27,7 @@ from app.stories import paragraphs, text_language
 from app.web.preferences import preferences
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
+    import jinja2
     from starlette.templating import Jinja2Templates
 
 # A story's length as a row of the library says it ("medium · 4 min").
@@ -75,6 +77,27 @@ def isolate_names(text: str, *names: str | None) -> Markup:
     return Markup(escaped)  # noqa: S704 (escaped above; only <bdi> is added)
 
 
+@functools.cache
+def _compiled_templates() -> jinja2.BytecodeCache:
+    """The process's compiled templates, shared by every environment make_templates makes
+    (all alike: the same extensions and settings). A deploy's process makes one; the tests
+    make one per app, and each would otherwise compile every template anew."""
+    import jinja2
+
+    class Compiled(jinja2.BytecodeCache):
+        def __init__(self) -> None:
+            self.code: dict[str, bytes] = {}
+
+        def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            if (code := self.code.get(bucket.key)) is not None:
+                bucket.bytecode_from_string(code)
+
+        def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+            self.code[bucket.key] = bucket.bytecode_to_string()
+
+    return Compiled()
+
+
 def make_templates(
     timezone: tzinfo = UTC, *, static: Mapping[str, str], inline: Mapping[str, str] | None = None,
     card_poll_s: float = 3.0,
@@ -87,6 +110,7 @@ def make_templates(
     from starlette.templating import Jinja2Templates  # see Templates
 
     templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+    templates.env.bytecode_cache = _compiled_templates()
     # Templates change only with a deploy, like the static files: no stat() per render.
     templates.env.auto_reload = False
     templates.env.globals["static"] = static
