@@ -210,14 +210,13 @@ class BackgroundStoryteller:
         app's word cap (the stream is closed then)."""
         import openai
 
-        options: dict[str, Any] = {"stream": True}
+        options: dict[str, Any] = {"stream": True,
+                                   "extra_headers": {"X-Story-Job-Id": str(job_id)}}
         if followed.after is not None:
             options["starting_after"] = followed.after
         try:
             async with asyncio.timeout(quiet_s):
-                stream = await self.client().responses.retrieve(
-                    response_id, extra_headers={"X-Story-Job-Id": str(job_id)}, **options
-                )
+                stream = await self.client().responses.retrieve(response_id, **options)
         except openai.BadRequestError as error:
             # OpenAI's "can no longer be streamed because it is more than 5 minutes old":
             # a plain retrieve still has it, and bills nothing either.
