@@ -19,6 +19,7 @@ running never have the same idea.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Sequence
@@ -114,12 +115,13 @@ def idea_in(prompt: str, language: str) -> str:
     return prompt
 
 
-def _said_in_every_language(idea: str) -> set[str]:
+@functools.cache  # per POST otherwise: the catalogues do not change while the app runs
+def _said_in_every_language(idea: str) -> frozenset[str]:
     said = set()
     for language in UI_LANGUAGES:
         with speaking(language):
             said.add(gettext(idea))
-    return said
+    return frozenset(said)
 
 
 def _number(children: Sequence[Child]) -> int:
