@@ -7,6 +7,8 @@ which needs only its error, does not load httpx (the provider's library loads it
 
 from __future__ import annotations
 
+import functools
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,11 +34,19 @@ class _CappedStream(httpx.AsyncByteStream):
         await self.stream.aclose()
 
 
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS settings (its trusted certificates, SSL_CERT_FILE), made once per
+    process: loading the certificates costs some 60 ms of CPU, which every client made its
+    own copy of (an app's start-up check makes one, its provider another)."""
+    return httpx.create_ssl_context()
+
+
 class CappedTransport(httpx.AsyncBaseTransport):
     """httpx's own transport, each response's body read through the limit."""
 
     def __init__(self, limit: int = BODY_MAX_BYTES, **options: Any) -> None:
-        self.inner = httpx.AsyncHTTPTransport(**options)
+        self.inner = httpx.AsyncHTTPTransport(**{"verify": tls_context(), **options})
         self.limit = limit
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

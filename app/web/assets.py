@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import gzip
 import hashlib
 import mimetypes
@@ -138,6 +139,9 @@ def available_encodings() -> tuple[str, ...]:
     return ("br", "gzip") if brotli is not None else ("gzip",)
 
 
+# Kept per process, not per app: each app a process makes (the tests make hundreds) serves
+# the same files, and brotli at its best quality is the costliest thing an app does once.
+@functools.lru_cache(maxsize=64)
 def compress(body: bytes, encoding: str) -> bytes:
     if encoding == "br":
         compressed: bytes = brotli.compress(body, quality=BROTLI_QUALITY)
