@@ -32,15 +32,19 @@ run: $(STAMP)
 # tests (the crash moments, the deploy rehearsal) from piling up on one worker.
 WORKERS ?= 4
 XDIST = $(if $(filter 0,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist worksteal)
+# pytest keeps each test module's rewritten bytecode (its asserts made to explain
+# themselves) only where bytecode may be written: where PYTHONDONTWRITEBYTECODE is set,
+# every worker of every run rewrote all of tests/ again, 4 s of CPU each.
+PYTEST = PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
-# The app's and the tests' bytecode is written once up front (compileall writes it even where
-# PYTHONDONTWRITEBYTECODE is set): else every app process a test starts compiles app/ anew.
+# The app's and the tests' bytecode is written once up front, before the workers and the
+# app processes they start would each compile app/ at the same moment.
 test: $(STAMP)
 	@tools/system-packages
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/mypy
 	@$(BIN)/python -m compileall -q app tests
-	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+	$(PYTEST) $(XDIST) $(PYTEST_ARGS)
 
 # The quick loop while working: ruff, then every test but the browser's, the fault
 # campaigns (tests/faults/), the long runs and the real model's (pytest -m; markers in
@@ -49,7 +53,7 @@ FAST = not browser and not chaos and not slow and not real_model
 test-fast: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	@$(BIN)/python -m compileall -q app tests
-	$(BIN)/python -m pytest $(XDIST) -q -m "$(FAST)" $(PYTEST_ARGS)
+	$(PYTEST) $(XDIST) -q -m "$(FAST)" $(PYTEST_ARGS)
 
 # Everything `make test` runs, then the variants it leaves out (each browser journey at its
 # other sizes, the other crash moments: pytest -m variant, tests/conftest.py) and the long
@@ -58,7 +62,7 @@ test-fast: $(STAMP)
 # fresh virtualenv and pip), and the 45-run crash campaign (make chaos). CI runs this;
 # about 20 minutes more than `make test`.
 test-all: test
-	FULL_CAMPAIGNS=1 $(BIN)/python -m pytest -m "campaign or variant" $(XDIST) $(PYTEST_ARGS)
+	FULL_CAMPAIGNS=1 $(PYTEST) -m "campaign or variant" $(XDIST) $(PYTEST_ARGS)
 	$(MAKE) chaos
 
 # The real tier (tests/real_model, left out of make test): llama-cpp-python's OpenAI-compatible
@@ -68,7 +72,7 @@ test-all: test
 # minutes, by the machine's load (SmolLM2-135M wrote 2 to 40 tokens a second here).
 test-real: $(STAMP)
 	$(BIN)/python tools/real_model_env.py || [ -z "$$CI$$REAL_MODEL_REQUIRED" ] || exit 1
-	$(BIN)/python -m pytest -p no:xdist -m real_model tests/real_model $(PYTEST_ARGS)
+	$(PYTEST) -p no:xdist -m real_model tests/real_model $(PYTEST_ARGS)
 
 # ruff, then mypy: strict over app/ (pyproject.toml's tool.mypy).
 lint: $(STAMP)

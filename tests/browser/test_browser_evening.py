@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -36,7 +35,7 @@ from tests.helpers.browser import (
     needs_chromium,
 )
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
+from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S, json_when
 
 pytestmark = needs_chromium
 
@@ -144,15 +143,7 @@ def ask(url: str, body: dict) -> int:
 
 def job_until(url: str, job_id: int, done, timeout_s: float = WAIT_S) -> dict:
     """The job's JSON once `done(job)` holds, polled as a script would."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        job = httpx.get(f"{url}/stories/jobs/{job_id}",
-                        headers={"Accept": "application/json"}, timeout=HTTP_TIMEOUT_S).json()
-        if done(job):
-            return job
-        if time.monotonic() > deadline:
-            raise AssertionError(f"job {job_id} is still {job['status']} after {timeout_s}s")
-        time.sleep(0.05)
+    return json_when(f"{url}/stories/jobs/{job_id}", done, f"job {job_id}", timeout_s)
 
 
 def finished(job: dict) -> bool:

@@ -20,7 +20,7 @@ from tests.helpers.browser import (
     picture_loaded,
     served_over_http,
 )
-from tests.helpers.waits import WAIT_S
+from tests.helpers.waits import WAIT_S, json_when
 
 pytestmark = needs_chromium
 
@@ -121,11 +121,8 @@ def test_the_story_page_does_not_move_from_its_first_paint(browser, settings, fa
     drawing = replace(settings, illustrator="openai", image_model="fake-image")
     with served_over_http(drawing) as url:
         story_id = finished_story(url)
-        deadline = time.monotonic() + WAIT_S
-        while httpx.get(f"{url}/stories/{story_id}", headers={"Accept": "application/json"},
-                        timeout=10).json()["picture"]["status"] != "ready":
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        json_when(f"{url}/stories/{story_id}",
+                  lambda story: story["picture"]["status"] == "ready", "the picture")
         context, page = open_story(browser, url, story_id, size)
         try:
             picture_loaded(page)

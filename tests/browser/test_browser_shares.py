@@ -8,10 +8,8 @@ test-artifacts/."""
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import replace
 
-import httpx
 import pytest
 from playwright.sync_api import expect
 
@@ -25,7 +23,7 @@ from tests.helpers.browser import (
     picture_loaded,
     served_over_http,
 )
-from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
+from tests.helpers.waits import WAIT_S, json_when
 
 pytestmark = needs_chromium
 
@@ -62,11 +60,8 @@ def shared(browser, settings, fake_llm):
 
 
 def wait_for_picture(url: str, story_id: int) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while httpx.get(f"{url}/stories/{story_id}", headers={"Accept": "application/json"},
-                    timeout=HTTP_TIMEOUT_S).json()["picture"]["status"] != "ready":
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    json_when(f"{url}/stories/{story_id}", lambda story: story["picture"]["status"] == "ready",
+              "the picture")
 
 
 @pytest.mark.parametrize("size", list(SIZES))

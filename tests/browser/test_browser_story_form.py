@@ -10,7 +10,6 @@ Screenshots go to test-artifacts/story-form-*-<size>.png.
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from collections.abc import Iterator
 
@@ -27,7 +26,7 @@ from tests.helpers.browser import (
     needs_chromium,
 )
 from tests.helpers.fake_llm import FakeLLM
-from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S
+from tests.helpers.waits import HTTP_TIMEOUT_S, json_when
 
 pytestmark = needs_chromium
 
@@ -87,14 +86,8 @@ def written(url: str, body: dict) -> dict:
     response = httpx.post(url + "/stories/generate", json=body, timeout=HTTP_TIMEOUT_S,
                           headers={**JSON_POST, "Idempotency-Key": uuid.uuid4().hex})
     assert response.status_code == 202, response.text
-    job_url = f"{url}/stories/jobs/{response.json()['job_id']}"
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        job = httpx.get(job_url, headers={"Accept": "application/json"},
-                        timeout=HTTP_TIMEOUT_S).json()
-        if job["status"] in ("completed", "failed") or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
+    job = json_when(f"{url}/stories/jobs/{response.json()['job_id']}",
+                    lambda job: job["status"] in ("completed", "failed"), "the story")
     assert job["status"] == "completed", job
     return httpx.get(f"{url}/stories/{job['story_id']}", headers={"Accept": "application/json"},
                      timeout=HTTP_TIMEOUT_S).json()

@@ -12,6 +12,9 @@ import asyncio
 import inspect
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
 
 WAIT_S = 30.0  # for a condition: a call to arrive, a row to change, a job to finish
 HTTP_TIMEOUT_S = 30.0  # for one request to a served app (httpx's own default is 5 s)
@@ -30,3 +33,18 @@ async def until(condition: Callable[[], bool | Awaitable[bool]], what: str,
             return
         assert time.monotonic() < deadline, f"{what}: never came in {timeout_s} s"
         await asyncio.sleep(0.02)
+
+
+def json_when(url: str, done: Callable[[Any], bool], what: str,
+              timeout_s: float = WAIT_S) -> Any:
+    """GET `url`'s JSON, as a script polling the API would, until `done(it)` holds; it then.
+    One client for the whole wait: a new one per poll would load the TLS certificates
+    again each time (60 ms of CPU), for plain HTTP on loopback."""
+    deadline = time.monotonic() + timeout_s
+    with httpx.Client(headers={"Accept": "application/json"}, timeout=HTTP_TIMEOUT_S) as http:
+        while True:
+            answer = http.get(url).json()
+            if done(answer):
+                return answer
+            assert time.monotonic() < deadline, f"{what}: never came in {timeout_s} s: {answer}"
+            time.sleep(0.05)
