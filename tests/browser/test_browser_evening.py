@@ -33,6 +33,7 @@ from tests.helpers.browser import (
     app_writing_with,
     font_of,
     needs_chromium,
+    read_attached,
 )
 from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.waits import HTTP_TIMEOUT_S, WAIT_S, json_when
@@ -322,7 +323,7 @@ def test_the_story_being_written_takes_the_main_column_with_no_heading_clipped(
     page.get_by_role("button", name="Write the story").click()
     card = page.locator("#jobs .job-card", has_text=idea)
     expect(card.locator(".job-draft")).to_contain_text(PARAGRAPHS[1], timeout=STORY_WAIT_MS)
-    measured = card.evaluate(COLUMNS)
+    measured = read_attached(card, COLUMNS)
     print(f"{size}: the card being written is {measured['card']:.0f} px wide, the form's "
           f"column {measured['form']:.0f} px, the content {measured['main']:.0f} px")
     # The whole column, as wide as the form's (one column: the card is not beside it).

@@ -19,6 +19,7 @@ from tests.helpers.browser import (
     CARD_POLL_S,
     font_of,
     needs_chromium,
+    read_attached,
     request_story,
     served_over_http,
     settled_scroll,
@@ -77,7 +78,7 @@ def test_the_story_stays_where_it_was_read_when_it_is_finished(
 
         # The new card is in view at once (the form above it scrolled away).
         settled_scroll(page)
-        top = card.evaluate("c => c.getBoundingClientRect().top")
+        top = read_attached(card, "c => c.getBoundingClientRect().top")
         assert 0 <= top < page.viewport_size["height"] / 4, top
 
         # The draft grows, in the story page's type.
@@ -88,8 +89,8 @@ def test_the_story_stays_where_it_was_read_when_it_is_finished(
         page.screenshot(path=str(ARTIFACTS / f"reading-view-draft-{size}.png"))
 
         # A parent reads along: the middle of the draft at the top of the screen.
-        middle = draft.evaluate("d => { const r = d.getBoundingClientRect();"
-                                " return window.scrollY + r.top + r.height / 2; }")
+        middle = read_attached(draft, "d => { const r = d.getBoundingClientRect();"
+                                      " return window.scrollY + r.top + r.height / 2; }")
         page.evaluate(f"window.scrollTo(0, {middle})")
         before = settled_scroll(page)
         assert before > 0

@@ -14,7 +14,13 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
-from tests.helpers.browser import SIZES, app_of_its_own, needs_chromium, story_bar
+from tests.helpers.browser import (
+    SIZES,
+    app_of_its_own,
+    needs_chromium,
+    read_attached,
+    story_bar,
+)
 
 pytestmark = needs_chromium
 
@@ -40,8 +46,8 @@ def write(page, prompt: str):
 def first_line_top(card) -> float:
     """Where the card's words begin, below its top (earlier cards on the page, still being
     written by this module's other runs, may grow and move the whole card meanwhile)."""
-    return card.locator(".job-draft p").first.evaluate(
-        "p => p.getBoundingClientRect().top - p.closest('.job-card').getBoundingClientRect().top")
+    return read_attached(card.locator(".job-draft p").first, "p => p.getBoundingClientRect()"
+                         ".top - p.closest('.job-card').getBoundingClientRect().top")
 
 
 @pytest.mark.parametrize("size", list(SIZES))
@@ -60,15 +66,15 @@ def test_a_card_that_lost_its_connection_says_so_over_the_page_and_no_word_moves
         note = card.locator("[data-reconnecting][role=status]")
         expect(note).to_contain_text("Reconnecting…", timeout=NOTE_WAIT_MS)
         expect(note).to_be_visible()
-        assert note.evaluate("note => getComputedStyle(note).position") == "fixed"
+        assert read_attached(note, "note => getComputedStyle(note).position") == "fixed"
         assert abs(first_line_top(card) - before) <= 1  # the words stay where they are read
         box, height = note.bounding_box(), page.viewport_size["height"]
         assert box["y"] >= 0 and box["y"] + box["height"] <= height  # on screen, wherever
         assert box["height"] >= 40  # a notice, not a hint in small print
-        value = bar.evaluate("bar => bar.value")
+        value = read_attached(bar, "bar => bar.value")
         page.wait_for_timeout(1500)
-        assert bar.evaluate("bar => bar.value") == value  # stopped, not creeping on
-        assert float(bar.evaluate("bar => getComputedStyle(bar).opacity")) < 0.6
+        assert read_attached(bar, "bar => bar.value") == value  # stopped, not creeping on
+        assert float(read_attached(bar, "bar => getComputedStyle(bar).opacity")) < 0.6
         page.screenshot(path=f"test-artifacts/{size}-card-connection-lost.png")
     finally:
         page.unroute("**/stories/jobs/*")

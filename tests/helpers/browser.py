@@ -228,7 +228,20 @@ class Watched:
 
 # A card being written is replaced at every poll: an element found in one step and read in
 # the next may be the one just swapped out (detached: no style, a rectangle of zeros). These
-# find and read it in one turn of the page's script, so they read the card on the page.
+# read it in one turn of the page's script, so they read the card on the page.
+def read_attached(locator, script: str) -> Any:
+    """`script` (a function of the element) run on what `locator` finds, in the same turn
+    of the page's script as a check that the element is still on the page: Playwright finds
+    the element and runs the script in two steps, between which a poll may swap it out.
+    Read again until it was read attached."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        attached, value = locator.evaluate(f"e => [e.isConnected, ({script})(e)]")
+        if attached:
+            return value
+        assert time.monotonic() < deadline, f"{locator} was replaced at every read"
+
+
 def font_of(page, selector: str) -> str:
     return page.evaluate("s => getComputedStyle(document.querySelector(s)).fontFamily",
                          selector)
