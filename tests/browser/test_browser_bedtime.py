@@ -27,6 +27,7 @@ from tests.helpers.browser import (
     STORY_WAIT_MS,
     VIEWPORTS,
     app_of_its_own,
+    box_of,
     needs_chromium,
     open_reading_menu,
     overflows,
@@ -115,7 +116,7 @@ def write(page, prompt: str):
 
 
 def in_view(page, locator) -> bool:
-    box = locator.bounding_box()
+    box = box_of(locator)
     size = page.viewport_size
     return box is not None and 0 <= box["y"] and box["y"] + min(box["height"], 120) <= size[
         "height"]

@@ -25,6 +25,7 @@ from tests.helpers.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     SIZES,
+    box_of,
     needs_chromium,
     request_story,
     served_over_http,
@@ -103,7 +104,8 @@ def stop_via_the_card(page, job_id: str, size: str) -> None:
     card.locator(".job-stop > summary").click()
     question = card.locator(".job-stop form")
     expect(question).to_be_visible()
-    box, height = question.bounding_box(), page.viewport_size["height"]
+    box, height = box_of(question), page.viewport_size["height"]
+    assert box is not None, "the question is not shown"
     assert 0 <= box["y"] and box["y"] + box["height"] <= height, box  # asked on screen
     assert "status-running" in card.get_attribute("class")  # only asked, not stopped
     page.screenshot(path=str(ARTIFACTS / f"finish-in-place-stop-asks-{size}.png"))

@@ -26,6 +26,7 @@ from tests.helpers.browser import (
     STORY_WAIT_MS,
     WAKE_LOCK_STUB,
     app_of_its_own,
+    box_of,
     needs_chromium,
     overflows,
     request_story,
@@ -69,8 +70,8 @@ def written(card) -> None:
 
 
 def in_screen(page, locator) -> bool:
-    box, height = locator.bounding_box(), page.viewport_size["height"]
-    return bool(box) and 0 <= box["y"] and box["y"] + box["height"] <= height + 0.5
+    box, height = box_of(locator), page.viewport_size["height"]
+    return box is not None and 0 <= box["y"] and box["y"] + box["height"] <= height + 0.5
 
 
 @pytest.mark.parametrize("viewport", list(SIZES))

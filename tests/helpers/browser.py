@@ -242,6 +242,14 @@ def read_attached(locator, script: str) -> Any:
         assert time.monotonic() < deadline, f"{locator} was replaced at every read"
 
 
+def box_of(locator) -> dict[str, float] | None:
+    """The element's box on the screen, as Playwright's bounding_box() has it (None: not
+    laid out), read attached."""
+    return read_attached(locator, "e => { if (!e.getClientRects().length) return null;"
+                                  " const r = e.getBoundingClientRect();"
+                                  " return {x: r.x, y: r.y, width: r.width, height: r.height}; }")
+
+
 def font_of(page, selector: str) -> str:
     return page.evaluate("s => getComputedStyle(document.querySelector(s)).fontFamily",
                          selector)
