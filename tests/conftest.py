@@ -44,9 +44,10 @@ TESTS = Path(__file__).resolve().parent
 MARKER_BY_FOLDER = {"browser": "browser", "faults": "chaos", "real_model": "real_model"}
 
 
-# make test runs each browser journey at its main size (the tablet held upright) and one
-# crash moment of each kind; the other sizes, the journey's other language and the other
-# moments are `variant`s, which make test-all (CI) runs too.
+# make test runs each browser journey at its main size (the tablet held upright), in the
+# open household with motion on, and one crash moment of each kind; the other sizes, the
+# signed-in household, reduced motion, the journey's other language and the other moments
+# are `variant`s, which make test-all (CI) runs too.
 MAIN_SIZE = "tablet"
 SIZE_PARAMETERS = ("size", "viewport", "sized_page")
 MAIN_MOMENTS = ("during_call", "bg_mid_stream", "picture_during_call")
@@ -58,6 +59,8 @@ def is_variant(item: pytest.Item) -> bool:
     if any(params.get(name, MAIN_SIZE) != MAIN_SIZE for name in SIZE_PARAMETERS):
         return True
     if params.get("tablet_or_phone", (820, 1180)) != (820, 1180):
+        return True
+    if params.get("signed_in") or params.get("motion") == "reduce":
         return True
     if item.path.name == "test_browser_languages_evening.py" and params.get("language") != "ar":
         return True  # Arabic's evening (right to left) in make test; Spanish's in test-all
@@ -73,7 +76,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(getattr(pytest.mark, MARKER_BY_FOLDER[folder]))
         if folder in ("browser", "faults") and is_variant(item):
             item.add_marker(pytest.mark.variant)
-
 
 
 @pytest.fixture(scope="session")
