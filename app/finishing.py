@@ -2,8 +2,8 @@
 far up to its last whole sentence), and the finished text made of those and the model's
 rest.
 
-    carried = carried_words(job.text_so_far)      # None: no words were kept
-    text = finished_text(carried, rest)          # rest_of(carried, text) == rest
+    carried = carried_words(job.text_so_far, title)  # None: no words were kept
+    text = finished_text(carried, rest)              # rest_of(carried, text) == rest
 """
 
 from __future__ import annotations
@@ -25,13 +25,15 @@ def cut_to_last_sentence(text: str) -> str:
     return text[: ends[-1]].rstrip()
 
 
-def carried_words(text_so_far: str) -> str | None:
+def carried_words(text_so_far: str, untitled: str) -> str | None:
     """What finishing a story cut short carries on from: its title line, a blank line, and
-    the story so far up to its last whole sentence; None when no words were kept."""
+    the story so far up to its last whole sentence; None when no words were kept. A story
+    cut before its first line ended has no title yet: its words are the story's beginning,
+    under `untitled` (the idea's title), never a title of their own."""
     text = clean_text(text_so_far).strip()
     if not text:
         return None
-    title, body = split_title(text) if "\n" in text else (text[:200], "")
+    title, body = split_title(text) if "\n" in text else (untitled, text)
     ends = [match.end() for match in _SENTENCE_END.finditer(body)]
     begun = body[: ends[-1]].rstrip() if ends else ""
     return f"{title}\n\n{begun}"

@@ -115,8 +115,10 @@ class Reader:
             return _paragraphed(text)
         text = text.lstrip()
         head, newline, rest = text.partition("\n")
-        if not newline:
-            return text  # the first line is not done: no telling yet what it is
+        if not newline:  # the first line is not done: a title, or the story begun?
+            if len(title_of(text)) <= TITLE_MAX_CHARS:
+                return text  # no telling yet
+            return f"{title_from_idea(self.request, TITLE_MAX_CHARS)}\n\n{_paragraphed(text)}"
         label_only = not title_of(head) and bool(rest.strip())
         if label_only:  # "**Title:**" on a line of its own: the title is the next line
             head, newline, rest = rest.lstrip().partition("\n")

@@ -78,7 +78,10 @@ async def test_a_story_cut_short_with_words_kept_carries_them_to_its_finish(stor
     found, finishing = await finishing_request(store, job.id)
     assert found.id == job.id
     assert finishing.finish_of == job.id
-    assert finishing.carried_text == carried_words("Mia walked. She saw the moon and")
+    # No line ended yet: the words are the story's beginning, under the idea's title.
+    assert finishing.carried_text == "Mia and the Moon\n\nMia walked."
+    assert carried_words("The Moon\n\nMia walked. She saw", "Mia and the Moon") == (
+        "The Moon\n\nMia walked.")
     assert finishing.prompt == REQUEST.prompt
 
 

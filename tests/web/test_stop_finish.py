@@ -77,6 +77,29 @@ async def test_a_waiting_job_is_stopped_at_once_and_never_sent(client, fake_llm)
 
 
 @pytest.mark.slow
+async def test_a_story_stopped_before_its_first_line_ended_keeps_its_words_in_the_story(
+    make_app, fake_llm, db
+):
+    """A small model may begin with the story, no title line (SmolLM2 did): stopped before
+    that first line ends, its words are the story's beginning, under the idea's title."""
+    fake_llm.story = "A whale slept. She dreamed of the sea all night and the moon sang."
+    async with serve(make_app()) as client:
+        cut = await writing(client, fake_llm, db, prompt="a whale who sleeps by day")
+        kept = (await stop(client, cut)).json()["text_so_far"]
+        fake_llm.reset()
+        fake_llm.story = " She woke at dusk. Goodnight."
+        answer = await finish(client, cut)
+        assert answer.status_code == 202, answer.text
+        job = await wait_for_job(client, answer.json()["job_id"])
+    assert kept == "A whale slept. She dreamed of the sea "
+    assert job["status"] == "completed", job
+    story = await fetch_one(db, "SELECT title, body FROM stories WHERE job_id = :id",
+                            {"id": job["job_id"]})
+    assert story["title"] == "The Whale Who Sleeps by Day"
+    assert story["body"] == "A whale slept. She woke at dusk. Goodnight."
+
+
+@pytest.mark.slow
 async def test_a_running_story_is_stopped_keeping_its_words(make_app, fake_llm, db, llm_api):
     async with serve(make_app(llm_api=llm_api)) as client:
         job_id = await writing(client, fake_llm, db)
@@ -376,7 +399,7 @@ async def test_two_finishes_racing_with_other_keys_make_one_job(
     cut = await cut_short(client, fake_llm, db)
     job = await JobStore(db).get(cut)
     asked = dataclasses.replace(job.request, finish_of=cut,
-                                carried_text=carried_words(job.text_so_far))
+                                carried_text=carried_words(job.text_so_far, "Untitled"))
     async with holding(database_url) as held:
         first = await add_job(held, "finish-from-the-phone", asked, request_hash(asked))
         racing = asyncio.create_task(finish(client, cut, "finish-from-the-tablet"))
