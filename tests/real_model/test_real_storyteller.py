@@ -145,11 +145,16 @@ def test_a_child_profile(start_app) -> None:
 
 def test_stop_then_finish(start_app) -> None:
     app = start_app()
-    started = time.monotonic()
-    job_id = post(app, "/stories/generate", {"prompt": "a sleepy whale", "length": "medium"}
-                  ).json()["job_id"]
-    wait(app, job_id, words_so_far(40))
-    post(app, f"/stories/jobs/{job_id}/cancel")
+    for _ in range(3):  # the model may end a short story before the stop reaches it
+        started = time.monotonic()
+        job_id = post(app, "/stories/generate", {"prompt": "a sleepy whale", "length": "medium"}
+                      ).json()["job_id"]
+        wait(app, job_id, words_so_far(40))
+        stopped = post(app, f"/stories/jobs/{job_id}/cancel")
+        if stopped.status_code != 409:
+            break
+        assert job_of(app, job_id)["status"] == "completed", stopped.text  # nothing changed
+    assert stopped.status_code in (200, 202), stopped.text
     job = wait(app, job_id, ended, timeout_s=30)
     record(app, "stopped medium", "medium", job, started)
     assert job["status"] == "failed" and job["error"] == "cancelled"
