@@ -171,15 +171,18 @@ def test_reconnecting_is_on_the_card_at_the_first_failed_poll_saying_why(
         # The server stops answering: the note is there after the first poll that failed,
         # before the next one is sent, and the bar stands where it was.
         failed: list[float] = []
+        noted: list[bool] = []  # whether the note was on the card as each poll went out
 
         def refuse(route):
+            noted.append(bool(read(page, card_id)["note"]))
             failed.append(time.monotonic())
             route.abort("connectionrefused")
 
         page.route(f"**/stories/jobs/{card_id.removeprefix('job-')}", refuse)
         until(page, lambda: bool(read(page, card_id)["note"]), "the note")
         shown_at = time.monotonic()
-        assert len(failed) == 1, "the note came only after a second failed poll"
+        # Read as each poll goes out, not by this loop, which a busy machine may slow.
+        assert not noted[0] and all(noted[1:]), "the note came only after a second failed poll"
         print(f"{size}: Reconnecting {shown_at - failed[0]:.2f} s after the first failed poll")
         note = read(page, card_id)["note"]
         assert SERVER_NOT_ANSWERING in note and "Reconnecting…" in note
