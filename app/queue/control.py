@@ -19,8 +19,7 @@ from app.i18n import N_
 from app.queue.jobs import Job, Status
 from app.queue.store import JobStore
 from app.stories import StoryRequest
-from app.storytelling.demo import title_from_idea
-from app.storytelling.reader import TITLE_MAX_CHARS
+from app.storytelling.reader import idea_title
 
 # A stop answers once the job is stopped, if that takes no longer than this (its owner
 # closes the stream or cancels at the provider within a second or two); else as it stands.
@@ -64,8 +63,8 @@ async def finishing_request(store: JobStore, job_id: int) -> tuple[Job, StoryReq
     job = await store.get(job_id)
     if job is None:
         raise NotFound(N_("There is no story job with that number."))
-    untitled = title_from_idea(job.request, TITLE_MAX_CHARS)
-    carried = carried_words(job.text_so_far, untitled) if job.can_finish else None
+    carried = (carried_words(job.text_so_far, idea_title(job.request)) if job.can_finish
+               else None)
     if carried is None:
         raise Conflict(N_("This story has nothing to finish: only one cut short, with words "
                        "kept, can be finished."), code="nothing_to_finish")

@@ -118,7 +118,7 @@ class Reader:
         if not newline:  # the first line is not done: a title, or the story begun?
             if len(title_of(text)) <= TITLE_MAX_CHARS:
                 return text  # no telling yet
-            return f"{title_from_idea(self.request, TITLE_MAX_CHARS)}\n\n{_paragraphed(text)}"
+            return f"{idea_title(self.request)}\n\n{_paragraphed(text)}"
         label_only = not title_of(head) and bool(rest.strip())
         if label_only:  # "**Title:**" on a line of its own: the title is the next line
             head, newline, rest = rest.lstrip().partition("\n")
@@ -127,7 +127,7 @@ class Reader:
         title = title_of(head)
         if not is_title(title):
             rest = f"{head.strip().strip('#*_ ')}\n{rest}"
-            title = title_from_idea(self.request, TITLE_MAX_CHARS)
+            title = idea_title(self.request)
         return f"{title}\n\n{_paragraphed(rest.lstrip())}"
 
     def story(self, raw: str, *, ending: Ending, model: str, prompt_tokens: int | None,
@@ -144,7 +144,7 @@ class Reader:
             text = text.strip()
             title, _, body = text.partition("\n\n")
             if not body.strip():  # one line only: it is the story, under the idea's title
-                title, body = title_from_idea(self.request, TITLE_MAX_CHARS), title
+                title, body = idea_title(self.request), title
         if ending in (Ending.LENGTH, Ending.CAPPED):
             body = self._cut(body, ending=ending, model=model,
                              completion_tokens=completion_tokens)
@@ -222,6 +222,12 @@ async def _next_or_none(stream: AsyncIterator[T]) -> T | None:
         return await anext(stream)
     except StopAsyncIteration:
         return None
+
+
+def idea_title(request: StoryRequest) -> str:
+    """The title of a story whose model wrote none (its first line no title, or not ended
+    yet when the story was cut): made from the idea."""
+    return title_from_idea(request, TITLE_MAX_CHARS)
 
 
 def is_title(line: str) -> bool:
