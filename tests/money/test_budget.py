@@ -27,7 +27,7 @@ from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
 from tests.helpers.processes import AppProcess
 from tests.helpers.sql import execute, fetch_all, fetch_one, fetch_val
-from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.helpers.waits import HTTP_TIMEOUT_S, until
 from tests.money.test_ledger import PRICES
 
 pytestmark = pytest.mark.anyio
@@ -116,22 +116,30 @@ async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_
 
 
 @pytest.mark.slow
-async def test_a_story_swept_with_words_written_is_charged_its_set_aside(capped, fake_llm, db):
+async def test_a_story_swept_with_words_written_is_charged_its_set_aside(
+        make_app, fake_llm, db):
     """A process killed while its story streamed: the provider billed the words it wrote,
     so the sweep that fails the job charges its set-aside, estimated, in the same statement,
     once."""
+    fake_llm.hold()
     fake_llm.chunk_delay_s = 0.01
     fake_llm.hold_after_chunks = 4
-    async with serve(capped) as client:
+    # Its worker beats only every 30 s once its words are saved: nothing refreshes the
+    # heartbeat the test ages between that and the sweep, however busy the machine is.
+    slow_beat = make_app(prices=PRICES, monthly_budget_micros=BUDGET,
+                         heartbeat_interval_s=30, heartbeat_stale_s=90)
+    async with serve(slow_beat) as client:
         job = (await post_story(client, BODY | {"child_name": "Mia"})).json()["job_id"]
-        for _ in range(500):
-            if await fetch_val(db, "SELECT text_so_far <> '' FROM story_jobs WHERE id = :id",
-                               {"id": job}):
-                break
-            await asyncio.sleep(0.02)
+
+        async def all_held_words_saved() -> bool:
+            text = await fetch_val(db, "SELECT text_so_far FROM story_jobs WHERE id = :id",
+                                   {"id": job})
+            return len(text.split()) >= 8  # the 4 chunks it sent, 2 words each
+
+        await until(all_held_words_saved, "the words written before the hold, saved")
         await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
                           " WHERE id = :id", {"id": job})
-        sweeper = capped.state.services.sweeper
+        sweeper = slow_beat.state.services.sweeper
         assert (await sweeper.sweep()).interrupted == [job]
         assert (await sweeper.sweep()).interrupted == []  # once
         rows = await fetch_all(db, "SELECT * FROM spend")
