@@ -131,3 +131,40 @@ def test_the_story_page_does_not_move_from_its_first_paint(browser, settings, fa
             assert page.evaluate("window.__shifts") == 0
         finally:
             context.close()
+
+
+# Where a slow tablet may have read the page to when it first paints it.
+READ_TO = ["</nav>", '<details class="reading-menu" data-reading-menu>',
+           '<summary class="button tool"']
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_header_holds_still_however_much_of_the_page_has_come(browser, settings, size):
+    """A busy tablet may paint the page before it has read all of it. The header's links
+    and menu are where they will stay from then on: a menu not read yet keeps its place,
+    and one whose button has not come shows no wider "Details" of its own (the links
+    jumped 16 px sideways, measured as layout shift on a story page)."""
+    with served_over_http(settings) as url:
+        html = httpx.get(f"{url}/stories").text
+        context = browser.new_context(viewport=SIZES[size])
+        try:
+            page = context.new_page()
+
+            def header(read_to: str | None) -> list:
+                body = html if read_to is None else html[:html.index(read_to) + len(read_to)]
+                page.route(f"{url}/stories", lambda route: route.fulfill(
+                    status=200, content_type="text/html", body=body))
+                page.goto(f"{url}/stories")
+                page.unroute(f"{url}/stories")
+                return page.evaluate("""() => [".site-header nav", ".reading-menu"].map(s => {
+                    const box = document.querySelector(s)?.getBoundingClientRect();
+                    return box && [box.x, box.y, box.width, box.height];
+                })""")
+
+            nav, menu = header(None)
+            for read_to in READ_TO:
+                early_nav, early_menu = header(read_to)
+                assert early_nav == nav, read_to
+                assert early_menu in (None, menu), read_to
+        finally:
+            context.close()
