@@ -20,11 +20,11 @@ import pytest
 from app.money import Price
 from app.money.meter import Meter
 from app.money.prices import PriceTable
-from app.queue.store import JobStore
 from app.requests import parse_story_request
 from app.runtime import meter_for
 from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, JSON, post_story, serve, wait_for_job
+from tests.helpers.locks import holding
 from tests.helpers.processes import AppProcess
 from tests.helpers.sql import execute, fetch_all, fetch_one, fetch_val
 from tests.helpers.waits import HTTP_TIMEOUT_S, until
@@ -94,7 +94,8 @@ async def test_a_replay_is_answered_even_when_the_budget_is_used_up(capped, fake
 
 
 @pytest.mark.slow
-async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_llm, db):
+async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_llm, db,
+                                                                    database_url):
     async with serve(capped) as client:
         first = (await post_story(client, BODY)).json()["job_id"]
         await wait_for_job(client, first, ("running",))
@@ -102,9 +103,11 @@ async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_
         await asyncio.to_thread(fake_llm.wait_for_call, first)
         # The process writing it "dies": its heartbeat stops, and a sweep fails it. Its
         # call reached the provider (before any word came back): charged, estimated.
-        await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
-                          " WHERE id = :id", {"id": first})
-        _, interrupted, _ = await JobStore(db).sweep_dead_running(60)
+        # Backdated in the sweeper's own transaction: the worker's next beat waits.
+        async with holding(database_url) as sweeper_side:
+            await execute(sweeper_side.db, "UPDATE story_jobs SET heartbeat_at ="
+                          " now() - interval '1 hour' WHERE id = :id", {"id": first})
+            _, interrupted, _ = await sweeper_side.sweep_dead_running(60)
         assert interrupted == [first]
         assert await month_money(db) == (SET_ASIDE, 0)
         # A job that fails releases its set-aside too, and costs nothing.
@@ -117,31 +120,27 @@ async def test_the_set_aside_is_released_on_failure_and_on_a_sweep(capped, fake_
 
 @pytest.mark.slow
 async def test_a_story_swept_with_words_written_is_charged_its_set_aside(
-        make_app, fake_llm, db):
+        capped, fake_llm, db, database_url):
     """A process killed while its story streamed: the provider billed the words it wrote,
     so the sweep that fails the job charges its set-aside, estimated, in the same statement,
     once."""
-    fake_llm.hold()
     fake_llm.chunk_delay_s = 0.01
     fake_llm.hold_after_chunks = 4
-    # Its worker beats only every 30 s once its words are saved: nothing refreshes the
-    # heartbeat the test ages between that and the sweep, however busy the machine is.
-    slow_beat = make_app(prices=PRICES, monthly_budget_micros=BUDGET,
-                         heartbeat_interval_s=30, heartbeat_stale_s=90)
-    async with serve(slow_beat) as client:
+    async with serve(capped) as client:
         job = (await post_story(client, BODY | {"child_name": "Mia"})).json()["job_id"]
 
-        async def all_held_words_saved() -> bool:
-            text = await fetch_val(db, "SELECT text_so_far FROM story_jobs WHERE id = :id",
-                                   {"id": job})
-            return len(text.split()) >= 8  # the 4 chunks it sent, 2 words each
+        async def words_saved() -> bool:
+            return await fetch_val(db, "SELECT text_so_far <> '' FROM story_jobs"
+                                       " WHERE id = :id", {"id": job})
 
-        await until(all_held_words_saved, "the words written before the hold, saved")
-        await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
-                          " WHERE id = :id", {"id": job})
-        sweeper = slow_beat.state.services.sweeper
-        assert (await sweeper.sweep()).interrupted == [job]
-        assert (await sweeper.sweep()).interrupted == []  # once
+        await until(words_saved, "the first words, saved")
+        async with holding(database_url) as sweeper_side:
+            # Its process "dies": backdated in the sweeper's own transaction, so the
+            # worker's next beat (every 0.2 s) waits for the row and cannot undo it first.
+            await execute(sweeper_side.db, "UPDATE story_jobs SET heartbeat_at ="
+                          " now() - interval '1 hour' WHERE id = :id", {"id": job})
+            assert (await sweeper_side.sweep_dead_running(60))[1] == [job]
+            assert (await sweeper_side.sweep_dead_running(60))[1] == []  # once
         rows = await fetch_all(db, "SELECT * FROM spend")
         assert [(r["job_id"], r["kind"], r["model"], r["child_name"], r["cost_micros"],
                  r["estimated"]) for r in rows] == [

@@ -161,7 +161,7 @@ async def test_a_response_the_provider_forgot_ends_interrupted_keeping_its_words
 
 
 async def test_a_worker_that_lost_its_job_to_an_adopter_stops_and_stores_nothing(
-    make_background_app, settings, fake_llm, db, caplog
+    make_background_app, settings, fake_llm, db, database_url, caplog
 ):
     from app.queue.wakeup import Wakeup
     from app.queue.worker import Worker
@@ -181,10 +181,13 @@ async def test_a_worker_that_lost_its_job_to_an_adopter_stops_and_stores_nothing
                 break
             await asyncio.sleep(0.02)
         # The first owner looks dead (cut off from the database): another process adopts.
-        await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '1 hour'"
-                          " WHERE id = :id", {"id": job_id})
+        # Backdated in the adopter's own transaction: the row is locked from here on, so
+        # the first owner's next beat (every 0.2 s) waits and cannot undo it first.
         adopter_boot = uuid.uuid4()
-        adopted = await store.adopt(adopter_boot, 60)
+        async with holding(database_url) as adopter_side:
+            await execute(adopter_side.db, "UPDATE story_jobs SET heartbeat_at ="
+                          " now() - interval '1 hour' WHERE id = :id", {"id": job_id})
+            adopted = await adopter_side.adopt(adopter_boot, 60)
         assert adopted is not None and adopted.id == job_id
         assert adopted.response_sequence is not None and adopted.text_so_far
         storyteller = make_storyteller(dataclass_replace(settings, llm_api="responses"))
