@@ -348,6 +348,25 @@
     });
   }
 
+  // A tap that spans a poll's swap is lost: the browser drops a click whose pressed element
+  // was moved meanwhile (hx-preserve moves "Stop…" into the new card), so Stop… or "Yes,
+  // stop it" did nothing about one tap in thirty. While a press on a card is under way, its
+  // poll's answer is not swapped in; the next poll brings the news. A tap takes well under
+  // PRESS_MS; a finger resting on the card for longer holds nothing up.
+  var PRESS_MS = 1000;
+  var pressed = null;  // {card, at}: the card a press began on, and when
+  document.addEventListener("pointerdown", function (event) {
+    var card = event.target.closest && event.target.closest(".job-card");
+    pressed = card ? { card: card, at: Date.now() } : null;
+  }, true);
+  ["pointerup", "pointercancel"].forEach(function (name) {
+    document.addEventListener(name, function () { pressed = null; }, true);
+  });
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (pressed && event.detail.target === pressed.card && Date.now() - pressed.at < PRESS_MS &&
+        event.detail.requestConfig.verb === "get") event.detail.shouldSwap = false;
+  });
+
   // A card's own buttons (stop, finish, try again) replace it: the page is kept at least as
   // tall as it was, so a shorter card cannot pull the page up under the reader.
   document.addEventListener("htmx:beforeSwap", function (event) {

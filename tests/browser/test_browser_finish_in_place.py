@@ -155,6 +155,45 @@ def test_stop_is_on_the_first_screen_while_the_story_grows(settings, fake_llm: F
     assert problems == []
 
 
+# The card's polls answered and swapped in so far, counted on <body> for expect() to watch.
+COUNT_POLLS = """() => {
+  const body = document.body;
+  body.dataset.answered = body.dataset.swapped = 0;
+  document.addEventListener("htmx:afterRequest", () => body.dataset.answered++);
+  document.addEventListener("htmx:afterSwap", () => body.dataset.swapped++);
+}"""
+
+
+@pytest.mark.parametrize("sized_page", list(SIZES), indirect=True)
+def test_a_tap_on_stop_that_spans_a_poll_still_asks(settings, fake_llm: FakeLLM, sized_page):
+    """A finger's tap takes a moment, and the card's poll may be answered within it. The
+    browser drops a click whose pressed element moved meanwhile, and a swap moves Stop…
+    into the new card: the tap did nothing. The card waits for the press to end instead,
+    and then takes the next poll's news."""
+    page, size, problems = sized_page
+    fake_llm.story = STORY
+    fake_llm.hold_after_chunks = chunks(HALF) // 2
+    fake_llm.hold()
+    with served_over_http(replace(settings, llm_timeout_s=60, card_poll_s=CARD_POLL_S)) as url:
+        job_id = writing(page, url)
+        card, body = page.locator(f"#{job_id}"), page.locator("body")
+        card.locator(".story-text").get_by_text(PARAGRAPHS[0]).wait_for(timeout=WAIT_MS)
+        page.evaluate(COUNT_POLLS)
+        stop = card.locator(".job-stop > summary")
+        box = box_of(stop)
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        expect(body).to_have_attribute("data-answered", "1", timeout=WAIT_MS)  # mid-tap
+        page.mouse.up()
+        expect(card.locator(".job-stop form")).to_be_visible()  # asked
+        assert body.get_attribute("data-swapped") == "0"
+        expect(body).not_to_have_attribute("data-swapped", "0", timeout=WAIT_MS)  # polls on
+        expect(card.locator(".job-stop form")).to_be_visible()  # still asking after it
+        fake_llm.release()
+    assert problems == []
+
+
 # Every 30 ms from the tap on: the page's scroll and the read paragraph's screen top (null
 # when it is not on the page at all).
 WATCH_THE_PARAGRAPH = """text => {
