@@ -143,6 +143,7 @@ class Services:
                 timezone=settings.tz,
                 moderator=moderator,
                 meter=meter,
+                pictures=pictures,
             ),
             worker=Worker(
                 store,

@@ -91,13 +91,15 @@ def _image_of(answer: ImagesResponse) -> bytes:
 
 def _usage_of(answer: ImagesResponse) -> Usage | None:
     """The tokens a GPT image model reports (its price is by token; PRICES may give one a
-    price per picture instead)."""
+    price per picture instead), as reported, whatever they are: the meter reads them
+    (app/money/meter.py)."""
     usage = answer.usage
     if usage is None:
         return None
-    cached = getattr(usage.input_tokens_details, "cached_tokens", None) or 0
-    return Usage(input_tokens=usage.input_tokens, cached_tokens=cached,
-                 output_tokens=usage.output_tokens, images=len(answer.data or []) or 1)
+    cached = getattr(getattr(usage, "input_tokens_details", None), "cached_tokens", None) or 0
+    return Usage(input_tokens=getattr(usage, "input_tokens", None),  # type: ignore[arg-type]
+                 cached_tokens=cached, output_tokens=getattr(usage, "output_tokens", None),  # type: ignore[arg-type]
+                 images=len(answer.data or []) or 1)
 
 
 def _code(error: Exception) -> str | None:

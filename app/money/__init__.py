@@ -6,6 +6,7 @@ a price is US dollars per million tokens (or per picture), a Decimal.
     price = Price(input_per_mtok=Decimal("0.1"), output_per_mtok=Decimal("0.5"))
     charge = price.charge(Usage(input_tokens=900, output_tokens=1200))   # micro-dollars
     usd(charge)     # "0.000690"
+    bounded(reported, most)   # the provider's report as a Usage, or None: not one it could make
 """
 
 from __future__ import annotations
@@ -34,6 +35,22 @@ class Usage:
     cached_tokens: int = 0
     output_tokens: int = 0
     images: int = 0
+
+
+def bounded(reported: Usage, most: Usage) -> Usage | None:
+    """A provider's usage report read as numbers the call could have produced: each count a
+    whole number from 0 to `most`'s (cached tokens at most the input's); None for anything
+    else (negative, absurd, not a number). The report is untrusted input: a server may send
+    `-5`, `1e300`, `"many"` or 10**18, and none of them may lose a story or lock a month."""
+    counts: dict[str, int] = {}
+    for name, value in vars(reported).items():
+        ceiling = counts["input_tokens"] if name == "cached_tokens" else getattr(most, name)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= ceiling:
+            return None
+        counts[name] = value
+    return Usage(**counts)
 
 
 @dataclass(frozen=True)

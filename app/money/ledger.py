@@ -100,6 +100,20 @@ class Ledger(Statements):
                              "budget.") % {"used": money(used),
                                            "budget": money(meter.budget_micros)}
 
+    async def picture_fits(self, meter: Meter) -> bool:
+        """Whether one more picture's most possible cost fits this month's budget (True
+        with no MONTHLY_BUDGET): a redraw's button is closed before the tap when not."""
+        if meter.budget_micros is None:
+            return True
+        await meter.ready()
+        spent, set_aside = await self.used(meter)
+        return spent + set_aside + meter.picture_set_aside() <= meter.budget_micros
+
+    async def used(self, meter: Meter) -> tuple[int, int]:
+        """The month's (spent, set aside), in micro-dollars."""
+        totals = await self._one("month_totals", {"month_start": meter.month_start()})
+        return totals["spent"], totals["set_aside"]
+
     async def unpriced_note(self, meter: Meter) -> str | None:
         """With a budget, the home page's line naming the models it cannot count (no price:
         their calls cost 0 in the ledger), and how to price them; else None."""

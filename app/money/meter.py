@@ -6,21 +6,27 @@
     meter.budget()                      # MonthBudget for the month under way, or None
     meter.story_set_aside(request)      # micro-dollars, held while the job lives
     charge = await meter.charge("story", story.model, usage, set_aside=job.set_aside_micros,
-                                child=job.request.child_name)   # a ledger row's values
+                                child=job.request.child_name, most=meter.story_most(request),
+                                job_id=17)   # a ledger row's values
 
 A call the provider reported no usage for is charged its set-aside, marked estimated: the
-most it could have cost, so a budget is never passed by a call nobody measured.
+most it could have cost, so a budget is never passed by a call nobody measured. So is one
+whose report is not a usage the call could have produced (`most`: negative, absurd, not a
+number; app/money/__init__.py's `bounded`), with one WARNING naming what the provider said;
+and no call is ever charged more than its set-aside.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
-from app.money import MonthBudget, Price, Usage
-from app.money.prices import PriceTable
+from app.logs import log
+from app.money import MonthBudget, Price, Usage, bounded
+from app.money.prices import PICTURE_MOST, PriceTable, story_most
 from app.stories import StoryRequest
 from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
@@ -139,16 +145,49 @@ class Meter:
     def picture_set_aside(self) -> int:
         return self.prices.picture_set_aside(self.image_model)
 
+    def story_most(self, request: StoryRequest) -> Usage:
+        """The most a story's call for `request` can use (the cap it is sent, its prompt)."""
+        return story_most(request, self.reasoning_tokens)
+
+    def picture_most(self) -> Usage:
+        return PICTURE_MOST
+
     async def charge(self, kind: str, model: str, usage: Usage | None, *, set_aside: int,
-                     child: str | None, counted: Usage | None = None) -> Charge:
+                     child: str | None, most: Usage, counted: Usage | None = None,
+                     job_id: int | None = None) -> Charge:
         """What a job's call cost: its reported usage at the model's price (looked up off
-        the event loop); with none reported, the job's `set_aside` (estimated), its tokens
-        as `counted` here from the text (app/money/tokens.py)."""
+        the event loop), never more than its `set_aside`; with none reported, or one the
+        call could not have produced (beyond `most`), the job's `set_aside` (estimated),
+        its tokens as `counted` here from the text (app/money/tokens.py)."""
         await self.ready(model)
         price = self.prices.price_of(model)
-        if usage is None:
+        read = None if usage is None else bounded(usage, most)
+        if usage is not None and read is None:
+            log("usage_unreadable", level=logging.WARNING, job_id=job_id, kind=kind,
+                model=model, reported=_shown(usage), charged="set_aside")
+        cost = price.charge(read) if price is not None and read is not None else 0
+        if read is not None and cost > set_aside > 0:  # another model's price, say
+            log("charge_over_set_aside", level=logging.WARNING, job_id=job_id, kind=kind,
+                model=model, cost_micros=cost, set_aside_micros=set_aside)
+            read = None
+        if read is None:
             return Charge(kind, model, counted or Usage(images=int(kind == "picture")),
                           price, set_aside if price is not None else 0, estimated=True,
                           child_name=child)
-        return Charge(kind, model, usage, price, price.charge(usage) if price else 0,
-                      child_name=child)
+        return Charge(kind, model, read, price, cost, child_name=child)
+
+
+# A provider's report is logged as it came, but never at any length.
+REPORTED_MAX_CHARS = 200
+
+
+def _shown(usage: Usage) -> str:
+    return " ".join(f"{name}={_repr(value)}" for name, value in vars(usage).items())[
+        :REPORTED_MAX_CHARS]
+
+
+def _repr(value: object) -> str:
+    try:
+        return repr(value)[:REPORTED_MAX_CHARS]
+    except ValueError:  # an int of more digits than Python writes out
+        return "<a number too long to write>"

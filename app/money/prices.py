@@ -66,19 +66,25 @@ class PriceTable:
         `reasoning_tokens`) written, and its prompt read, at the model's prices
         (micro-dollars; 0 when the model is unpriced)."""
         price = self.price_of(model)
-        if price is None:
-            return 0
-        prompt = STORY_INSTRUCTION_TOKENS_MAX + sum(
-            len(str(value)) for value in vars(request).values() if value is not None)
-        return price.charge(Usage(input_tokens=prompt, output_tokens=token_budget(request.length,
-                                                                         reasoning_tokens)))
+        return 0 if price is None else price.charge(story_most(request, reasoning_tokens))
 
     def picture_set_aside(self, model: str) -> int:
         price = self.price_of(model)
-        if price is None:
-            return 0
-        return price.charge(Usage(input_tokens=PICTURE_INPUT_TOKENS_MAX,
-                                  output_tokens=PICTURE_OUTPUT_TOKENS_MAX, images=1))
+        return 0 if price is None else price.charge(PICTURE_MOST)
+
+
+def story_most(request: StoryRequest, reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> Usage:
+    """The most a story's call can use: the cap it is sent with (`reasoning_tokens` of room
+    included) written, and its prompt read (the instructions and every field the family
+    filled in; a token is never less than a character of them)."""
+    prompt = STORY_INSTRUCTION_TOKENS_MAX + sum(
+        len(str(value)) for value in vars(request).values() if value is not None)
+    return Usage(input_tokens=prompt, output_tokens=token_budget(request.length, reasoning_tokens))
+
+
+# The most a picture's call can use.
+PICTURE_MOST = Usage(input_tokens=PICTURE_INPUT_TOKENS_MAX, output_tokens=PICTURE_OUTPUT_TOKENS_MAX,
+                     images=1)
 
 
 def pinned_price(model: str) -> Price | None:

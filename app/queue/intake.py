@@ -14,6 +14,13 @@ unused. The same statement notifies every process's idle workers, so one claims 
 the moment it commits: the lock, the replay check, the counts, the insert and the
 notification are one statement (`intake_job`, sql/functions/intake_job.sql), so an
 accepted job costs one round trip.
+
+It is the one door every paid job a family asks for comes in by: a story, a finish and a
+redraw of a picture (`redraw`), each set aside against the month before it is accepted and
+refused (429 `budget_reached`, nothing written) when it does not fit. The only other paid
+job, a story's first picture, is made with its story (app/queue/storing.py), set aside the
+same way, and skipped when it does not fit. tests/queue/test_door.py fails when any other
+module makes a job.
 """
 
 from __future__ import annotations
@@ -23,12 +30,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
+from typing import NoReturn
 
-from app.errors import BadRequest, Busy, Invalid, Unavailable
-from app.i18n import gettext, ngettext
+from app.errors import AppError, BadRequest, Busy, Conflict, Invalid, NotFound, Unavailable
+from app.i18n import N_, gettext, ngettext
 from app.i18n.formats import long_day, money
+from app.money.ledger import Ledger
 from app.money.meter import Meter
-from app.queue.jobs import IntakeResult, Job
+from app.queries import transaction_on
+from app.queue.jobs import OVER_BUDGET, IntakeResult, Job
+from app.queue.pictures import PictureStore, picture_key
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
 from app.requests import request_hash
@@ -38,6 +49,10 @@ from app.storytelling.moderation import Moderator
 KEY_MAX_CHARS = 255
 QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
+
+
+class _OverBudget(Exception):
+    """A redraw the month's budget has no room for: its transaction is rolled back."""
 
 
 # Makes the job's request from the one the client sent (the profiles it names read).
@@ -76,6 +91,7 @@ class Intake:
         timezone: tzinfo,
         moderator: Moderator | None = None,
         meter: Meter | None = None,
+        pictures: PictureStore | None = None,
     ) -> None:
         self.store = store
         self.wakeup = wakeup
@@ -84,6 +100,7 @@ class Intake:
         self.timezone = timezone
         self.moderator = moderator
         self.meter = meter
+        self.pictures = pictures
         self.closed = False  # set at shutdown: new jobs are refused, replays still answered
 
     async def submit(
@@ -103,11 +120,7 @@ class Intake:
             if existing is not None:
                 return self._replay(existing, digest)
             if self.closed:
-                raise Unavailable(
-                    gettext("The storyteller is restarting; please try again in a moment."),
-                    code="shutting_down",
-                    retry_after_s=SHUTDOWN_RETRY_AFTER_S,
-                )
+                self._closing()
             if resolve is not None:
                 request = await resolve()
             if self.moderator is not None:
@@ -131,6 +144,60 @@ class Intake:
         assert result.job is not None
         self.wakeup.poke()  # this process's own idle workers need not wait for the NOTIFY
         return Submission(job=result.job, replayed=False)
+
+    async def redraw(self, story_id: int, client_key: str) -> Job:
+        """A new picture for a story, asked for with `client_key`: the key's job, made now
+        or earlier (a replay, answered first). Set aside against the month like a story;
+        Busy `budget_reached` when one picture does not fit, writing nothing (the skipped
+        job the statement makes is rolled back); Conflict while another is drawn; NotFound
+        once the story is gone."""
+        assert self.pictures is not None
+        key = picture_key(story_id, client_key)
+        if (job := await self.store.get_by_key(key)) is not None:
+            return job
+        if self.closed:
+            self._closing()
+        meter = self.meter
+        if meter is not None:
+            await meter.ready()
+        refusal: AppError = NotFound(N_("There is no story with that number."))
+        try:
+            async with transaction_on(self.store.db) as connection:
+                made = await self.pictures.make_job(
+                    story_id, key, on=connection, budget=meter.budget() if meter else None,
+                    set_aside=meter.picture_set_aside() if meter else 0)
+                if made is not None and made.error_text == OVER_BUDGET:
+                    raise _OverBudget  # rolls the skipped job back: nothing is written
+        except _OverBudget:
+            assert meter is not None
+            spent, set_aside = await Ledger(self.store.db).used(meter)
+            raise Busy(self.picture_over_budget(spent, set_aside, meter.picture_set_aside()),
+                       code="budget_reached", retry_after_s=self._to_next_month_s()) from None
+        except Conflict as busy:  # one is drawn already: perhaps this key's, made meanwhile
+            made, refusal = None, busy
+        job = made or await self.store.get_by_key(key)
+        if job is None:
+            raise refusal
+        self.wakeup.poke()
+        return job
+
+    def _closing(self) -> NoReturn:
+        raise Unavailable(
+            gettext("The storyteller is restarting; please try again in a moment."),
+            code="shutting_down",
+            retry_after_s=SHUTDOWN_RETRY_AFTER_S,
+        )
+
+    def picture_over_budget(self, spent: int, set_aside: int, this_picture: int) -> str:
+        """What to say when one more picture's most possible cost would take the month
+        past MONTHLY_BUDGET."""
+        assert self.meter is not None and self.meter.budget_micros is not None
+        amounts = {"budget": money(self.meter.budget_micros), "spent": money(spent),
+                   "set_aside": money(set_aside), "picture": money(this_picture),
+                   "day": long_day(self.meter.next_month_start())}
+        return gettext("This month's budget is %(budget)s: %(spent)s is spent and "
+                       "%(set_aside)s set aside. A picture could cost up to %(picture)s, "
+                       "more than is left. More pictures from %(day)s.") % amounts
 
     def stories_left_today(self, used: int) -> int:
         return max(self.daily_story_limit - used, 0)

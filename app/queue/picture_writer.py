@@ -79,7 +79,7 @@ class PictureWriter:
         drawn = Drawn(image, image_type, small, small_type, picture.model)
         charge = None if self.meter is None else await self.meter.charge(
             "picture", picture.model, picture.usage, set_aside=job.set_aside_micros,
-            child=job.request.child_name)
+            child=job.request.child_name, most=self.meter.picture_most(), job_id=job.id)
         await self._store(job, drawn, charge)
 
     async def _store(self, job: Job, drawn: Drawn, charge: Charge | None) -> None:

@@ -2,7 +2,8 @@
 the only code that knows the names of sql/queries/pictures.sql's statements.
 
     pictures = PictureStore(db)
-    job = await pictures.make_job(story_id, key)        # None: replayed key, or no story
+    job = await pictures.make_job(story_id, key, budget=b, set_aside=micros)  # None: replayed
+    # key, or no story (made only through app/queue/intake.py and storing.py: the budget's door)
     stored = await pictures.complete(job_id, boot_id, drawn)   # False: not ours any more
     states = await pictures.states([story_id, ...])     # {story id: PictureState}
 
@@ -59,8 +60,8 @@ def picture_key(story_id: int, client_key: str | None = None) -> str:
 
 
 class PictureStore(Statements):
-    async def make_job(self, story_id: int, key: str, *, on: Queryable | None = None,
-                       budget: MonthBudget | None = None, set_aside: int = 0) -> Job | None:
+    async def make_job(self, story_id: int, key: str, *, budget: MonthBudget | None,
+                       set_aside: int, on: Queryable | None = None) -> Job | None:
         """(new) -> pending, holding `set_aside` against the month; or (new) -> failed
         'over_budget' (skipped: drawn by nobody) when `budget` has no room for it. None when
         the key made one already (JobStore.get_by_key finds it) or the story is gone;

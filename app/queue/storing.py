@@ -14,8 +14,9 @@ that inserts the story: a stored story always has one, and a retry makes no seco
 `meter` the story's call is written in the ledger by the statement that inserts the story
 (so it is counted once, and never lost), and its picture job sets aside one picture against
 the month's budget, or is made skipped ('over_budget') when the budget has no room for it.
-A story whose provider reported no usage keeps tokens counted from its prompt and text,
-marked estimated, as its ledger row is (charged its set-aside).
+A story whose provider reported no usage, or one it could not have used (app/money/meter.py),
+keeps tokens counted from its prompt and text, marked estimated, as its ledger row is
+(charged its set-aside): a usage report never fails a job.
 """
 
 from __future__ import annotations
@@ -104,16 +105,17 @@ class Storing:
         screening = Screening.PENDING if self.screener is not None else None
         try:
             job = writing.job
+            counted = counted_usage("\n".join(build_prompt(job.request)),
+                                    f"{story.title}\n\n{story.body}")
             usage = story_usage(story)
-            counted = None
-            if usage is None:  # counted from the text, kept on the story (estimated)
-                counted = counted_usage("\n".join(build_prompt(job.request)),
-                                        f"{story.title}\n\n{story.body}")
-                story = replace(story, prompt_tokens=counted.input_tokens,
-                                completion_tokens=counted.output_tokens)
             charge = None if self.meter is None else await self.meter.charge(
                 "story", story.model, usage, set_aside=job.set_aside_micros,
-                child=job.request.child_name, counted=counted)
+                child=job.request.child_name, counted=counted,
+                most=self.meter.story_most(job.request), job_id=job_id)
+            if usage is None if charge is None else charge.estimated:
+                # counted from the text, kept on the story (estimated), as in the ledger
+                story = replace(story, prompt_tokens=counted.input_tokens,
+                                completion_tokens=counted.output_tokens)
             return await through_outage(
                 job_id, lambda: self._store_once(job_id, story, screening, charge),
                 lost="story_lost")

@@ -17,7 +17,7 @@ from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import CardStory, Job, PictureState, Screening, Status
 from app.stories import paragraphs, split_title, written_in
 from app.web.failures import FailureNote, failure_note
-from app.web.pictures import can_draw, frame_context
+from app.web.pictures import frame_context
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -217,15 +217,15 @@ async def _card(
         body=body,
         language=written_in(job.request, model),
         owner_lost=owner_lost,
-        picture=_picture(services, job, title, body, picture),
+        picture=await _picture(services, job, title, body, picture),
     )
 
 
-def _picture(services: Services, job: Job, title: str | None, body: str | None,
-             state: PictureState | None) -> dict[str, object] | None:
+async def _picture(services: Services, job: Job, title: str | None, body: str | None,
+                   state: PictureState | None) -> dict[str, object] | None:
     """A story shown whole on its card has its picture below it (drawn, being drawn); none
     asked for, the card says nothing (the story's page offers it)."""
     if (job.status != Status.COMPLETED or job.story_id is None or not title or not body
             or state is None or state.status is None):
         return None
-    return frame_context(job.story_id, title, state, can_draw=can_draw(services))
+    return await frame_context(services, job.story_id, title, state)

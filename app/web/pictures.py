@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
-from app.errors import AppError, Conflict, NotFound
+from app.errors import Conflict, NotFound
 from app.i18n import N_
+from app.money.ledger import Ledger
 from app.queue.intake import parse_idempotency_key
-from app.queue.jobs import Job, PictureState
-from app.queue.pictures import PictureStore, picture_key
+from app.queue.jobs import PictureState, PictureStatus
+from app.queue.pictures import PictureStore
 from app.storytelling.endpoints import IMAGES
 from app.web.assets import etag_matches
 from app.web.inputs import parse_form, path_id, read_body, services_of
@@ -64,12 +65,18 @@ async def thumbnails(pictures: PictureStore, story_ids: list[int]) -> dict[int, 
             if (url := picture_url(story_id, state, small=True)) is not None}
 
 
-def frame_context(story_id: int, title: str, state: PictureState | None, *,
-                  can_draw: bool) -> dict[str, object]:
-    """What `_picture.html` shows: the picture, its placeholder, or Draw a picture."""
+async def frame_context(services: Services, story_id: int, title: str,
+                        state: PictureState | None) -> dict[str, object]:
+    """What `_picture.html` shows: the picture, its placeholder, or Draw a picture (closed,
+    saying why, when the month's budget has no room for one: asked only where the button
+    would show, so a poll of a drawn picture costs no query)."""
+    drawable = can_draw(services)
+    offered = drawable and (state is None or state.status in (None, PictureStatus.FAILED))
+    no_room = offered and services.meter is not None and not await Ledger(
+        services.db).picture_fits(services.meter)
     return {"picture": state, "picture_story_id": story_id, "picture_title": title,
-            "picture_src": picture_url(story_id, state), "can_draw": can_draw,
-            "picture_key": uuid.uuid4().hex}
+            "picture_src": picture_url(story_id, state), "can_draw": drawable,
+            "no_room": no_room, "picture_key": uuid.uuid4().hex}
 
 
 def can_draw(services: Services) -> bool:
@@ -77,9 +84,9 @@ def can_draw(services: Services) -> bool:
     return services.illustrator is not None and not services.endpoints.lacks(IMAGES)
 
 
-def page_frame(request: Request, story_id: int, title: str,
-               state: PictureState | None) -> dict[str, object]:
-    return frame_context(story_id, title, state, can_draw=can_draw(services_of(request)))
+async def page_frame(request: Request, story_id: int, title: str,
+                     state: PictureState | None) -> dict[str, object]:
+    return await frame_context(services_of(request), story_id, title, state)
 
 
 async def image(request: Request) -> Response:
@@ -107,7 +114,7 @@ async def frame(request: Request) -> Response:
     if state is None or title is None:
         raise NotFound(N_("There is no story with that number."))
     return render(request, "_picture.html",
-                  {"frame": page_frame(request, story_id, title, state)}, headers=VARY)
+                  {"frame": await page_frame(request, story_id, title, state)}, headers=VARY)
 
 
 async def redraw(request: Request) -> Response:
@@ -122,30 +129,13 @@ async def redraw(request: Request) -> Response:
     title = await services.shelf.story_title(story_id)
     if title is None:
         raise NotFound(N_("There is no story with that number."))
-    job_key = picture_key(story_id, key)
-    job = await services.store.get_by_key(job_key)  # a replay is answered first
-    if job is None:
-        job = await _new_job(services, story_id, job_key)
+    if services.illustrator is None:
+        raise Conflict(N_("Pictures are turned off here (ILLUSTRATOR=off)."), code="pictures_off")
+    job = await services.intake.redraw(story_id, key)  # the budget's door
     if answers_json(request):
         return JSONResponse({"job_id": job.id}, status_code=202, headers=VARY)
     if is_htmx(request):
         state = await services.pictures.state(story_id)
         return render(request, "_picture.html",
-                      {"frame": page_frame(request, story_id, title, state)}, headers=VARY)
+                      {"frame": await page_frame(request, story_id, title, state)}, headers=VARY)
     return RedirectResponse(f"/stories/{story_id}", status_code=303)
-
-
-async def _new_job(services: Services, story_id: int, key: str) -> Job:
-    """A redraw's job: made now, or by a request with the same key meanwhile (a replay);
-    Conflict while another is drawn, NotFound once the story is gone."""
-    if services.illustrator is None:
-        raise Conflict(N_("Pictures are turned off here (ILLUSTRATOR=off)."), code="pictures_off")
-    refusal: AppError = NotFound("There is no story with that number.")
-    try:
-        made = await services.pictures.make_job(story_id, key)
-    except Conflict as busy:  # one is drawn already: perhaps this key's, made meanwhile
-        made, refusal = None, busy
-    job = made or await services.store.get_by_key(key)
-    if job is None:
-        raise refusal
-    return job

@@ -55,7 +55,7 @@ async def render_story_page(request: Request, story_id: int, *,
                             headers=VARY)
     sequels = await shelf.story_sequels(story.id)
     context = {"story": story, "sequels": sequels,
-               "picture_frame": page_frame(request, story.id, story.title, picture),
+               "picture_frame": await page_frame(request, story.id, story.title, picture),
                **await shares_context(request, story.id, new_share)}
     return render(request, "story.html", context, headers=VARY)
 

@@ -168,6 +168,9 @@ async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
         assert fake_llm.images.total_calls() == 0  # never drawn
         page = (await client.get(f"/stories/{done['story_id']}")).text
         assert "No picture this time: this month's budget had no room for one." in page
+        # Its Draw button says so before the tap (a redraw would be refused): no form.
+        assert "No more pictures this month" in page
+        assert f'action="/stories/{done["story_id"]}/picture"' not in page
         # A line, not an empty frame the size of a picture (3:2, 450 px on a tablet).
         assert '<figure class="picture"' not in page and 'class="picture picture-missing"' in page
         assert await month_money(db) == (195, 0)
@@ -319,3 +322,56 @@ def test_the_set_aside_is_the_cap_the_call_is_sent_with():
     gap = (price.charge(Usage(output_tokens=token_budget(request.length, openai.reasoning_tokens)))
            - price.charge(Usage(output_tokens=token_budget(request.length, 0))))
     assert openai.story_set_aside(request) - own.story_set_aside(request) == gap > 0
+
+
+@pytest.mark.slow
+async def test_a_redraw_passes_the_budget_s_door_and_is_charged_when_refused_after_the_call(
+        make_app, fake_llm, db):
+    fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
+    # A picture costs one story's set-aside: room for a story, its picture and one redraw.
+    picture = Price(per_image=Decimal(SET_ASIDE) / 1_000_000)
+    app = make_app(prices=PRICES | {"fake-image": picture},
+                   monthly_budget_micros=3 * SET_ASIDE + 100, illustrator="openai",
+                   image_model="fake-image")
+    async with serve(app) as client:
+        job = (await post_story(client, BODY)).json()
+        story_id = (await wait_for_job(client, job["job_id"]))["story_id"]
+        await until(lambda: picture_status(client, story_id, "ready"), "the first picture")
+        # A redraw the provider bills and the app then refuses (not a picture): set aside
+        # before it was accepted, charged that much after, estimated.
+        fake_llm.images.mode = "garbage"
+        redraw = await client.post(f"/stories/{story_id}/picture",
+                                   headers={**JSON, "Idempotency-Key": "redraw-1"})
+        assert redraw.status_code == 202
+        redraw_id = redraw.json()["job_id"]
+        assert await fetch_val(db, "SELECT set_aside_micros FROM story_jobs WHERE id = :id",
+                               {"id": redraw_id}) == SET_ASIDE
+        await until(lambda: job_status(db, redraw_id, "failed"), "the redraw refused")
+        charged = await fetch_one(db, "SELECT cost_micros, estimated FROM spend"
+                                      " WHERE job_id = :id", {"id": redraw_id})
+        assert (charged["cost_micros"], charged["estimated"]) == (SET_ASIDE, True)
+        assert await month_money(db) == (195 + 2 * SET_ASIDE, 0)
+        # No room for another: 429 budget_reached, nothing written, nothing drawn.
+        jobs_before = await fetch_val(db, "SELECT count(*) FROM story_jobs")
+        refused = await client.post(f"/stories/{story_id}/picture",
+                                    headers={**JSON, "Idempotency-Key": "redraw-2"})
+        assert refused.status_code == 429, refused.text
+        error = refused.json()["error"]
+        assert error["code"] == "budget_reached" and "picture" in error["message"]
+        assert 0 < int(refused.headers["retry-after"]) <= 31 * 86400
+        assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == jobs_before
+        assert fake_llm.images.total_calls() == 2
+        # The same key, later, with room again (a new month, say), would make the job:
+        # nothing was kept of the refusal.
+        assert await fetch_val(db, "SELECT count(*) FROM story_jobs WHERE idempotency_key"
+                                   " LIKE '%' || :story || ':%'", {"story": str(story_id)}) == 1
+
+
+async def picture_status(client, story_id: int, status: str) -> bool:
+    story = (await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)).json()
+    return (story["picture"] or {}).get("status") == status
+
+
+async def job_status(db, job_id: int, status: str) -> bool:
+    return await fetch_val(db, "SELECT status FROM story_jobs WHERE id = :id",
+                           {"id": job_id}) == status

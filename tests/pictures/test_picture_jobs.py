@@ -61,7 +61,8 @@ async def test_a_stored_story_has_its_one_picture_job_made_with_it(store, pictur
     assert picture["idempotency_key"] == picture_key(story_id)
     # Stored again (a retry after a lost answer): the same story, no second picture job.
     assert (await store.get(job_id)).story_id == story_id
-    assert await pictures.make_job(story_id, picture_key(story_id)) is None
+    assert await pictures.make_job(story_id, picture_key(story_id), budget=None,
+                                   set_aside=0) is None
     assert len(await picture_jobs(db, story_id)) == 1
     state = await pictures.state(story_id)
     assert state is not None and state.status == PictureStatus.PENDING and state.etag is None
@@ -109,7 +110,8 @@ async def test_the_release_before_pictures_cannot_claim_a_picture_as_a_story(
 async def test_one_picture_at_a_time_for_a_story(store, pictures, db):
     _, story_id = await stored_story(store, pictures)
     with pytest.raises(Conflict) as refused:
-        await pictures.make_job(story_id, picture_key(story_id, "another-key"))
+        await pictures.make_job(story_id, picture_key(story_id, "another-key"), budget=None,
+                                set_aside=0)
     assert refused.value.code == "picture_in_progress"
     assert len(await picture_jobs(db, story_id)) == 1
 
@@ -128,7 +130,8 @@ async def test_a_picture_is_stored_with_its_completion_once(store, pictures, db)
     state = await pictures.state(story_id)
     assert state is not None and state.status == PictureStatus.READY and state.etag == etag
     # A redraw: a new job, the old picture shown until the new one is stored.
-    redraw = await pictures.make_job(story_id, picture_key(story_id, "redraw"))
+    redraw = await pictures.make_job(story_id, picture_key(story_id, "redraw"), budget=None,
+                                     set_aside=0)
     assert redraw is not None and redraw.status == Status.PENDING
     state = await pictures.state(story_id)
     assert state.status == PictureStatus.PENDING and state.etag == etag

@@ -1,0 +1,58 @@
+"""Every paid job comes in by one door: the intake (app/queue/intake.py) sets it aside against
+the month's budget before it is accepted, and a story's first picture is made with its story
+(app/queue/storing.py), set aside the same way. These tests fail when a job is made any other
+way: a handler (or any module) calling the statements that make jobs, or a new statement
+that inserts one."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from app.queries import load_queries
+
+APP = Path(__file__).resolve().parents[2] / "app"
+
+# The statements that make a job, and the one module that runs each.
+JOB_MAKERS = {"intake_job": "queue/store.py", "insert_picture_job": "queue/pictures.py",
+              # a story restored from a backup: completed at once, no call, nothing paid
+              "import_job": "shelf/imports.py"}
+# The methods that run them for a paid job, and the modules allowed to call them: the door.
+DOOR = {"intake": {"queue/intake.py"}, "make_job": {"queue/intake.py", "queue/storing.py"}}
+# How a statement makes a job: by the functions that insert one, or by a plain INSERT.
+MAKES_A_JOB = re.compile(r"\b(intake_job|insert_picture_job|insert_job)\s*\(|"
+                         r"INSERT\s+INTO\s+story_jobs\b", re.IGNORECASE)
+
+
+def modules() -> dict[str, ast.Module]:
+    return {path.relative_to(APP).as_posix(): ast.parse(path.read_text(), str(path))
+            for path in APP.rglob("*.py")}
+
+
+def test_only_the_known_statements_make_a_job():
+    makers = {name for name, sql in load_queries().items() if MAKES_A_JOB.search(sql)}
+    assert makers == set(JOB_MAKERS)
+
+
+def test_each_statement_that_makes_a_job_is_run_by_its_one_module():
+    for name, home in JOB_MAKERS.items():
+        users = {module for module, tree in modules().items()
+                 if any(isinstance(node, ast.Constant) and node.value == name
+                        for node in ast.walk(tree))}
+        assert users == {home}, name
+
+
+def test_paid_jobs_are_made_only_through_the_door_and_always_with_the_budget():
+    callers: dict[str, set[str]] = {method: set() for method in DOOR}
+    for module, tree in modules().items():
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in DOOR and module not in ("queue/store.py",
+                                                                  "queue/pictures.py")):
+                callers[node.func.attr].add(module)
+                keywords = {keyword.arg for keyword in node.keywords}
+                # Set aside against the month: the budget and this job's most possible cost.
+                assert {"budget", "set_aside"} <= keywords or None in keywords, (
+                    module, node.lineno)
+    assert callers == DOOR
