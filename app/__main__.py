@@ -22,6 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+import asyncpg
+
 from app.config import Settings, load_settings
 from app.config_values import ConfigError
 from app.dates import file_day
@@ -34,6 +36,11 @@ if TYPE_CHECKING:
     from app.shelf.imports import ImportResult
 
 T = TypeVar("T")
+# What a database nobody has migrated yet answers a command's first statement: the table,
+# column or function (sql/functions/) is not there.
+NOT_MIGRATED = (
+    asyncpg.UndefinedTableError, asyncpg.UndefinedColumnError, asyncpg.UndefinedFunctionError,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +125,8 @@ async def run_worker(settings: Settings) -> int:
 async def with_database(
     settings: Settings, command: str, work: Callable[[Pool], Awaitable[T]]
 ) -> T | None:
-    """Run `work` on a connected pool; None (and one line on stderr) if the database is down."""
+    """Run `work` on a connected pool; None (and one line on stderr) if the database is down
+    or not migrated yet."""
     db = connect_pool(database_url(settings.database_url, settings.data_dir),
                       max_size=settings.database_pool_max, pgbouncer=settings.pgbouncer)
     try:
@@ -126,6 +134,10 @@ async def with_database(
         return await work(db)
     except DATABASE_UNAVAILABLE as error:
         print(f"{command}: the database is unreachable: {error}", file=sys.stderr)
+        return None
+    except NOT_MIGRATED as error:  # the server's message alone: its HINT is a second line
+        print(f"{command}: the database is not migrated ({error.message});"
+              " run `python -m app migrate` first", file=sys.stderr)
         return None
     finally:
         await db.close()

@@ -1,7 +1,8 @@
 """An SVG picture is kept only when an allow-list parser finds drawing alone: no script,
-no event handler, no reference outside itself (however encoded), no foreignObject, no
-DOCTYPE or entities. From the provider (over HTTP, the fake's Images API), a backup
-(test_picture_backup.py) or the demo (whose own pictures pass)."""
+no event handler, no reference outside itself (however encoded, in XML or in CSS), no
+CSS function that loads an image, no foreignObject, no DOCTYPE or entities. From the
+provider (over HTTP, the fake's Images API), a backup (test_picture_backup.py) or the
+demo (whose own pictures pass)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,29 @@ UNSAFE = {
     "stylesheet-instruction": b'<?xml-stylesheet href="https://example.com/x.css"?>'
                               + SVG + b"</svg>",
 }
+# A presentation attribute's value is CSS: escapes and comments are decoded before a
+# function that loads something (url(), image-set(), ...) is looked for.
+HOSTILE_CSS = {
+    "hex-escaped-url": rb"\75 rl(https://example.com/x)",
+    "six-digit-escaped-url": rb"\000075rl(https://example.com/x)",
+    "escaped-letter-url": rb"u\rl(http://example.com/x)",
+    "escaped-parenthesis-url": rb"url\28 https://example.com/x)",
+    "uppercase-escaped-url": rb"U\52L(https://example.com/x)",
+    "url-behind-a-comment": rb"url(/*x*/#a) url(/**/'https://example.com/x')",
+    "comment-hiding-a-local-url": rb"url(/*x*/#a)",
+    "escaped-newline-in-url": rb"ur\&#10;l(https://example.com/x)",
+    "image-set": rb"image-set('https://example.com/x' 1x)",
+    "webkit-image-set": rb"-webkit-image-set(&quot;https://example.com/x&quot; 1x)",
+    "escaped-image-set": rb"\69 mage-set(/**/'https://example.com/x' 1x)",
+    "image": rb"image('https://example.com/x')",
+    "cross-fade": rb"cross-fade('https://example.com/x', 'https://example.com/y')",
+    "element": rb"element(#a)",
+    "moz-element": rb"-moz-element(#a)",
+    "src": rb"src('https://example.com/x')",
+    "escaped-data": rb"url(#a) \64 ata:image/svg+xml,x",
+}
+UNSAFE |= {f"css-{name}": SVG + b'<rect width="9" fill="' + value + b'"/></svg>'
+           for name, value in HOSTILE_CSS.items()}
 SAFE = SVG + (b'<defs><linearGradient id="g"><stop offset="0" stop-color="#123"/>'
               b'</linearGradient><circle id="c" r="4"/></defs>'
               b'<rect width="9" height="6" fill="url(#g)"/><use xlink:href="#c"/></svg>')
@@ -50,6 +74,14 @@ def test_an_svg_that_is_more_than_a_picture_is_refused(svg):
 
 def test_drawing_alone_with_references_inside_itself_is_kept():
     assert checked(SAFE) == "image/svg+xml"
+
+
+@pytest.mark.parametrize("fill", [rb"url(#g)", rb"URL( '#g' )", rb"url(&quot;#g&quot;)",
+                                  rb"\75 rl(#g)", rb"url(\#g)", rb"url(#g) /* a glow */",
+                                  rb"rgb(18, 52, 86)"])
+def test_a_css_value_that_reads_a_part_of_the_picture_is_kept(fill):
+    svg = SAFE.replace(b'fill="url(#g)"', b'fill="' + fill + b'"')
+    assert fill in svg and checked(svg) == "image/svg+xml"
 
 
 async def test_the_demos_own_pictures_pass():
