@@ -81,10 +81,13 @@ async def through_outage(job_id: int, attempt: Callable[[], Awaitable[T]], *, lo
 
 
 def story_usage(story: Story) -> Usage | None:
-    """What the provider reported for the story's call; None: nothing (a local server)."""
+    """What the provider reported for the story's call, as it came (the meter reads it: a
+    count missing beside the other is no usage the call could have made); None: nothing
+    (a local server)."""
     if story.prompt_tokens is None and story.completion_tokens is None:
         return None
-    return Usage(input_tokens=story.prompt_tokens or 0, output_tokens=story.completion_tokens or 0)
+    return Usage(input_tokens=story.prompt_tokens,  # type: ignore[arg-type]
+                 output_tokens=story.completion_tokens)  # type: ignore[arg-type]
 
 
 class Storing:
