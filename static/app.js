@@ -124,6 +124,16 @@
     }
   });
 
+  // The one-tap buttons close with the story form (the day's limit, the month's budget):
+  // a form that comes back closed (a refusal, or the fresh form after a story) closes them
+  // too, before anyone taps one.
+  document.addEventListener("htmx:load", function () {
+    if (!document.querySelector("#story-form .form-fields[disabled]")) return;
+    document.querySelectorAll(".child-buttons button").forEach(function (button) {
+      button.disabled = true;
+    });
+  });
+
   // Theme and text size: applied at once and kept in the cookies the server reads too
   // (without JavaScript, the same buttons post the form and the server sets them).
   document.addEventListener("submit", function (event) {

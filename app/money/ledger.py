@@ -75,30 +75,41 @@ def amount(micros: int) -> str:
     return f"{whole}.{cents.ljust(2, '0')}"
 
 
+@dataclass(frozen=True)
+class BudgetNotes:
+    """The month's budget as the home page tells it (nothing: no MONTHLY_BUDGET)."""
+
+    closed: str | None = None  # no room for even a short story: the form is closed
+    nearly: str | None = None  # 80 % used: one calm line
+    lengths: tuple[str, ...] = LENGTHS  # the lengths a story may still have
+
+
 class Ledger(Statements):
-    async def budget_notes(self, meter: Meter) -> tuple[str | None, str | None]:
-        """What the home page says of MONTHLY_BUDGET: (closed, nearly). `closed` once even
-        a short story's most possible cost no longer fits (the intake would refuse it: the
-        form and the one-tap buttons are closed with it); else `nearly`, one calm line once
-        80 % is used. (None, None): nothing to say."""
+    async def budget_notes(self, meter: Meter) -> BudgetNotes:
+        """What the home page says of MONTHLY_BUDGET: `closed` once even a short story's
+        most possible cost no longer fits (the intake would refuse it: the form and the
+        one-tap buttons are closed with it); else `nearly`, one calm line once 80 % is
+        used, and the `lengths` that still fit (all of them, or only the shorter ones)."""
         if not meter.budget_micros:
-            return None, None
+            return BudgetNotes()
         await meter.ready()
-        totals = await self._one("month_totals", {"month_start": meter.month_start()})
-        used = totals["spent"] + totals["set_aside"]
-        shortest = meter.story_set_aside(StoryRequest(prompt="", length=LENGTHS[0]))
-        if used + shortest > meter.budget_micros:
+        spent, set_aside = await self.used(meter)
+        used = spent + set_aside
+        lengths = meter.lengths_within(meter.budget_micros - used)
+        if not lengths:
+            shortest = meter.story_set_aside(StoryRequest(prompt="", length=LENGTHS[0]))
             turns = meter.next_month_start()
-            return gettext("This month's budget has no room for another story: %(used)s of "
-                           "%(budget)s is used, and even a short story could cost up to "
-                           "%(story)s. More stories from %(day)s.") % {
+            return BudgetNotes(closed=gettext(
+                "This month's budget has no room for another story: %(used)s of %(budget)s "
+                "is used, and even a short story could cost up to %(story)s. More stories "
+                "from %(day)s.") % {
                 "used": money(used), "budget": money(meter.budget_micros),
-                "story": money(shortest), "day": long_day(turns)}, None
+                "story": money(shortest), "day": long_day(turns)}, lengths=())
         if used < NEARLY_SPENT * meter.budget_micros:
-            return None, None
-        return None, gettext("This month's stories have used %(used)s of the %(budget)s "
-                             "budget.") % {"used": money(used),
-                                           "budget": money(meter.budget_micros)}
+            return BudgetNotes(lengths=lengths)
+        return BudgetNotes(nearly=gettext(
+            "This month's stories have used %(used)s of the %(budget)s budget.") % {
+            "used": money(used), "budget": money(meter.budget_micros)}, lengths=lengths)
 
     async def picture_fits(self, meter: Meter) -> bool:
         """Whether one more picture's most possible cost fits this month's budget (True

@@ -21,13 +21,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 
 from app.logs import log
 from app.money import MonthBudget, Price, Usage, bounded
 from app.money.prices import PICTURE_MOST, PriceTable, story_most
-from app.stories import StoryRequest
+from app.stories import LENGTHS, StoryRequest
 from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to anyone
@@ -141,6 +141,13 @@ class Meter:
 
     def story_set_aside(self, request: StoryRequest) -> int:
         return self.prices.set_aside(request, self.story_model, self.reasoning_tokens)
+
+    def lengths_within(self, room: int, request: StoryRequest | None = None) -> tuple[str, ...]:
+        """The lengths a story (`request`'s, else one of few words) may have whose most
+        possible cost fits in `room` micro-dollars: all, the shorter ones, or none."""
+        request = request or StoryRequest(prompt="")
+        return tuple(length for length in LENGTHS
+                     if self.story_set_aside(replace(request, length=length)) <= room)
 
     def picture_set_aside(self) -> int:
         return self.prices.picture_set_aside(self.image_model)

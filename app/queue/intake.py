@@ -47,6 +47,8 @@ from app.stories import StoryRequest
 from app.storytelling.moderation import Moderator
 
 KEY_MAX_CHARS = 255
+# The lengths by the names the form gives them (templates/_story_form.html).
+LENGTH_NAMES = {"short": N_("Short"), "medium": N_("Medium"), "long": N_("Long")}
 QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
 
@@ -140,7 +142,7 @@ class Intake:
                 return Submission(job=result.job, replayed=False, finished_already=True)
             return self._replay(result.job, digest)
         if result.job is None:
-            self._refuse(result, set_aside)
+            self._refuse(result, request, set_aside)
         assert result.job is not None
         self.wakeup.poke()  # this process's own idle workers need not wait for the NOTIFY
         return Submission(job=result.job, replayed=False)
@@ -213,7 +215,7 @@ class Intake:
             )
         return Submission(job=existing, replayed=True)
 
-    def _refuse(self, result: IntakeResult, set_aside: int = 0) -> None:
+    def _refuse(self, result: IntakeResult, request: StoryRequest, set_aside: int = 0) -> None:
         """Why the intake made no job: the queue bound first, then the day's limit."""
         if result.pending >= self.queue_max:
             raise Busy(
@@ -226,7 +228,8 @@ class Intake:
             message, retry_after_s = self.limit_reached()
             raise Busy(message, code="daily_limit_reached", retry_after_s=retry_after_s)
         if result.spent is not None and self.meter is not None:
-            raise Busy(self.budget_reached(result.spent, result.set_aside or 0, set_aside),
+            raise Busy(self.budget_reached(result.spent, result.set_aside or 0, set_aside,
+                                           request),
                        code="budget_reached", retry_after_s=self._to_next_month_s())
         # Only a writer that skipped the intake lock could take the key in between.
         raise Unavailable(gettext("Please try again."), retry_after_s=1)
@@ -245,21 +248,28 @@ class Intake:
         message = f"{used_up} {later}"
         return message, retry_after_s
 
-    def budget_reached(self, spent: int, set_aside: int, this_story: int) -> str:
+    def budget_reached(self, spent: int, set_aside: int, this_story: int,
+                       request: StoryRequest) -> str:
         """What to say when a story's most possible cost would take the month past
-        MONTHLY_BUDGET: what was spent, the budget, and when it starts again."""
+        MONTHLY_BUDGET: what was spent, the budget, and the shorter lengths that still fit,
+        or when it starts again."""
         assert self.meter is not None and self.meter.budget_micros is not None
         budget = self.meter.budget_micros
-        turns = self.meter.next_month_start()
         amounts = {"budget": money(budget), "spent": money(spent),
                    "set_aside": money(set_aside), "story": money(this_story),
-                   "day": long_day(turns)}
+                   "day": long_day(self.meter.next_month_start())}
         said = (gettext("This month's budget is %(budget)s: %(spent)s is spent, and "
                         "%(set_aside)s is set aside for stories being written.") if set_aside
-                else gettext("This month's budget is %(budget)s: %(spent)s is spent."))
+                else gettext("This month's budget is %(budget)s: %(spent)s is spent.")) % amounts
+        fits = self.meter.lengths_within(budget - spent - set_aside, request)
+        if fits:
+            names = ", ".join(gettext(LENGTH_NAMES[length]) for length in fits)
+            return f"{said} " + gettext("A story this long could cost up to %(story)s, more "
+                                        "than is left; these lengths still fit: %(lengths)s."
+                                        ) % (amounts | {"lengths": names})
         more = gettext("A story could cost up to %(story)s, more than is left. More stories "
-                       "from %(day)s.")
-        return f"{said % amounts} {more % amounts}"
+                       "from %(day)s.") % amounts
+        return f"{said} {more}"
 
     def _to_next_month_s(self) -> int:
         assert self.meter is not None

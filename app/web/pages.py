@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from app.i18n import current
+from app.i18n import current, gettext
 from app.ideas import form_ideas, southern_hemisphere, tonight_idea
+from app.money.ledger import BudgetNotes
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
 from app.shelf.story_form import choose_for
-from app.stories import LANGUAGES, Child
+from app.stories import LANGUAGES, LENGTHS, Child
 from app.web.cards import JobCard, job_card
 from app.web.inputs import local_path, parse_form, read_body, services_of
 from app.web.pictures import thumbnails
@@ -171,10 +172,10 @@ async def home_context(
     ideas |= {(child.id, sibling.id):
               tonight_idea([child, sibling], tonight, southern=southern, told=told,
                            language=languages[child.id]) for child, sibling in pairs}
-    closed, nearly = await budget_notes(services)
+    budget = await budget_notes(services)
     return {
         **await form_context(services, form_values, errors=errors, notice=notice,
-                             children=children, used_today=told, budget_closed=closed),
+                             children=children, used_today=told, budget=budget),
         "page_title": "A story for tonight",
         # One tap each: a plain form with the child's id and a key of its own (a double
         # tap is one story).
@@ -197,7 +198,7 @@ async def home_context(
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
         # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest); none left:
         # the form says so, closed.
-        "budget_note": nearly,
+        "budget_note": budget.nearly,
         # With a budget: the models it cannot count (no price), and how to price them.
         "unpriced_note": await unpriced_note(services),
     }
@@ -211,16 +212,17 @@ async def form_context(
     notice: str | None = None,
     children: list[Child] | None = None,
     used_today: int | None = None,
-    budget_closed: str | None = "",
+    budget: BudgetNotes | None = None,
 ) -> dict[str, object]:
     """What the story form alone shows (_story_form.html), with a fresh idempotency key:
     all a fragment that returns the form needs, without the rest of the home page.
-    `children`, `used_today` and `budget_closed` (the month's budget's "no room" note):
-    when the caller has read them already."""
+    `children`, `used_today` and `budget` (the month's budget's notes): when the caller
+    has read them already."""
     if used_today is None:
         used_today = await services.intake.used_today()
-    if budget_closed == "":
-        budget_closed, _ = await budget_notes(services)
+    if budget is None:
+        budget = await budget_notes(services)
+    budget_closed = budget.closed
     stories_left = services.intake.stories_left_today(used_today)
     if children is None:
         children = await services.children.all()
@@ -245,6 +247,11 @@ async def form_context(
         "limit_note": budget_closed or (services.intake.limit_reached()[0]
                                         if stories_left == 0 else None),
         "closed_for": "month" if budget_closed else "day",
+        # The lengths the month's budget still has room for: the others are closed, and
+        # the form says why.
+        "lengths_fit": budget.lengths,
+        "lengths_note": (None if budget_closed or budget.lengths == LENGTHS else gettext(
+            "This month's budget has room for shorter stories only.")),
     }
 
 

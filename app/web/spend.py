@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from app.i18n import N_
 from app.i18n.formats import money, month_name
 from app.money.chart import bar_chart
-from app.money.ledger import Ledger
+from app.money.ledger import BudgetNotes, Ledger
 from app.web.inputs import services_of
 from app.web.negotiation import VARY, answers_json
 from app.web.templates import render
@@ -45,11 +45,11 @@ async def spend(request: Request) -> Response:
     }, headers=VARY)
 
 
-async def budget_notes(services: Services) -> tuple[str | None, str | None]:
-    """The month's budget for the home page: (no room left, nearly spent), each a sentence
-    or None (no MONTHLY_BUDGET: neither)."""
+async def budget_notes(services: Services) -> BudgetNotes:
+    """The month's budget for the home page: no room left, nearly spent (each a sentence or
+    None), and the lengths that still fit."""
     if services.meter is None:
-        return None, None
+        return BudgetNotes()
     return await Ledger(services.db).budget_notes(services.meter)
 
 

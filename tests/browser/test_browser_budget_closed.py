@@ -95,4 +95,6 @@ def test_a_typed_story_s_refusal_is_brought_into_view_and_focused_on_a_phone(
     page.get_by_role("button", name="Write the story").click()
     note = page.locator("#story-form [role=alert]")
     focused_and_in_view(page, note)
+    # The one-tap buttons close with the form: no tap posts the page to be refused again.
+    expect(page.get_by_role("button", name="Tonight, for Mia")).to_be_disabled()
     page.screenshot(path=str(ARTIFACTS / "budget-refused-typed-phone.png"))

@@ -303,6 +303,32 @@ async def test_no_room_for_a_short_story_closes_the_form_as_the_day_s_limit_does
     assert 'class="budget-note"' not in page  # said once, where the form is
 
 
+@pytest.mark.slow
+async def test_with_room_for_a_short_story_only_the_form_and_the_refusal_say_so(
+        make_app, db, settings):
+    """The budget speaks in lengths: a medium story refused names the lengths that still
+    fit, and the form closes the others, saying why, with a short story chosen."""
+    meter = meter_for(replace(settings, prices=PRICES, monthly_budget_micros=1))
+    short = meter.story_set_aside(parse_story_request(BODY | {"length": "short"}))
+    medium = meter.story_set_aside(parse_story_request(BODY | {"length": "medium"}))
+    budget = 10 * medium
+    app = make_app(prices=PRICES, monthly_budget_micros=budget)
+    await spent_already(db, budget - (short + medium) // 2)  # room for a short one only
+    async with serve(app) as client:
+        refused = await post_story(client, BODY | {"length": "medium"})
+        assert refused.status_code == 429
+        message = refused.json()["error"]["message"]
+        assert "these lengths still fit: Short." in message and "More stories" not in message
+        assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
+        page = (await client.get("/")).text
+        assert "This month&#39;s budget has room for shorter stories only." in page
+        assert re.search(r'value="short"\s+checked>', page)
+        for length in ("medium", "long"):
+            assert re.search(rf'value="{length}"\s+disabled>', page), length
+        assert '<fieldset class="form-fields" disabled>' not in page  # open for a short one
+        assert (await post_story(client, BODY | {"length": "short"})).status_code == 202
+
+
 def test_the_set_aside_is_the_cap_the_call_is_sent_with():
     """A server of one's own (OPENAI_BASE_URL) gets no room for hidden reasoning in its cap,
     so its story sets aside no room for it either: a small budget is not refused early."""
