@@ -10,6 +10,7 @@ parsing and its columns sit beside it, in app/requests.py.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -204,13 +205,63 @@ def clean_text(text: str) -> str:
     return _UNSTORABLE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+# Characters that show nothing, never part of a title: Unicode's format characters (Cf, as
+# of Unicode 15.1: the soft hyphen, bidi marks, embeddings, overrides and isolates,
+# zero-width spaces and joiners, word joiners, the byte order mark, tag characters; checked
+# against unicodedata by tests/test_titles.py), the Hangul fillers and the blank braille
+# pattern, which draw nothing, and the combining grapheme joiner.
+_INVISIBLE = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+    "\U000e0020-\U000e007f"
+    "\u034f\u115f\u1160\u3164\uffa0\u2800]"
+)
+# Bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069): a story has no use for
+# them, and one left open turns the words after it around. A story's text keeps the marks
+# (LRM, RLM, ALM) and the joiners (ZWNJ, ZWJ) that Arabic, Persian and Indic scripts need.
+_BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# A stored title is at most this long, whoever wrote it (a model's is at most 80).
+STORED_TITLE_MAX_CHARS = 200
+# The title of a story whose title had nothing readable in it.
+FALLBACK_TITLE = "A Bedtime Story"
+
+
+def without_invisibles(text: str) -> str:
+    """`text` without the characters that show nothing (format characters, fillers)."""
+    return _INVISIBLE.sub("", text)
+
+
+def without_bidi_controls(text: str) -> str:
+    """`text` without bidi embeddings, overrides and isolates; its marks and joiners kept."""
+    return _BIDI_CONTROLS.sub("", text)
+
+
+def readable(text: str) -> bool:
+    """Whether `text` has something to read: a letter, a digit or a symbol such as an emoji
+    (not only spaces, punctuation or characters that show nothing)."""
+    return any((category := unicodedata.category(char))[0] in "LN" or category == "So"
+               for char in without_invisibles(text))
+
+
+def clean_title(title: str) -> str:
+    """A title as it can be stored and shown: cleaned (clean_text), one line, without the
+    characters that show nothing, at most STORED_TITLE_MAX_CHARS; "" when nothing readable
+    is left."""
+    lines = without_invisibles(clean_text(title)).splitlines()
+    title = " ".join(line.strip() for line in lines if line.strip())
+    title = title[:STORED_TITLE_MAX_CHARS].rstrip()
+    return title if readable(title) else ""
+
+
 def clean_story(story: Story) -> Story:
-    """The story with every text cleaned (clean_text) and token counts that fit a column:
-    whatever a storyteller returns, the paid-for story can be stored."""
+    """The story with every text cleaned (clean_text; its title by clean_title, its body
+    without bidi controls) and token counts that fit a column: whatever a storyteller
+    returns, the paid-for story can be stored."""
     return replace(
         story,
-        title=clean_text(story.title).strip() or "A Bedtime Story",
-        body=clean_text(story.body).strip(),
+        title=clean_title(story.title) or FALLBACK_TITLE,
+        body=without_bidi_controls(clean_text(story.body)).strip(),
         model=clean_text(story.model).strip() or "unknown",
         prompt_tokens=token_count(story.prompt_tokens),
         completion_tokens=token_count(story.completion_tokens),
@@ -259,9 +310,10 @@ _TITLE_MARKS = "#*_\"'“”«» "
 
 
 def title_of(line: str) -> str:
-    """A title line as a page shows it: without markdown marks, quotes around it, or a
-    "Title:" label before it ("" when nothing is left)."""
-    return _TITLE_LABEL.sub("", line.strip(), count=1).strip().strip(_TITLE_MARKS).strip()
+    """A title line as a page shows it: without the characters that show nothing, markdown
+    marks, quotes around it, or a "Title:" label before it ("" when nothing is left)."""
+    line = without_invisibles(line).strip()
+    return _TITLE_LABEL.sub("", line, count=1).strip().strip(_TITLE_MARKS).strip()
 
 
 def split_title(text: str) -> tuple[str, str]:
@@ -275,8 +327,8 @@ def split_title(text: str) -> tuple[str, str]:
     title = title_of(lines[0]) if lines else ""
     body = "\n".join(lines[1:]).strip()
     if not body:  # no title line: the whole text is the story
-        return "A Bedtime Story", text
-    return (title or "A Bedtime Story")[:200], body
+        return FALLBACK_TITLE, text
+    return (title or FALLBACK_TITLE)[:STORED_TITLE_MAX_CHARS], body
 
 
 # A deleted story can be restored this long, then the sweeper purges it.

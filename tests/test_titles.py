@@ -4,15 +4,17 @@ the word keeps it."""
 
 from __future__ import annotations
 
+import sys
+import unicodedata
 from datetime import UTC
 
 import pytest
 
 from app.shelf.backup import export_zip
 from app.shelf.store import ShelfStore
-from app.stories import StoryRequest, split_title
+from app.stories import Story, StoryRequest, clean_story, split_title, without_invisibles
 from app.storytelling.openai import build_prompt
-from app.storytelling.reader import Reader
+from app.storytelling.reader import Ending, Reader
 from tests.helpers.app import ACCEPT_JSON, post_story, wait_for_job
 from tests.helpers.backups import stories_json
 
@@ -137,6 +139,13 @@ def test_the_idea_s_title_names_the_children_as_the_demo_does():
     "Ladies,\nthe fox slept.\n",
     "The Moon\n\nOnce upon a ",
     "<idea>an owl</idea>\nThe Owl\n\nOnce <name>Mia</name> slept.",
+    "Sure! Here's a bedtime story about a fox.\nThe Fox\nOnce upon a time.",
+    "Okay, here is a gentle bedtime story for a five-year-old about a dragon who is afraid",
+    "\u202eThe Moon\u202c\nOnce <قصة>upon\u2066 a time.",
+    "\u200b\u200b\nOnce upon a time, a fox.",
+    "**Title:**\n ",  # a label, its title yet to come
+    "\u200b\n",
+    "**Title:**\nSure!\nThe Owl\nOnce",
 ])
 def test_shaping_a_shaped_text_changes_nothing(text):
     """A story picked up again from its saved words (an adopted background story) reads on
@@ -144,3 +153,132 @@ def test_shaping_a_shaped_text_changes_nothing(text):
     once = shown(text)
     assert shown(once) == once
     assert shown(once + "more words.") == shown(text + "more words.")
+
+
+# -- what the provider sends is untrusted: invisible characters, lengths, preambles ---------
+
+IDEA_TITLE = "The Dragon Who Is Afraid of the Dark"
+
+
+def told(text: str, ending: Ending = Ending.STOP) -> Story:
+    reader = Reader(IDEA, prompt=build_prompt(IDEA), job_id=1)
+    return reader.story(text, ending=ending, model="m", prompt_tokens=None,
+                        completion_tokens=None)
+
+
+def stored(title: str, body: str = BODY) -> Story:
+    return clean_story(Story(title=title, body=body, model="m"))
+
+
+@pytest.mark.parametrize("mark", [
+    "\u200b", "\u200c", "\u200d", "\u200e", "\u200f",  # zero-width spaces, joiners, marks
+    "\u202a", "\u202b", "\u202c", "\u202d", "\u202e",  # bidi embeddings and overrides
+    "\u2066", "\u2067", "\u2068", "\u2069",  # bidi isolates
+    "\ufeff", "\u061c", "\u180e", "\u2060", "\u2061", "\u2064",  # BOM, ALM, word joiners
+    "\u00ad", "\U000e0041",  # any other format character: a soft hyphen, a tag letter
+])
+def test_bidi_overrides_and_zero_width_characters_never_reach_a_title(mark):
+    assert shown(f"{mark}The {mark}Sleepy{mark} Moon{mark}\nOnce upon a time. Goodnight.") == (
+        "The Sleepy Moon\n\nOnce upon a time. Goodnight.")
+    assert stored(f"{mark}The Sleepy{mark} Moon{mark}").title == "The Sleepy Moon"
+
+
+def test_every_format_character_unicode_knows_is_one_a_title_drops():
+    formats = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    assert len(formats) > 150 and without_invisibles("".join(formats)) == ""
+
+
+def test_an_invisible_character_hides_no_title_label():
+    assert shown("\u200bTitle:\u2060 The Sleepy Moon\nOnce upon a time.") == (
+        "The Sleepy Moon\n\nOnce upon a time.")
+
+
+@pytest.mark.parametrize("line", ["\u202e\u200b", "...", "—", "~~~", "\u200b!?\u2069", "« »",
+                                  "\u3164"])
+def test_a_title_with_nothing_visible_is_made_from_the_idea(line):
+    story = told(f"{line}\nOnce upon a time, a dragon slept. Goodnight.")
+    assert story.title == IDEA_TITLE
+    assert story.body.endswith("Once upon a time, a dragon slept. Goodnight.")
+    assert stored(line).title == "A Bedtime Story"  # a storyteller's title, the demo's too
+
+
+def test_a_stored_title_is_one_line_of_bounded_length():
+    assert stored("The Sleepy\n  Moon ").title == "The Sleepy Moon"
+    assert len(stored("Moon " * 400_000).title) <= 200
+
+
+def test_a_first_line_of_two_megabytes_is_no_title_and_is_cut():
+    huge = "moon" * 500_000  # one 2 MB "word"
+    reader = Reader(IDEA, prompt=build_prompt(IDEA), job_id=1)
+    for text in (huge, f"{huge}\nThe dragon slept. Goodnight.", f"# {huge}\n\nGoodnight."):
+        assert reader.past_cap(text)
+        story = told(text, Ending.CAPPED)
+        assert story.title == IDEA_TITLE
+        assert len(story.body) <= 4_320 + 1  # 360 words x 12 characters, and an ellipsis
+        assert story.body.startswith("moonmoon") and story.body.endswith("…")
+    assert shown(huge).startswith(f"{IDEA_TITLE}\n\nmoonmoon")  # as it arrives, too
+
+
+@pytest.mark.parametrize("preamble", [
+    "Here is a gentle bedtime story for a 5-year-old about a fox, about 400 words:",
+    "Sure! Here's a bedtime story about a dragon who is afraid of the dark.",
+    "Of course. Below is a calming story for Mia:",
+    "Okay, here is your story:",
+    "Certainly! Here’s a short, calming bedtime story:",
+    "OK, here you go:",
+    "here is a calming story for Mia.",
+    "**Sure! Here is your story:**",
+    "Sure!",
+    "Of course.\nHere is your story:",  # two lines of it
+])
+def test_an_instruction_paraphrased_by_the_model_does_not_start_the_story(preamble):
+    story = "Once upon a time, a dragon slept.\nGoodnight."
+    shaped = "Once upon a time, a dragon slept.\n\nGoodnight."
+    assert shown(f"{preamble}\n\nThe Sleepy Dragon\n{story}") == f"The Sleepy Dragon\n\n{shaped}"
+    assert shown(f"{preamble}\n{story}") == f"{IDEA_TITLE}\n\n{shaped}"
+    assert told(f"{preamble}\n{story}").body == shaped
+
+
+@pytest.mark.parametrize("begun", [
+    "Here is a gentle bedtime story for a 5-year-old about a dragon who is afraid of the dark",
+    "Okay! As you asked, I have written something calm and gentle for a five-year-old, about",
+])
+def test_a_preamble_still_arriving_is_not_shown_as_the_story(begun):
+    assert len(begun) > 80
+    assert shown(begun) == begun  # no telling yet
+    assert shown(begun + ":\nThe Sleepy Dragon\nOnce") == "The Sleepy Dragon\n\nOnce"
+
+
+@pytest.mark.parametrize("title", [
+    "Here Comes the Moon",
+    "Here Is the Story of Pip",
+    "Here's to the Moon!",
+    "OK Go and the Stars",
+    "Okay, Little Owl",
+    "Sure-Footed Sam",
+    "Certainly Not, Said the Cat",
+])
+def test_a_title_that_opens_like_a_preamble_is_the_title(title):
+    assert shown(f"{title}\nOnce upon a time. Goodnight.") == (
+        f"{title}\n\nOnce upon a time. Goodnight.")
+
+
+@pytest.mark.parametrize("line", [
+    "Here is Mia, who loved the stars.",
+    "Here is your story: a fox, a moon and a boat.",  # said in the story, not before it
+    "Sure, said the fox, here is a story for you:",
+])
+def test_a_story_line_that_opens_like_a_preamble_stays_in_the_story(line):
+    text = f"The Stars\nOnce upon a time.\n{line}\nGoodnight."
+    assert shown(text) == f"The Stars\n\nOnce upon a time.\n\n{line}\n\nGoodnight."
+
+
+@pytest.mark.parametrize("line", [
+    "Here is Mia, who loved the stars.",
+    "Here is the story of Pip, who lived by the sea.",
+    "This is a story about a little fox.",
+    "Okay, said the owl, it is time for bed.",
+])
+def test_a_story_that_begins_like_a_preamble_keeps_its_first_line(line):
+    assert shown(f"{line}\nGoodnight.") == f"{IDEA_TITLE}\n\n{line}\n\nGoodnight."
+    assert shown(f"The Stars\n{line}\nGoodnight.") == f"The Stars\n\n{line}\n\nGoodnight."

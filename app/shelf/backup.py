@@ -49,7 +49,14 @@ from app.shelf.archive import BackupError as BackupError  # re-exported: the ref
 from app.shelf.backup_pictures import member_name, picture_name
 from app.shelf.children import CHILD_FIELDS, CHILDREN_MAX, Children, child_json, parse_child
 from app.shelf.store import BackupStory, ShelfStore, StoredStory
-from app.stories import INT4_MAX, Child, reading_minutes, token_count
+from app.stories import (
+    FALLBACK_TITLE,
+    INT4_MAX,
+    Child,
+    clean_title,
+    reading_minutes,
+    token_count,
+)
 
 TITLE_MAX_CHARS = 200
 MODEL_MAX_CHARS = 200
@@ -202,7 +209,8 @@ def _story_from_json(entry: object) -> BackupStory:
     request = parse_backed_up(entry)
     return BackupStory(
         uid=_uid(entry, "uid"),
-        title=_required_text(entry, "title", TITLE_MAX_CHARS),
+        # as a stored story's title is: no bidi overrides or zero-width characters
+        title=clean_title(_required_text(entry, "title", TITLE_MAX_CHARS)) or FALLBACK_TITLE,
         body=_required_text(entry, "body"),
         created_at=_moment(entry, "created_at"),
         request=request,

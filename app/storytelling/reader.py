@@ -3,21 +3,27 @@ place the chat and the background storytellers turn a model's text into a story.
 
     reader = Reader(request, prompt=build_prompt(request), job_id=17)
     reader.shown(raw)               # the text as the card shows it, as it arrives
-    reader.past_cap(raw)            # True: past 1.5 times the length asked, stop reading
+    reader.past_cap(raw)            # True: past the app's cap (words or characters): stop
     story = reader.story(raw, ending=Ending.STOP, model="m", prompt_tokens=None,
                          completion_tokens=None)
     showing = Showing(reader, on_text)          # showing.add(raw) as chunks come
-    chunk = await next_chunk(stream, 180, showing)   # None: ended; TimeoutError: silent
+    chunk = await next_chunk(stream, 180, showing, since=words_at)  # None: ended;
+                                    # TimeoutError: no words for 180 s since words_at
 
-A story is whole only when the provider said it finished (`Ending.STOP`); one its token
-budget cut off (`LENGTH`) or the app stopped at its own word cap (`CAPPED`) is kept to its
-last whole sentence; one that simply ended (`NONE`: `[DONE]` or a closed connection with no
-finish reason) is cut short and raises CutShort, its words kept by the writer.
+A story is whole only when the provider said it finished (`Ending.STOP`) within the app's
+cap; one its token budget cut off (`LENGTH`) or past the app's own cap (`CAPPED`: 1.5 times
+the words asked, or CAP_CHARS_PER_WORD characters for each of those words, so one 2 MB
+"word" is no story) is kept to its last whole sentence within the cap; one that simply ended
+(`NONE`: `[DONE]` or a closed connection with no finish reason) is cut short and raises
+CutShort, its words kept by the writer. Silence is counted from the last word (or reasoning
+token), never from the last chunk: empty, role-only and keep-alive deltas are silence.
 
 The text is shaped as it arrives, the same way each time (shaping a shaped text changes
 nothing, so a story picked up again from its saved words reads on): the app's own prompt
-markup out, the first line a title or else one made from the idea, every line break a
-paragraph.
+markup out, and any tag the model writes, in any script; bidi overrides out; the model's
+preamble before the story out ("Sure! Here's a bedtime story about a fox:", is_preamble);
+the first line a title (without the characters that show nothing) or else one made from the
+idea; every line break a paragraph.
 """
 
 from __future__ import annotations
@@ -38,13 +44,29 @@ from app.stories import (
     StoryRequest,
     StorytellerError,
     clean_text,
+    readable,
     title_of,
+    without_bidi_controls,
 )
 from app.storytelling.demo import title_from_idea
 
 # The app stops reading a story this many times longer than the length asked.
 WORD_CAP_FACTOR = 1.5
+# ... or this many characters for each word of that cap, whichever comes first, so that one
+# 2 MB "word" is no story. Generous: English takes under 6 characters a word, its space
+# included, German's compounds under 8.
+CAP_CHARS_PER_WORD = 12
+# A language written without spaces (Japanese, Chinese, Thai) has no words to count: its
+# cap is in characters alone, this many for each word of the word cap (an English word
+# takes 2 to 3 characters of Japanese).
+UNSPACED_CAP_CHARS_PER_WORD = 4
+# The story languages written without spaces: none yet. Their home is the language's own
+# record in app/stories.py, once a language is one ("spaced: false"), as RIGHT_TO_LEFT's is.
+WRITTEN_WITHOUT_SPACES: frozenset[str] = frozenset()
 TITLE_MAX_CHARS = 80
+# A first line longer than this is the story begun, whatever label, marks or characters that
+# show nothing it holds; until its line ends, one this short may yet be a title or a preamble.
+HEAD_MAX_CHARS = 4 * TITLE_MAX_CHARS
 # A story line this long or longer that the prompt holds word for word is the prompt echoed.
 ECHO_MIN_WORDS = 6
 # While words pour in, the text so far is shaped and handed on at most this often.
@@ -53,6 +75,9 @@ T = TypeVar("T")
 
 SENT_NOTHING = "the storyteller sent nothing"
 STOPPED_MID_STORY = "the storyteller stopped mid-story"
+# A stream that ended or was cut before its first word, with no finish reason: a cut, not
+# an empty answer (a second request on a one-slot server ends the first one's stream).
+STOPPED_BEFORE_WORDS = "the storyteller stopped before the story began"
 NO_ROOM = "the storyteller ran out of room before the story began"
 
 
@@ -75,17 +100,53 @@ def word_cap(length: str) -> int:
     return int(LENGTH_WORDS[length] * WORD_CAP_FACTOR)
 
 
+def char_cap(length: str, *, spaced: bool = True) -> int:
+    """The most characters the app reads of a story of this length: 4,320 / 8,640 / 15,120;
+    in a language written without spaces, 1,440 / 2,880 / 5,040."""
+    return word_cap(length) * (CAP_CHARS_PER_WORD if spaced else UNSPACED_CAP_CHARS_PER_WORD)
+
+
+def is_spaced(language: str) -> bool:
+    """Whether a language puts spaces between its words (so its words can be counted)."""
+    return language.split("-")[0].lower() not in WRITTEN_WITHOUT_SPACES
+
+
 # The app's own delimiter tags (app/storytelling/openai.py's prompt); a line that is only
 # one of the data blocks is the prompt echoed, and goes whole.
 _TAG_NAMES = r"(?:idea|name|earlier|title|begun|likes|companions)"
 _TAG = re.compile(r"<\s*/?\s*" + _TAG_NAMES + r"\b[^>\n]*>", re.IGNORECASE)
-# Markup of the model's own making (`<story>`, `</p>`): a bare tag is never a story's words.
-_BARE_TAG = re.compile(r"<\s*/?\s*[A-Za-z][A-Za-z0-9_-]{0,20}\s*/?\s*>")
+# Markup of the model's own making (`<story>`, `</p>`, `<قصة>`, `</история>`, `<物語>`): a
+# bare tag is never a story's words. Its name follows `<` or `</` at once, as in HTML, and
+# begins with a letter of any script; then letters, digits, `_`, `-` or any character beyond
+# ASCII but a space (the marks some scripts write letters with: Devanagari's vowel signs).
+# So "a < b > c", "<3" and "1<2>3" stay.
+_BARE_TAG = re.compile(r"</?[^\W\d_](?:[\w-]|[^\x00-\x7f\s]){0,20}\s*/?>")
 _BLOCK_LINE = re.compile(r"^\s*<\s*(idea|earlier|begun|likes|companions)\b[^>\n]*>.*"
                          r"<\s*/\s*\1\s*>[\s.]*$", re.IGNORECASE)
 _DATA = re.compile(r"<(" + _TAG_NAMES + r")>.*?</\1>", re.IGNORECASE | re.DOTALL)
 _WORD = re.compile(r"\S+")
 _NOT_A_TITLE_END = (",", ";", ":", ".")
+
+# A model may begin with a line of its own before the story, paraphrasing the app's
+# instructions (English only, for now): such lines go, as echoed instructions do, but only
+# at the very start, before the title. A preamble opens with an interjection or "here is"
+# (any case) and ends with a colon ("Okay, here is your story:", "Here is a gentle bedtime
+# story for a 5-year-old about a fox, about 400 words:"), or is the interjection alone
+# ("Sure!", "Of course."), or says, in a sentence's lower case, that a story follows ("Sure!
+# Here's a bedtime story about a fox.", "Here is a calming story for Mia."). A title
+# capitalises its words ("Here Is the Story of Pip", "Here Comes the Moon"), and a story's
+# first line names who or what it is about ("Here is Mia, who loved the stars.", "Here is
+# the story of Pip, who lived by the sea."): both stay. While the first line is still
+# arriving, one that opens so may yet be a preamble: it is not shown as the story.
+_INTERJECTION = r"(?i:sure|of\s+course|certainly|absolutely|okay|ok|alright|all\s+right)\b"
+_HERE_IS = r"(?i:here\s+is|here['’]s|below\s+is)\b"
+_PREAMBLE_OPENER = re.compile(rf"{_INTERJECTION}|{_HERE_IS}")
+_PREAMBLE = re.compile(
+    rf"{_INTERJECTION}[!,.…]+$"  # "Sure!"
+    rf"|(?:{_INTERJECTION}|{_HERE_IS}).*[:：]$"  # "Okay, here is your story:"
+    rf"|(?:{_INTERJECTION}[\s!,.…]*)?{_HERE_IS}\s+(?i:a|an|your|one|my)\s+"
+    r"(?:(?!(?:a|an|the|who|that|with|and|of)\s)[a-z0-9,'’-]+\s+){0,3}(?:story|tale)\b"
+)
 
 
 class Reader:
@@ -96,12 +157,16 @@ class Reader:
         self.request = request
         self.job_id = job_id
         self.cap = word_cap(request.length)
+        self.char_cap = char_cap(request.length, spaced=is_spaced(request.language))
         # Its instructions only: the family's own words (the idea, the names) may be told.
         self._prompt = _normal(_DATA.sub(" ", " ".join(prompt)))
         self._seen: dict[str, bool] = {}
 
     def past_cap(self, raw: str) -> bool:
-        """Whether the model's words (its title line apart) are past the app's cap."""
+        """Whether the model's text is past the app's cap: its words (its title line apart)
+        past the word cap, or its characters (all of them) past the character cap."""
+        if len(raw) > self.char_cap:
+            return True
         words = len(raw.split())
         if not self.request.carried_text and "\n" in raw.lstrip():
             words -= len(raw.lstrip().partition("\n")[0].split())
@@ -109,21 +174,24 @@ class Reader:
 
     def shown(self, raw: str) -> str:
         """The model's text so far as the app keeps it (see the module's docstring)."""
-        lines = [line for line in clean_text(raw).split("\n") if not self._echoed(line)]
-        text = _BARE_TAG.sub("", _TAG.sub("", "\n".join(lines)))
+        lines = [line for line in without_bidi_controls(clean_text(raw)).split("\n")
+                 if not self._echoed(line)]
+        text = self._without_preamble(_BARE_TAG.sub("", _TAG.sub("", "\n".join(lines))))
         if self.request.carried_text:  # the rest of a story: no title of its own
             return _paragraphed(text)
         text = text.lstrip()
         head, newline, rest = text.partition("\n")
-        if not newline:  # the first line is not done: a title, or the story begun?
-            if len(title_of(text)) <= TITLE_MAX_CHARS:
+        # "**Title:**" on a line of its own (or "***", or a line that shows nothing): the
+        # title is the next line, after any preamble.
+        while newline and not title_of(head):
+            text = self._without_preamble(rest).lstrip()
+            head, newline, rest = text.partition("\n")
+        if not newline:  # the first line is not done: a title, a preamble, or the story?
+            said = title_of(text) if len(text) <= HEAD_MAX_CHARS else None
+            if said is not None and (len(said) <= TITLE_MAX_CHARS
+                                     or _PREAMBLE_OPENER.match(said)):
                 return text  # no telling yet
             return f"{idea_title(self.request)}\n\n{_paragraphed(text)}"
-        label_only = not title_of(head) and bool(rest.strip())
-        if label_only:  # "**Title:**" on a line of its own: the title is the next line
-            head, newline, rest = rest.lstrip().partition("\n")
-            if not newline:
-                return text
         title = title_of(head)
         if not is_title(title):
             rest = f"{head.strip().strip('#*_ ')}\n{rest}"
@@ -138,6 +206,8 @@ class Reader:
             raise StorytellerError(NO_ROOM if ending is Ending.LENGTH else SENT_NOTHING)
         if ending is Ending.NONE:
             raise CutShort(STOPPED_MID_STORY)
+        if ending is Ending.STOP and self.past_cap(raw):  # a whole answer, read at once
+            ending = Ending.CAPPED
         if self.request.carried_text:  # the rest, a new paragraph or not (finished_text)
             title, body = "", text.rstrip()
         else:
@@ -155,16 +225,30 @@ class Reader:
 
     def _cut(self, body: str, *, ending: Ending, model: str,
              completion_tokens: int | None) -> str:
-        """The body ended at its last whole sentence within the app's cap."""
+        """The body ended at its last whole sentence within the app's cap (its words and its
+        characters), or cut hard at the character cap, marked so, where no sentence ended."""
         body = body.rstrip()
         words = list(_WORD.finditer(body))
         within = body[:words[self.cap - 1].end()] if len(words) > self.cap else body
+        by = "word_cap" if ending is Ending.CAPPED else "token_budget"
+        if len(within) > self.char_cap:
+            within, by = within[:self.char_cap], "char_cap"
         kept = cut_to_last_sentence(within)
         log("story_truncated", level=logging.WARNING, job_id=self.job_id, model=model,
-            by="word_cap" if ending is Ending.CAPPED else "token_budget",
-            completion_tokens=completion_tokens, kept_words=len(kept.split()),
-            dropped_words=len(words) - len(kept.split()))
+            by=by, completion_tokens=completion_tokens, kept_words=len(kept.split()),
+            dropped_words=len(words) - len(kept.split()), kept_chars=len(kept),
+            dropped_chars=max(len(body) - len(kept), 0))
         return kept
+
+    def _without_preamble(self, text: str) -> str:
+        """The text without the model's preamble, the lines at its very start that only
+        say a story follows (is_preamble); the title the app makes from the idea is none."""
+        while True:
+            head, newline, rest = text.lstrip().partition("\n")
+            if not newline or not is_preamble(head) or (
+                    title_of(head) == idea_title(self.request)):
+                return text
+            text = rest
 
     def _echoed(self, line: str) -> bool:
         """A line of the prompt, echoed back: a data block alone, or an instruction (each
@@ -200,15 +284,22 @@ class Showing:
             self._shown, self._at = self.raw, time.monotonic()
 
 
-async def next_chunk(stream: AsyncIterator[T], silence_s: float, showing: Showing) -> T | None:
-    """The stream's next chunk (None: it ended); TimeoutError after `silence_s` without
-    one. The words so far are shown as soon as the stream pauses."""
+async def next_chunk(stream: AsyncIterator[T], silence_s: float, showing: Showing, *,
+                     since: float | None = None) -> T | None:
+    """The stream's next chunk (None: it ended); TimeoutError once `silence_s` have passed
+    since `since` (a `time.monotonic()`: when the last words came; None: now) without one.
+    The caller says what a word is: a chunk with none (an empty or role-only delta, a
+    keep-alive) moves no clock, so `since` stays where the last words left it. The words
+    so far are shown as soon as the stream pauses."""
+    left_s = silence_s if since is None else silence_s - (time.monotonic() - since)
+    if left_s <= 0:
+        raise TimeoutError
     step = asyncio.ensure_future(_next_or_none(stream))
     try:
-        done, _ = await asyncio.wait({step}, timeout=min(SHOW_EVERY_S, silence_s))
+        done, _ = await asyncio.wait({step}, timeout=min(SHOW_EVERY_S, left_s))
         if not done:
             showing.flush()
-            done, _ = await asyncio.wait({step}, timeout=max(silence_s - SHOW_EVERY_S, 0))
+            done, _ = await asyncio.wait({step}, timeout=max(left_s - SHOW_EVERY_S, 0))
         if not done:
             raise TimeoutError
         return step.result()
@@ -231,9 +322,15 @@ def idea_title(request: StoryRequest) -> str:
 
 
 def is_title(line: str) -> bool:
-    """One line of at most TITLE_MAX_CHARS that does not read as a sentence or a greeting."""
+    """One line of at most TITLE_MAX_CHARS, something to read in it (not only punctuation),
+    that does not read as a sentence or a greeting."""
     return (bool(line) and len(line) <= TITLE_MAX_CHARS and "\n" not in line
-            and not line.endswith(_NOT_A_TITLE_END))
+            and not line.endswith(_NOT_A_TITLE_END) and readable(line))
+
+
+def is_preamble(line: str) -> bool:
+    """A line in which the model says, before the story, that a story follows (_PREAMBLE)."""
+    return len(line) <= HEAD_MAX_CHARS and bool(_PREAMBLE.match(title_of(line)))
 
 
 def _normal(text: str) -> str:

@@ -9,10 +9,15 @@ import asyncio
 import html
 import logging
 import re
+from dataclasses import replace
 
 import pytest
 
 from app.finishing import cut_to_last_sentence
+from app.stories import Story, StoryRequest, clean_story
+from app.storytelling import reader as reader_module
+from app.storytelling.openai import build_prompt
+from app.storytelling.reader import Ending, Reader
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.fake_llm import LABELLED_TITLE_STORY, PARAGRAPH_TITLE_STORY
 from tests.helpers.sql import fetch_val
@@ -182,12 +187,98 @@ async def test_the_prompt_s_markup_echoed_back_never_reaches_the_story(
     assert story["body"] == "Once upon a time Mia met an owl.\n\nThey slept. Goodnight."
 
 
+# -- characters are bounded too, and tags stripped in any script (the reader alone) ---------
+
+OWL = StoryRequest(prompt="a sleepy owl", length="short")  # 360 words, 4,320 characters
+
+
+def reader_for(request: StoryRequest = OWL) -> Reader:
+    # The prompt in English: no language the prompt cannot name yet is lost for it.
+    return Reader(request, prompt=build_prompt(replace(request, language="en")), job_id=7)
+
+
+def told(raw: str, request: StoryRequest = OWL) -> Story:
+    """The story as a storyteller settles it: capped when past the cap, else finished."""
+    reader = reader_for(request)
+    ending = Ending.CAPPED if reader.past_cap(raw) else Ending.STOP
+    return reader.story(raw, ending=ending, model="m", prompt_tokens=None,
+                        completion_tokens=None)
+
+
+def test_one_word_of_two_megabytes_is_past_the_cap_and_cut_not_stored(caplog):
+    caplog.set_level(logging.INFO, logger="bedtime")
+    word = "z" * 2_000_000
+    assert not reader_for().past_cap("The Long Word\n\n" + word[:4_000])
+    assert reader_for().past_cap("The Long Word\n\n" + word)
+    story = told("The Long Word\n\n" + word)
+    assert story.title == "The Long Word"
+    assert story.body == "z" * 4_320 + "…"  # no sentence ended: cut hard at the cap
+    assert "event=story_truncated job_id=7" in caplog.text and "by=char_cap" in caplog.text
+
+
+def test_a_story_past_the_character_cap_ends_at_its_last_whole_sentence_within_it():
+    sentence = "Supercalifragilisticexpialidocious" * 4 + "."  # one word of 137 characters
+    raw = "The Long Words\n\n" + " ".join([sentence] * 100)  # 100 words, 13,799 characters
+    assert reader_for().past_cap(raw)
+    body = told(raw).body
+    assert body == " ".join([sentence] * 31)  # 31 sentences: 4,277 characters
+    assert body == cut_to_last_sentence(body)
+
+
+def test_a_story_said_to_be_finished_is_still_held_to_the_cap():
+    """A whole answer (a final response, JSON to a streamed request) says STOP: the cap holds."""
+    reader = reader_for()
+    story = reader.story("The Owl\n\n" + "Hoo. " * 2_000, ending=Ending.STOP, model="m",
+                         prompt_tokens=None, completion_tokens=None)
+    assert len(story.body.split()) == 360 and story.body.endswith("Hoo.")
+
+
+def test_a_language_written_without_spaces_is_capped_by_its_characters(monkeypatch):
+    """No such language yet (Japanese is coming): its words cannot be counted, its
+    characters can, and it takes fewer of them to tell a story."""
+    assert reader_module.char_cap("short") == 4_320
+    assert reader_module.char_cap("short", spaced=False) == 1_440
+    monkeypatch.setattr(reader_module, "WRITTEN_WITHOUT_SPACES", frozenset({"ja"}))
+    japanese = replace(OWL, language="ja")
+    text = "ねむいフクロウ\n\n" + "ふくろうはねむりました。" * 200  # 2,400 characters, no space
+    assert reader_for(japanese).past_cap(text) and not reader_for().past_cap(text)
+    assert len(told(text, japanese).body) <= 1_441
+
+
+def test_bidi_overrides_never_reach_the_story_but_the_joiners_scripts_need_stay():
+    body = ("\u202eSdrawkcab\u202c and \u2066isolated\u2069, \u202aembedded\u202c; "
+            "می\u200cخواهم, क्\u200dष, 👨\u200d👩\u200d👧.")
+    kept = "Sdrawkcab and isolated, embedded; می\u200cخواهم, क्\u200dष, 👨\u200d👩\u200d👧."
+    assert reader_for().shown(f"The Owl\n{body}") == f"The Owl\n\n{kept}"
+    assert told(f"The Owl\n{body}").body == kept
+    assert clean_story(Story(title="The Owl", body=body, model="m")).body == kept
+
+
+@pytest.mark.parametrize("tag", [
+    "<قصة>", "</قصة>", "</история>", "<物語>", "<कहानी>", "<ιστορία>", "</Geschichte>",
+    "<histoire/>", "<story>", "</p>", "<br />",
+])
+def test_the_model_s_own_tags_are_stripped_in_any_script(tag):
+    shown = reader_for().shown(f"The Owl\nOnce {tag}upon a time.{tag}")
+    assert shown == "The Owl\n\nOnce upon a time."
+
+
+@pytest.mark.parametrize("words", [
+    "She knew that a < b.", "And 3 > 2, said the owl.", "I <3 you.", "<3", "a < b > c",
+    "x<1 and y>2", "<- this way, -> that way", "1<2>3",
+])
+def test_a_story_s_less_than_and_greater_than_are_no_tags(words):
+    assert reader_for().shown(f"The Owl\n{words}") == f"The Owl\n\n{words}"
+
+
 # -- recorded streams of a real server, replayed ------------------------------------------
 
 
 @pytest.mark.parametrize(("recording", "error"), [
     ("no_finish_reason", "the storyteller stopped mid-story"),
-    ("empty_past_context", "the storyteller sent nothing"),
+    # A role delta, then `[DONE]` with no finish reason: on the wire, a cut before the first
+    # word (whatever the server meant by it), so it is one, and "Try again" is offered.
+    ("empty_past_context", "the storyteller stopped before the story began"),
 ])
 async def test_a_recorded_stream_cut_short_or_empty_fails(client, fake_llm, db, recording, error):
     fake_llm.replay = recording

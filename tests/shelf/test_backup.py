@@ -13,7 +13,7 @@ import pytest
 from app.db import connect_pool
 from app.queue.check import Invariants
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, check_backup, export_zip
+from app.shelf.backup import BackupError, check_backup, export_zip, read_stories
 from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.app import serve
@@ -168,3 +168,15 @@ async def test_the_backup_needs_a_signed_in_household(make_app, db):
         bearer = await client.get("/stories/backup.zip",
                                   headers={"Authorization": "Bearer t0ken"})
         assert bearer.status_code == 200 and zipfile.is_zipfile(io.BytesIO(bearer.content))
+
+
+def test_an_imported_title_is_cleaned_as_a_written_one_is():
+    """Bidi overrides and zero-width characters never reach a title, however it came: a
+    backup's title is cleaned as a storyteller's is, and one with nothing visible left
+    gets the fallback title (the shared page's <title> shows it raw)."""
+    stories = [{"uid": f"0b6f2a4e-5c1d-4f8e-9a3b-2c7d1e0f4a5{n}", "title": title,
+                "body": "Text.", "created_at": "2026-11-29T20:01:02Z", "prompt": "a fox"}
+               for n, title in enumerate(["\u202eThe Fox\u200b", "\u200b\u2066\u2069"])]
+    backup = json.dumps({"format": "bedtime-stories-backup", "version": 1,
+                         "stories": stories}).encode()
+    assert [story.title for story in read_stories(backup)] == ["The Fox", "A Bedtime Story"]
