@@ -6,7 +6,9 @@
 The storyteller is called once, and never again for that job, its call marked sent on
 the row first: a stop closes the stream (the call's task is cancelled), and whatever else
 goes wrong fails the job at once, with a short reason and the words written so far, the
-call charged in the ledger unless the provider refused it. No clock bounds the whole call:
+call charged in the ledger unless the provider refused it, or it never left (no connection
+opened, at a second try either: `never_sent`), so the provider billed nothing. No clock
+bounds the whole call:
 the storyteller bounds each silence by LLM_TIMEOUT_S, and a story's length by its word cap.
 """
 

@@ -23,6 +23,7 @@ from app.money.meter import Billing, Meter
 from app.queue.jobs import Held, Job
 from app.queue.store import JobStore
 from app.stories import Story, clean_text
+from app.storytelling.provider import never_sent
 
 # The text streamed so far is saved this often (the status card polls every 3 s).
 TEXT_SAVE_INTERVAL_S = 1.5
@@ -208,12 +209,14 @@ async def mark_sent(writing: Writing, store: JobStore, boot_id: uuid.UUID,
 
 
 def refused_by_provider(error: BaseException) -> bool:
-    """The provider answered the request with an error status (a 4xx or 5xx before any
-    word): it wrote nothing and billed nothing. The storyteller's and illustrator's errors
-    keep the provider's error as their context."""
+    """The provider billed nothing for the request: it answered with an error status (a
+    4xx or 5xx before any word), or never saw it (a connection that never opened:
+    never_sent). The storyteller's and illustrator's errors keep the provider's error as
+    their context."""
     import openai
 
-    return isinstance(error.__cause__ or error.__context__, openai.APIStatusError)
+    return (isinstance(error.__cause__ or error.__context__, openai.APIStatusError)
+            or never_sent(error))
 
 
 async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text: str,

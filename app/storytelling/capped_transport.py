@@ -3,17 +3,28 @@ transport, each response's body counted as it streams. Apart from capped.py so t
 which needs only its error, does not load httpx (the provider's library loads it later).
 
     client = openai.AsyncOpenAI(http_client=capped_http_client())
+
+It also sends again, once, a request that provably never left: one whose connection was
+refused (or whose TLS handshake failed). httpcore raises ConnectError only while it
+connects, before a byte of the request is written, so no provider saw it and nothing was
+billed (`event=provider_reconnect`). Nothing else is sent again: a read timeout, a
+connection reset or closed after the request was written, a 5xx may each have reached the
+provider (the client's own retries stay off, `max_retries=0`). A kept-alive connection the
+server closed while it was idle is not one of them: httpcore finds it closed (readable at
+EOF) before it writes a request on it, and opens a new one.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx2 as httpx  # the HTTP library the openai library is built on
 
+from app.logs import log
 from app.storytelling.capped import BODY_MAX_BYTES, BodyTooLarge
 
 
@@ -51,7 +62,12 @@ class CappedTransport(httpx.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         request.headers["Accept-Encoding"] = "identity"
-        response = await self.inner.handle_async_request(request)
+        try:
+            response = await self.inner.handle_async_request(request)
+        except httpx.ConnectError as error:  # never left (the module's docstring): once more
+            log("provider_reconnect", level=logging.WARNING, path=request.url.path,
+                job_id=request.headers.get("x-story-job-id", "none"), error=repr(error))
+            response = await self.inner.handle_async_request(request)
         declared = response.headers.get("content-length", "")
         encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
         if encoded or (declared.isdigit() and int(declared) > self.limit):

@@ -60,8 +60,9 @@ def story_in(response: Any, followed: Followed, reader: Reader, *, job_id: int,
         _final_text(response, followed, job_id),
         ending=Ending.LENGTH if status == "incomplete" else Ending.STOP,
         model=response.model or model,
-        prompt_tokens=usage.input_tokens if usage else None,
-        completion_tokens=usage.output_tokens if usage else None,
+        # as reported, whatever it is: the meter reads it (app/money/meter.py)
+        prompt_tokens=getattr(usage, "input_tokens", None),
+        completion_tokens=getattr(usage, "output_tokens", None),
     )
 
 

@@ -4,6 +4,7 @@
     await client().chat.completions.create(...)     # the openai.AsyncOpenAI, made once
     await warm_up()                                  # after start-up, in a thread
     await client.aclose()
+    never_sent(error)                                # True: the request never left
 
 Importing the `openai` library takes most of a second, longer than the rest of start-up
 put together. A platform that stops idle apps starts this one on a family's first tap, so
@@ -51,6 +52,23 @@ class ProviderClient:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
+
+
+def never_sent(error: BaseException) -> bool:
+    """Whether the error is (or was caused by: the library wraps it) a connection that
+    never opened, refused or timed out while connecting: httpcore raises these before a
+    byte of the request is written, so the provider never saw it and billed nothing (the
+    capped transport has sent it once more already: app/storytelling/capped_transport.py)."""
+    import httpx2 as httpx
+
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, httpx.ConnectError | httpx.ConnectTimeout):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 async def warm_up() -> None:

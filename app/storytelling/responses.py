@@ -17,8 +17,11 @@ Two ways a stream can fail a story that is in fact there: OpenAI refuses to stre
 response more than 5 minutes old (a 400), and a stream can go quiet while the response
 goes on to the end. A refused stream is followed by plain retrieves instead, every
 POLL_INTERVAL_S, until the response ends or brings no new words for `timeout_s`; a stream
-quiet for `silence_s` is checked with a plain retrieve. The story is read to the app's rules
-(reader.py; past its word cap the response is cancelled); a finished one as it is.
+that brings no words for `silence_s` is checked with a plain retrieve. Words (or reasoning)
+are what move those clocks: events with none (an empty text delta, a `keepalive`, any other)
+are silence, so they cannot hold a worker past `timeout_s`. The story is read to the app's
+rules (reader.py; past its word cap the response is cancelled); a finished one as it is. A
+create the provider answers with garbage fails the story as unreadable, in one line.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ POLL_INTERVAL_S = 2.0
 # A streamed retrieve that brings nothing this long is checked with a plain retrieve.
 STREAM_SILENCE_S = 15.0
 _FINAL_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
+# Events whose delta is the model's reasoning: words too, for the silence clocks.
+_REASONING_EVENTS = {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
 _CAPPED = object()  # the stream read past the app's word cap
 
 
@@ -110,7 +115,7 @@ class BackgroundStoryteller:
                 raise StorytellerError(model_gone_message(self.model)) from None
             self.endpoints.mark_missing(RESPONSES, seen_by=f"job {job_id}")
             raise StorytellerError(no_endpoint_message(RESPONSES)) from None
-        except openai.APIError as error:
+        except (openai.APIError, ValueError) as error:  # ValueError: an answer not JSON
             raise provider_error(error) from None
         self.availability.mark_offered()
         if not getattr(response, "id", None):
@@ -136,7 +141,6 @@ class BackgroundStoryteller:
                             else began)
 
         def progress(raw: str, sequence: int | None) -> None:
-            followed.words_at = time.time()
             on_progress(reader.shown(raw), sequence)
 
         backoff = Backoff(FOLLOW_RETRY_S, max_s=FOLLOW_RETRY_MAX_S)
@@ -206,8 +210,8 @@ class BackgroundStoryteller:
         reader: Reader, quiet_s: float,
     ) -> Any:
         """Read the stream from the last event seen; the final response, None when the
-        stream ended before it or brought nothing for `quiet_s`, or _CAPPED past the
-        app's word cap (the stream is closed then)."""
+        stream ended before it or brought no words for `quiet_s` (events without any do
+        not count), or _CAPPED past the app's word cap (the stream is closed then)."""
         import openai
 
         options: dict[str, Any] = {"stream": True,
@@ -223,10 +227,11 @@ class BackgroundStoryteller:
             raise _StreamRefused(error.message) from None
         except TimeoutError:
             return self._silent(job_id, followed, quiet_s)
+        heard_at = time.monotonic()  # when words last came on this stream
         async with stream:
             while True:
                 try:
-                    async with asyncio.timeout(quiet_s):
+                    async with asyncio.timeout(quiet_s - (time.monotonic() - heard_at)):
                         event = await anext(stream)
                 except StopAsyncIteration:
                     return None
@@ -237,6 +242,11 @@ class BackgroundStoryteller:
                     followed.text += event.delta
                 elif event.type == "response.output_text.done":
                     followed.done_text = getattr(event, "text", None)
+                delta = getattr(event, "delta", None)
+                if (event.type == "response.output_text.delta" or event.type in
+                        _REASONING_EVENTS) and isinstance(delta, str) and delta.strip():
+                    # words: the silence clocks start again (no other event moves them)
+                    heard_at, followed.words_at = time.monotonic(), time.time()
                 if isinstance(number, int):
                     followed.after = number
                 if event.type == "response.output_text.delta":
@@ -293,6 +303,7 @@ class BackgroundStoryteller:
                 words = readable_text(response)
                 if words and words != followed.text:
                     followed.text, followed.done_text = words, None
+                    followed.words_at = time.time()
                     on_progress(words, followed.after)
             left_s = followed.words_at + timeout_s - time.time()
             if left_s <= 0:

@@ -7,7 +7,9 @@ whether trying again can help (only then does the card say so and offer it).
 A job's `error_text` is a FailReason (the queue's own) or the storyteller's short
 sentence (app/storytelling, the queue's writers). Those that trying again cannot mend (a
 model the provider no longer offers, a refused request or key, an idea the storyteller
-declined) say what is wrong and who can put it right; the rest say nothing is lost.
+declined) say what is wrong and who can put it right; the rest say nothing is lost. A
+story cut before its first word is a cut, and offers "Try again"; only an answer that
+ended properly with no words ("sent nothing") suggests another length or idea instead.
 """
 
 from __future__ import annotations
@@ -72,8 +74,12 @@ _BY_TEXT = {
     # and the card offers to finish it from them.
     "the storyteller stopped mid-story": FailureNote(
         N_("The storyteller stopped in the middle of the story."), TRY_AGAIN, retry=True),
-    # Nothing at all: most often a request the server can't take (a small model's context
-    # is full), which the same request will meet again.
+    # The same, before its first word (a one-slot server ended it for another request, a
+    # dropped connection): a cut, which the same idea, tried again, gets past.
+    "the storyteller stopped before the story began": FailureNote(
+        N_("The storyteller stopped before the story began."), TRY_AGAIN, retry=True),
+    # Nothing at all, though it said it was done: most often a request the server can't
+    # take (a small model's context is full), which the same request will meet again.
     "the storyteller sent nothing": FailureNote(
         N_("The storyteller sent nothing back."),
         N_("Trying the same story again may not help: a shorter length or another idea may."),

@@ -11,7 +11,8 @@
                                             # finish reason; chat), "closed_early" (the
                                             # connection closed before it; chat),
                                             # "single_breaks", "paragraph_title",
-                                            # "labelled_title", "echoed_markup"
+                                            # "labelled_title", "echoed_markup"; and the
+                                            # stream shapes below
         fake.replay = "no_finish_reason"    # chat streams answer with the recorded body of
                                             # tests/fixtures/llama_cpp/no_finish_reason.sse,
                                             # verbatim (paced by chunk_delay_s, hold_after_chunks)
@@ -22,6 +23,8 @@
         fake.calls_for(17)                  # billed requests (chat + Responses creates) that
                                             # carried X-Story-Job-Id: 17
         fake.story = "Title\n\nBody"        # answer with this text instead of the echo
+        fake.usage = {"prompt_tokens": -5}  # report this usage block (both APIs; as sent:
+                                            # any JSON, hostile numbers included)
         fake.moderation_inputs              # texts sent to /v1/moderations; any text
                                             # containing FLAG_WORD comes back flagged
         fake.moderation_down = True         # /v1/moderations answers 500
@@ -29,6 +32,24 @@
         fake.moderations_api = False        # a server without it: 404 "Invalid URL"
         fake.chat_closed_early              # job ids whose chat stream the client left
         fake.wait_for_chat_closed(17)       # ... block until job 17's is among them
+
+Streams that bring no words, or not as a stream should (after the role delta a chat stream
+opens with; a keep-alive comes every KEEPALIVE_EVERY_S, or chunk_delay_s, until the client
+leaves or the response is stopped):
+
+        fake.mode = "empty_deltas"          # `{"content": ""}` deltas; Responses API: text
+                                            # deltas with `"delta": ""`
+        fake.mode = "role_deltas"           # `{"role": "assistant"}` deltas; Responses API:
+                                            # `keepalive` events
+        fake.mode = "keepalive_after_words" # KEEPALIVE_AFTER_CHUNKS chunks of words, then
+                                            # empty deltas; Responses API: empty text deltas
+                                            # and `keepalive` events in turn
+        fake.mode = "closed_before_words"   # the connection closed (chat)
+        fake.mode = "done_before_words"     # `[DONE]`: no finish reason, no usage, as a
+                                            # one-slot server ends a stream for another (chat)
+        fake.mode = "whole_answer"          # a `"stream": true` request answered with one
+                                            # `chat.completion` JSON body, finish reason and
+                                            # usage and all (chat; counted once, as any call)
 
 Models and what they refuse, answered before any word and never billed (not in `calls`):
 
@@ -121,7 +142,14 @@ from tests.helpers.waits import WAIT_S
 FLAG_WORD = "grimbleflag"  # a made-up word the fake moderation endpoint flags
 MODES = ("ok", "500", "429", "malformed", "empty", "refusal", "no_choices", "nul", "surrogate",
          "length", "failed", *tuple("ignores_cap no_finish closed_early single_breaks "
-                                    "paragraph_title labelled_title echoed_markup".split()))
+                                    "paragraph_title labelled_title echoed_markup".split()),
+         *tuple("empty_deltas role_deltas keepalive_after_words closed_before_words "
+                "done_before_words whole_answer".split()))
+# The modes that bring no words: a keep-alive every this long (or chunk_delay_s), for at
+# most KEEPALIVE_FOR_S; "keepalive_after_words" sends this many chunks of words first.
+KEEPALIVE_EVERY_S = 0.5
+KEEPALIVE_FOR_S = 120.0
+KEEPALIVE_AFTER_CHUNKS = 3
 # Recorded raw SSE bodies of streamed /chat/completions answers, replayed verbatim by name.
 REPLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "llama_cpp"
 # What the model "writes" in the modes that test its output (sent JSON-escaped, as a real
@@ -265,6 +293,9 @@ class FakeLLM:
         self.malformed_final_event = False
         self.null_deltas = False
         self.report_usage = True  # False: a server that reports no usage (a local one)
+        # The usage block to report instead of the true one (a hostile provider's numbers:
+        # {"prompt_tokens": -5}, 1e300, "many", 10**18), on both APIs.
+        self.usage: object = None
         self.retrieve_status: int | None = None  # 401/403: the key refused for retrieves
         self.images = FakeImages()
         self._responses: dict[str, _Stored] = {}
@@ -352,6 +383,7 @@ class FakeLLM:
         self.malformed_final_event = False
         self.null_deltas = False
         self.report_usage = True
+        self.usage = None
         self.retrieve_status = None
         self._gate.set()
         self._create_gate.set()
@@ -489,6 +521,8 @@ class FakeLLM:
                 await asyncio.sleep(self.delay_s)
             if body.get("stream") and self.replay is not None:
                 return _WatchedStream(self._replayed(self.replay), lambda: self._chat_left(job_id))
+            if body.get("stream") and self.mode == "whole_answer":  # a server that won't stream
+                return self._answer(body, job_id)
             if body.get("stream"):
                 return await self._stream(request, body, job_id)
             return self._answer(body, job_id)
@@ -662,15 +696,20 @@ class FakeLLM:
         return Response(json.dumps({
             "id": f"chatcmpl-{job_id}", "object": "chat.completion", "created": int(time.time()),
             "model": body.get("model", "fake"), "choices": choices,
-            "usage": ({"prompt_tokens": 42, "completion_tokens": 314, "total_tokens": 356}
-                      if self.report_usage else None),
+            "usage": (self._chat_usage() if self.report_usage else None),
         }), media_type="application/json")
+
+    def _chat_usage(self) -> object:
+        if self.usage is not None:
+            return copy.deepcopy(self.usage)
+        return {"prompt_tokens": 42, "completion_tokens": 314, "total_tokens": 356}
 
     async def _stream(self, request: Request, body: dict, job_id: str) -> Response:
         """The same answer as server-sent events, a few words a chunk, as a real model
         streams: `chunk_delay_s` between chunks; after `hold_after_chunks` chunks, it waits
         while held. "no_finish" ends with `[DONE]` and no finish reason; "closed_early"
-        closes the connection after the words, before it."""
+        closes the connection after the words, before it; the modes that bring no words
+        send the role delta only, then what the module's docstring says."""
         refused = self._refusal()
         if refused is not None:
             return refused
@@ -682,6 +721,14 @@ class FakeLLM:
                      "created": int(time.time()), "model": model, "choices": choices, **extra}
             return f"data: {json.dumps(chunk)}\n\n".encode()
 
+        async def kept_alive(delta: dict) -> AsyncIterator[bytes]:
+            """The same delta, with no words in it, every KEEPALIVE_EVERY_S (or
+            chunk_delay_s), until the client leaves (at most KEEPALIVE_FOR_S)."""
+            every_s = self.chunk_delay_s or KEEPALIVE_EVERY_S
+            for _ in range(int(KEEPALIVE_FOR_S / every_s)):
+                await asyncio.sleep(every_s)
+                yield event([{"index": 0, "delta": delta, "finish_reason": None}])
+
         async def events():
             if self.mode == "malformed":
                 yield b"data: {not json\n\n"
@@ -689,8 +736,23 @@ class FakeLLM:
             if self.mode != "no_choices":
                 yield event([{"index": 0, "delta": {"role": "assistant", "content": ""},
                               "finish_reason": None}])
+                if self.mode == "closed_before_words":
+                    await self._cut(request)
+                    return
+                if self.mode == "done_before_words":  # as a server whose slot was taken
+                    yield b"data: [DONE]\n\n"
+                    return
+                if self.mode in ("empty_deltas", "role_deltas"):
+                    async for kept in kept_alive({"content": ""} if self.mode == "empty_deltas"
+                                                 else {"role": "assistant"}):
+                        yield kept
+                    return
                 pieces = re.findall(r"\S*\s*", content or "")
                 for number, start in enumerate(range(0, len(pieces), 2)):
+                    if self.mode == "keepalive_after_words" and number >= KEEPALIVE_AFTER_CHUNKS:
+                        async for kept in kept_alive({"content": ""}):
+                            yield kept
+                        return
                     if self.hold_after_chunks is not None and number >= self.hold_after_chunks:
                         while not self._gate.is_set():
                             await asyncio.sleep(0.01)
@@ -709,8 +771,7 @@ class FakeLLM:
                 if self.mode != "no_finish":
                     yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
             if (body.get("stream_options") or {}).get("include_usage") and self.report_usage:
-                yield event([], usage={"prompt_tokens": 42, "completion_tokens": 314,
-                                       "total_tokens": 356})
+                yield event([], usage=self._chat_usage())
             yield b"data: [DONE]\n\n"
 
         return _WatchedStream(events(), lambda: self._chat_left(job_id))
@@ -877,6 +938,10 @@ class FakeLLM:
         else:
             pieces = re.findall(r"\S*\s*", content or "")
             for number, start in enumerate(range(0, len(pieces), 2)):
+                if mode in ("empty_deltas", "role_deltas") or (
+                        mode == "keepalive_after_words" and number >= KEEPALIVE_AFTER_CHUNKS):
+                    await self._keep_alive(record, where)
+                    return
                 if self.hold_after_chunks is not None and number >= self.hold_after_chunks:
                     await self._held(record, lambda: not self._gate.is_set())
                 await self._pause(record, self.chunk_delay_s)
@@ -902,6 +967,21 @@ class FakeLLM:
         with self._writing(record):
             self._finish(record, "incomplete" if finish == "length" else "completed")
 
+    async def _keep_alive(self, record: _Stored, where: dict) -> None:
+        """Events with no words, every KEEPALIVE_EVERY_S (or chunk_delay_s), until the
+        response is stopped (at most KEEPALIVE_FOR_S): empty text deltas ("empty_deltas"),
+        `keepalive` events ("role_deltas"), or the two in turn."""
+        every_s = self.chunk_delay_s or KEEPALIVE_EVERY_S
+        for number in range(int(KEEPALIVE_FOR_S / every_s)):
+            await self._pause(record, every_s)
+            empty = {"empty_deltas": True, "role_deltas": False}.get(self.mode, number % 2 == 0)
+            with self._writing(record):
+                if empty:
+                    self._append(record, "response.output_text.delta", **where, delta="",
+                                 logprobs=[])
+                else:
+                    self._append(record, "keepalive")
+
     def _finish(self, record: _Stored, status: str) -> None:
         """The terminal event (call under the lock)."""
         obj = record.object
@@ -913,7 +993,7 @@ class FakeLLM:
         if status == "failed":
             obj["error"] = {"code": "server_error", "message": FAILED_MESSAGE}
         elif self.report_usage:
-            obj["usage"] = copy.deepcopy(RESPONSES_USAGE)
+            obj["usage"] = copy.deepcopy(RESPONSES_USAGE if self.usage is None else self.usage)
         sent = obj
         if self.malformed_final_event:  # as seen from a provider: a message with no content
             sent = copy.deepcopy(obj)

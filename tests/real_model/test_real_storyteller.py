@@ -27,7 +27,8 @@ STORY_S = 300  # no story of SmolLM2-135M on two cores takes this long (1,260 wo
 _LABEL = re.compile(r"^\s*(#|\*|title\s*:|the story'?s title is\b|titre\s*:|t[ií]tulo\s*:)",
                     re.IGNORECASE)
 _MARKUP = re.compile(r"</?\s*(idea|name|earlier|title|begun|likes|companions)\b", re.IGNORECASE)
-_STOPPED = re.compile(r"stopped mid-story|cut short|sent nothing", re.IGNORECASE)
+_STOPPED = re.compile(r"stopped mid-story|stopped before the story began|cut short|sent nothing",
+                      re.IGNORECASE)
 
 
 def post(app: RealApp, path: str, body: dict | None = None) -> httpx.Response:

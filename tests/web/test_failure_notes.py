@@ -20,7 +20,8 @@ HX = {"HX-Request": "true"}
     FailReason.INTERRUPTED, FailReason.EXPIRED, "the storyteller took too long",
     "could not reach the storyteller", "the storyteller is busy (rate limited)",
     "the storyteller failed (HTTP 500)", "the storyteller failed (HTTP 503)",
-    "the storyteller stopped mid-story", "something went wrong while writing",
+    "the storyteller stopped mid-story", "the storyteller stopped before the story began",
+    "something went wrong while writing",
 ])
 def test_what_trying_again_can_mend_offers_it(error_text):
     note = failure_note(error_text)
