@@ -11,6 +11,7 @@
     fake.images.requests             # the bodies sent, with their job ids
     fake.images.wait_for_call(17)    # block until job 17's call has arrived
     fake.images.picture = painted((1536, 1024), "PNG")   # answer with these bytes instead
+    fake.images.usage = {"input_tokens": -5}   # report this usage block instead (as sent)
 
 An answer is one real image (a small WebP, or PNG for output_format=png) in `b64_json`,
 with usage as the GPT image models report it. "refuse" is OpenAI's 400
@@ -90,6 +91,7 @@ class FakeImages:
         self.mode = "ok"
         self.delay_s = 0.0
         self.picture: bytes | None = None  # the bytes to answer with (default: small_image)
+        self.usage: object = None  # the usage block to answer with (default: as OpenAI's)
         self.huge_sent_mb = 0  # mode "huge": how many of its megabytes were sent
         self._released = threading.Event()
         self._released.set()
@@ -168,6 +170,7 @@ class FakeImages:
         return JSONResponse({
             "created": int(time.time()),
             "data": [{"b64_json": base64.b64encode(data).decode()}],
-            "usage": {"input_tokens": 60, "output_tokens": 272, "total_tokens": 332,
-                      "input_tokens_details": {"text_tokens": 60, "image_tokens": 0}},
+            "usage": self.usage if self.usage is not None else {
+                "input_tokens": 60, "output_tokens": 272, "total_tokens": 332,
+                "input_tokens_details": {"text_tokens": 60, "image_tokens": 0}},
         })
