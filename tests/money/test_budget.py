@@ -150,15 +150,20 @@ async def test_a_story_swept_with_words_written_is_charged_its_set_aside(
         fake_llm.release()
 
 
+def drawing_at_a_story_s_set_aside(make_app, fake_llm, *, budget: int):
+    """An app that draws a picture for each story, a picture costing one story's set-aside,
+    under a month's `budget`."""
+    fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
+    picture = Price(per_image=Decimal(SET_ASIDE) / 1_000_000)
+    return make_app(prices=PRICES | {"fake-image": picture}, monthly_budget_micros=budget,
+                    illustrator="openai", image_model="fake-image")
+
+
 @pytest.mark.slow
 async def test_a_picture_that_does_not_fit_is_skipped_and_the_page_says_so(
         make_app, fake_llm, db):
-    fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
     # Room for one story's set-aside, not for a picture's beside its real cost.
-    picture = Price(per_image=Decimal(SET_ASIDE) / 1_000_000)
-    app = make_app(prices=PRICES | {"fake-image": picture},
-                   monthly_budget_micros=SET_ASIDE + 100, illustrator="openai",
-                   image_model="fake-image")
+    app = drawing_at_a_story_s_set_aside(make_app, fake_llm, budget=SET_ASIDE + 100)
     async with serve(app) as client:
         job = (await post_story(client, BODY)).json()
         done = await wait_for_job(client, job["job_id"])
@@ -353,12 +358,8 @@ def test_the_set_aside_is_the_cap_the_call_is_sent_with():
 @pytest.mark.slow
 async def test_a_redraw_passes_the_budget_s_door_and_is_charged_when_refused_after_the_call(
         make_app, fake_llm, db):
-    fake_llm.story = "The Whale\n\nOnce upon a time a whale hummed."
-    # A picture costs one story's set-aside: room for a story, its picture and one redraw.
-    picture = Price(per_image=Decimal(SET_ASIDE) / 1_000_000)
-    app = make_app(prices=PRICES | {"fake-image": picture},
-                   monthly_budget_micros=3 * SET_ASIDE + 100, illustrator="openai",
-                   image_model="fake-image")
+    # Room for a story, its picture and one redraw.
+    app = drawing_at_a_story_s_set_aside(make_app, fake_llm, budget=3 * SET_ASIDE + 100)
     async with serve(app) as client:
         job = (await post_story(client, BODY)).json()
         story_id = (await wait_for_job(client, job["job_id"]))["story_id"]
