@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from app.config import Settings
 from tests.helpers.browser import (
@@ -183,8 +185,12 @@ def test_a_tap_on_stop_that_spans_a_poll_still_asks(settings, fake_llm: FakeLLM,
         box = box_of(stop)
         assert box is not None
         page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        page.mouse.down()
-        expect(body).to_have_attribute("data-answered", "1", timeout=WAIT_MS)  # mid-tap
+        # The card's next poll is held until the finger is down, then answered mid-tap:
+        # its answer always lands inside the press, however busy the machine.
+        with held_poll(page, job_id) as release:
+            page.mouse.down()
+            release()
+            expect(body).to_have_attribute("data-answered", "1", timeout=WAIT_MS)  # mid-tap
         page.mouse.up()
         expect(card.locator(".job-stop form")).to_be_visible()  # asked
         assert body.get_attribute("data-swapped") == "0"
@@ -192,6 +198,35 @@ def test_a_tap_on_stop_that_spans_a_poll_still_asks(settings, fake_llm: FakeLLM,
         expect(card.locator(".job-stop form")).to_be_visible()  # still asking after it
         fake_llm.release()
     assert problems == []
+
+
+@contextmanager
+def held_poll(page, job_id: str) -> Iterator[Callable[[], None]]:
+    """Hold the card's next poll (its GET) at the network until `release()` is called;
+    every other request, and every poll after it, goes as usual."""
+    held: list[Route] = []
+    path = f"/stories/jobs/{job_id.removeprefix('job-')}"
+
+    def hold(route: Route) -> None:
+        request = route.request
+        if request.method == "GET" and request.url.endswith(path) and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(re.escape(path) + "$"), hold)
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not held:  # the poll comes every CARD_POLL_S: Playwright's events are read here
+        assert time.monotonic() < deadline, "no poll came to hold"
+        page.wait_for_timeout(20)
+
+    def release() -> None:
+        held[0].continue_()
+
+    try:
+        yield release
+    finally:
+        page.unroute(re.compile(re.escape(path) + "$"), hold)
 
 
 # Every 30 ms from the tap on: the page's scroll and the read paragraph's screen top (null
