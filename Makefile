@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-bytes bench-pictures bench-startup bench-growth profile chaos lock clean
+.PHONY: run test test-unit test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-bytes bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -46,10 +46,19 @@ test: $(STAMP)
 	@$(BIN)/python -m compileall -q app tests
 	$(PYTEST) $(XDIST) $(PYTEST_ARGS)
 
-# The quick loop while working: ruff, then every test but the browser's, the fault
-# campaigns (tests/faults/), the long runs and the real model's (pytest -m; markers in
-# pyproject.toml, put on by tests/conftest.py). mypy and the rest: make test.
+# The quick loops while working (pytest -m; markers in pyproject.toml, put on by
+# tests/conftest.py; mypy and the rest: make test). How they were measured:
+# docs/development.md, "The quick loops".
+# test-unit: what needs neither PostgreSQL nor a browser, in one process (two workers
+# saved a second, four cost two): 8 to 9 s here.
+# test-fast: ruff, then every test but the browser's, the fault campaigns (tests/faults/),
+# the long runs and the real model's, on $(WORKERS) workers: 34 to 37 s here (41 before
+# each test's database was cloned ahead of it), on a nearly quiet machine.
 FAST = not browser and not chaos and not slow and not real_model
+UNIT = not db and $(FAST)
+test-unit: $(STAMP)
+	$(PYTEST) -p no:xdist -q -m "$(UNIT)" $(PYTEST_ARGS)
+
 test-fast: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	@$(BIN)/python -m compileall -q app tests
@@ -93,11 +102,12 @@ schema: $(STAMP)
 # The catalogues: every string the app, the templates and the scripts hand to gettext, into
 # app/locale/messages.pot, then merged into each language's .po (new ones empty, to be
 # written; tests/test_catalogues.py fails until they are). Compiled at start-up, in memory.
-LANGUAGES := es fr de it pt nl pl ar
+# The languages are the app's own records (app/languages.py): `python -m app languages`.
 messages: $(STAMP)
 	$(BIN)/pybabel --quiet extract -F babel.cfg -k N_ --add-location=file --sort-output \
 	  --project "Bedtime Stories" -o app/locale/messages.pot .
-	for lang in $(LANGUAGES); do \
+	languages="$$($(BIN)/python -m app languages)" || exit 1; \
+	for lang in $$languages; do \
 	  $(BIN)/pybabel --quiet update --init-missing -D messages -i app/locale/messages.pot \
 	    -d app/locale -l $$lang --no-fuzzy-matching --ignore-obsolete || exit 1; \
 	done

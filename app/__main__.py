@@ -8,6 +8,7 @@
     python -m app export [FILE]   # every story, as a zip (Markdown + stories.json)
     python -m app import FILE     # restore a backup zip, whole or not at all; stories
                                   # already here are skipped
+    python -m app languages       # the languages with a catalogue (make messages)
     python -m app --version       # the version this is
 """
 
@@ -28,6 +29,7 @@ from app.config import Settings, load_settings
 from app.config_values import ConfigError
 from app.dates import file_day
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_pool, database_url, migrate
+from app.languages import TRANSLATED
 from app.queue.check import check_invariants
 from app.shelf.store import ShelfStore
 from app.version import version
@@ -48,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"bedtime-stories {version()}")
     parser.add_argument(
         "command", nargs="?", default="serve",
-        choices=["serve", "worker", "migrate", "check", "spend", "export", "import"],
+        choices=["serve", "worker", "migrate", "check", "spend", "export", "import",
+                 "languages"],
     )
     parser.add_argument("file", nargs="?", help="export: the zip to write (default: "
                         "bedtime-stories-DATE.zip here); import: the backup to restore")
@@ -57,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("import needs the backup FILE to restore")
     if args.file and args.command not in ("export", "import"):
         parser.error(f"{args.command} takes no FILE")
+    if args.command == "languages":  # no settings needed: the records are the app's own
+        print("\n".join(TRANSLATED))
+        return 0
     try:
         settings = load_settings()
     except ConfigError as error:

@@ -20,9 +20,9 @@ from starlette.config import Config
 
 from app import config_values as values
 from app.config_values import ConfigError
+from app.languages import LANGUAGES
 from app.money import Price
 from app.money import settings as money
-from app.stories import LANGUAGES
 from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 T = TypeVar("T")

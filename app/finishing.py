@@ -12,8 +12,10 @@ import re
 
 from app.stories import clean_text, split_title
 
-# The end of a sentence: its mark(s), any closing quotes or brackets, then space or the end.
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)")
+# The end of a sentence: its mark(s) (Arabic's question mark too), any closing quotes or
+# brackets, then space or the end; or Japanese's full stop, ! or ?, and its closing quotes,
+# with no space after them (its sentences run on without one).
+_SENTENCE_END = re.compile(r"[.!?…؟]+[\"'”’»)\]」』]*(?=\s|$)|[。！？]+[」』）”’]*")
 
 
 def cut_to_last_sentence(text: str) -> str:

@@ -11,7 +11,7 @@ caller gives the household's date (in `TZ`).
 
 The same children on the same date always get the same idea (a page rendered twice makes
 one story, and a test can say what it will be); the next night's is another. The night
-picks one of the language's ideas (app/idea_words.py) in turn, starting where the
+picks one of the language's ideas (app/languages.py) in turn, starting where the
 children's own number puts them, and a like, a companion and a thing of the season by the
 same count: as no two of them begin alike before the family's words come in, two nights
 running never have the same idea.
@@ -27,8 +27,9 @@ from datetime import date, tzinfo
 from typing import TypeVar
 
 from app.i18n import N_, UI_LANGUAGES, gettext, speaking
-from app.idea_words import SEASON_NAMES, WORDS, Word
-from app.stories import DEFAULT_LANGUAGE, Child
+from app.idea_words import SEASON_NAMES, Word
+from app.languages import DEFAULT_LANGUAGE, language_of
+from app.stories import Child
 
 IDEA_PART_MAX_CHARS = 120  # a like or a companion, as an idea names it
 # Seasons by month, as the northern hemisphere has them (the southern's are the other way).
@@ -86,7 +87,7 @@ def tonight_idea(
     day already, so a second story tonight is not the first again. The family's own words
     are kept as they typed them. The storyteller is told the likes and companions whole
     besides (app/requests.py)."""
-    words = WORDS.get(language, WORDS[DEFAULT_LANGUAGE])
+    words = language_of(language).ideas
     night = day.toordinal() + _number(children) + told  # each list's next choice
     this_season = season(day, southern=southern)
     likes = [like for child in children for like in _parts(child.likes, _LIKES_BETWEEN)]

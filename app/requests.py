@@ -23,11 +23,10 @@ from typing import Any
 
 from app.errors import Invalid
 from app.i18n import gettext
+from app.languages import DEFAULT_LANGUAGE, LANGUAGES
+from app.lengths import LENGTHS
 from app.stories import (
-    DEFAULT_LANGUAGE,
     ID_MAX,
-    LANGUAGES,
-    LENGTHS,
     Child,
     StoryRequest,
     clean_text,

@@ -20,6 +20,7 @@ from app.backoff import Backoff
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
 from app.illustrating import Illustrator
+from app.lengths import LENGTHS
 from app.logs import log
 from app.money.meter import Meter
 from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
@@ -38,7 +39,7 @@ from app.shelf.household import Household
 from app.shelf.schedule import Schedules
 from app.shelf.scheduled import ScheduledBackups
 from app.shelf.store import ShelfStore
-from app.stories import LENGTHS, BackgroundStoryteller, Storyteller
+from app.stories import BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
 from app.storytelling.endpoints import Endpoints
 from app.storytelling.moderation import Moderator
@@ -118,8 +119,9 @@ class Services:
         pictures = PictureStore(db)
         painter = None
         if illustrator is not None:
-            painter = PictureWriter(illustrator, pictures, store, boot_id,
-                                    timeout_s=settings.llm_timeout_s, meter=meter)
+            painter = PictureWriter(store, boot_id, illustrator=illustrator,
+                                    pictures=pictures, llm_timeout_s=settings.llm_timeout_s,
+                                    meter=meter)
         backups = None
         if settings.backup_dir is not None:
             backups = ScheduledBackups(
@@ -135,16 +137,9 @@ class Services:
             children=Children(db),
             household=Household(db),
             wakeup=wakeup,
-            intake=Intake(
-                store,
-                wakeup,
-                queue_max=settings.queue_max,
-                daily_story_limit=settings.daily_story_limit,
-                timezone=settings.tz,
-                moderator=moderator,
-                meter=meter,
-                pictures=pictures,
-            ),
+            intake=Intake(store, pictures, wakeup, queue_max=settings.queue_max,
+                          daily_story_limit=settings.daily_story_limit, timezone=settings.tz,
+                          moderator=moderator, meter=meter),
             worker=Worker(
                 store,
                 wakeup,

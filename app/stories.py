@@ -1,10 +1,11 @@
 """The core types every part shares, and what is true of any story, whoever wrote it:
-lengths, reading time, cleaning, paragraphs and the title line, ids. No I/O. A request's
-parsing and its columns sit beside it, in app/requests.py.
+cleaning, paragraphs and the title line, ids. No I/O. A request's parsing and its columns
+sit beside it, in app/requests.py; its languages and lengths are records of their own
+(app/languages.py, app/lengths.py).
 
     request = StoryRequest(prompt="a dragon who is afraid of the dark", length="short")
     story = clean_story(await storyteller.write(request, job_id=17))
-    title, body = split_title(text); minutes = reading_minutes(body)
+    title, body = split_title(text)
 """
 
 from __future__ import annotations
@@ -16,25 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
-LENGTHS = ("short", "medium", "long")
-# Roughly how many words each length asks for; read aloud slowly, about 120 words a
-# minute: the form's "about 2 / 4 / 7 min".
-READ_ALOUD_WORDS_PER_MIN = 120
-LENGTH_WORDS = {"short": 240, "medium": 480, "long": 840}
-# The languages a story can be written in, by tag, each named in its own language (the
-# form's choices) and in English (what the storyteller is told).
-LANGUAGES = {
-    "en": ("English", "English"),
-    "es": ("Español", "Spanish"),
-    "fr": ("Français", "French"),
-    "de": ("Deutsch", "German"),
-    "it": ("Italiano", "Italian"),
-    "pt": ("Português", "Portuguese"),
-    "nl": ("Nederlands", "Dutch"),
-    "pl": ("Polski", "Polish"),
-    "ar": ("العربية", "Arabic"),  # written right to left
-}
-DEFAULT_LANGUAGE = "en"
+from app.languages import DEFAULT_LANGUAGE, LANGUAGES
 
 
 @dataclass(frozen=True)
@@ -70,15 +53,6 @@ class StoryRequest:
     def listeners(self) -> str | None:
         """Who the story is for, as a page says it: "Mia", "Mia and Leo", or nobody named."""
         return listeners(self.child_name, self.sibling_name)
-
-
-# The story languages written right to left; every other is left to right.
-RIGHT_TO_LEFT = frozenset({"ar"})
-
-
-def direction(language: str | None) -> str:
-    """A text's direction (`dir`) from its language, never guessed from its first letter."""
-    return "rtl" if (language or "").split("-")[0].lower() in RIGHT_TO_LEFT else "ltr"
 
 
 # What a storyteller writes whatever it was asked: the demo writes English and Arabic only
@@ -131,24 +105,6 @@ class Story:
 TextSink = Callable[[str], None]
 
 
-def reading_minutes(text: str) -> int:
-    """Minutes to read `text` aloud, slowly; at least one."""
-    return minutes_for_words(len(text.split()))
-
-
-def minutes_for_words(words: int) -> int:
-    """Minutes to read this many words aloud, slowly; at least one."""
-    return max(round(words / READ_ALOUD_WORDS_PER_MIN), 1)
-
-
-class StorytellerError(Exception):
-    """The storyteller could not write this story; str(error) is short and readable."""
-
-
-class ResponseGone(StorytellerError):
-    """The provider no longer has the background response (it answered 404)."""
-
-
 class Storyteller(Protocol):
     """Writes a story in one call, on this process's connection (`LLM_API=chat`, the demo)."""
 
@@ -183,7 +139,8 @@ class BackgroundStoryteller(Protocol):
         started_at: datetime | None = None,
     ) -> Story:
         """The finished story; `text` is the model's text up to event `after` (None: from
-        the start). Raises ResponseGone, or StorytellerError with the short reason;
+        the start). Raises ResponseGone, or StorytellerError with its Failure
+        (app/failures.py);
         TimeoutError once `timeout_s` after the response's create (or `started_at`) has
         passed while it was followed by plain retrieves."""
         ...
@@ -296,8 +253,8 @@ def paragraphs(text: str) -> list[str]:
 # markdown (`**Title:** The Moon`, `# Title: The Moon`, `*Titre* : La Lune`): the word
 # alone, then a colon (or a dash between spaces), so "Titles of the Night" is no label.
 # A model may also say it in a sentence ("The story's title is:", "Title of the story:").
-_TITLE_WORDS = ("title", "título", "titulo", "titre", "titel", "titolo", "tytuł", "tytul",
-                "العنوان")
+_TITLE_WORDS = tuple(dict.fromkeys(  # each language's word, from its record
+    label for language in LANGUAGES.values() for label in language.title_labels))
 _TITLE_PHRASES = (r"(?:the\s+|this\s+|our\s+)?story(?:'s|’s)?\s+title(?:\s+is)?",
                   r"(?:the\s+)?title\s+of\s+(?:the|this|our)\s+story(?:\s+is)?",
                   r"the\s+title\s+is")
@@ -306,7 +263,7 @@ _TITLE_LABEL = re.compile(
     r"(?:\s*[:：]|\s+[-–—](?=\s))[*_]*\s*",
     re.IGNORECASE,
 )
-_TITLE_MARKS = "#*_\"'“”«» "
+_TITLE_MARKS = "#*_\"'“”«»「」『』 "
 
 
 def title_of(line: str) -> str:

@@ -48,12 +48,12 @@ CREATE TABLE public.story_jobs (
     call_model text,
     call_price jsonb,
     dismissed_at timestamp with time zone,
+    CONSTRAINT claimed_as_its_kind CHECK (((kind = 'story'::text) OR (started_at IS NULL) OR (NOT (claimed_kind IS DISTINCT FROM kind)))),
     CONSTRAINT completed_has_story CHECK (((kind <> 'story'::text) OR ((status = 'completed'::text) = (story_id IS NOT NULL)))),
     CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
     CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
     CONSTRAINT handed_over_had_response CHECK (((claimed_by IS NOT NULL) OR (started_at IS NULL) OR (status <> 'running'::text) OR (response_id IS NOT NULL))),
     CONSTRAINT pending_not_claimed CHECK (((status <> 'pending'::text) OR (started_at IS NULL))),
-    CONSTRAINT picture_claimed_as_picture CHECK (((kind = 'story'::text) OR (started_at IS NULL) OR (NOT (claimed_kind IS DISTINCT FROM 'picture'::text)))),
     CONSTRAINT picture_draws_a_story CHECK ((((kind = 'picture'::text) = (picture_of IS NOT NULL)) AND ((kind = 'story'::text) OR (story_id IS NULL)))),
     CONSTRAINT running_was_claimed CHECK (((status <> 'running'::text) OR (started_at IS NOT NULL))),
     CONSTRAINT started_was_claimed CHECK ((((started_at IS NULL) = (heartbeat_at IS NULL)) AND ((started_at IS NOT NULL) OR (claimed_by IS NULL)))),
@@ -62,9 +62,10 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT story_jobs_child_name_check CHECK (((length(child_name) >= 1) AND (length(child_name) <= 40))),
     CONSTRAINT story_jobs_companions_short CHECK (((length(companions) >= 1) AND (length(companions) <= 402))),
     CONSTRAINT story_jobs_dates_readable CHECK ((((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((started_at IS NULL) OR ((started_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (started_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((heartbeat_at IS NULL) OR ((heartbeat_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (heartbeat_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((completed_at IS NULL) OR ((completed_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (completed_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))))),
+    CONSTRAINT story_jobs_error_known CHECK ((error_text = ANY (ARRAY['storyteller_failed'::text, 'storyteller_busy'::text, 'storyteller_timeout'::text, 'storyteller_unreachable'::text, 'storyteller_unreadable'::text, 'storyteller_empty'::text, 'key_refused'::text, 'model_unavailable'::text, 'declined'::text, 'cut_short'::text, 'stopped'::text, 'interrupted'::text, 'expired'::text, 'not_saved'::text, 'internal'::text, 'illustrator_failed'::text, 'illustrator_busy'::text, 'illustrator_timeout'::text, 'illustrator_unreachable'::text, 'illustrator_unreadable'::text, 'illustrator_empty'::text, 'picture_unshowable'::text, 'picture_declined'::text, 'picture_model_unavailable'::text, 'pictures_unsupported'::text, 'pictures_off'::text, 'story_gone'::text, 'over_budget'::text]))),
     CONSTRAINT story_jobs_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
     CONSTRAINT story_jobs_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text]))),
-    CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text]))),
+    CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text, 'uk'::text, 'ja'::text]))),
     CONSTRAINT story_jobs_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
     CONSTRAINT story_jobs_likes_short CHECK (((length(likes) >= 1) AND (length(likes) <= 402))),
     CONSTRAINT story_jobs_previously_short CHECK ((length(previously) <= 1000)),
@@ -346,7 +347,8 @@ CREATE VIEW public.library_rows AS
     COALESCE(array_length(regexp_split_to_array(btrim(s.body), '\s+'::text), 1), 0) AS words,
     j.sibling_name,
     j.language,
-    s.model
+    s.model,
+    length(regexp_replace(s.body, '\s'::text, ''::text, 'g'::text)) AS characters
    FROM ((public.stories s
      JOIN public.story_jobs j ON ((j.id = s.job_id)))
      LEFT JOIN public.shelf_stories earlier ON ((earlier.id = j.sequel_of)));
@@ -385,7 +387,8 @@ CREATE FUNCTION public.library_stems_query(p_query text) RETURNS tsquery
     AS $$
     SELECT string_agg(DISTINCT '(' || stemmed::text || ')', ' | ')::tsquery
       FROM (SELECT to_tsquery(story_search_config(language), p_query) AS stemmed
-              FROM unnest(ARRAY['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl', 'ar']) AS language
+              FROM unnest(ARRAY['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl', 'ar', 'uk',
+                                'ja']) AS language
            ) AS each_language
      WHERE numnode(stemmed) > 0
 $$;
@@ -456,7 +459,7 @@ CREATE TABLE public.children (
     companions text,
     CONSTRAINT children_age_check CHECK (((age >= 1) AND (age <= 12))),
     CONSTRAINT children_companions_short CHECK (((length(companions) >= 1) AND (length(companions) <= 200))),
-    CONSTRAINT children_language_check CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text]))),
+    CONSTRAINT children_language_check CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text, 'uk'::text, 'ja'::text]))),
     CONSTRAINT children_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
     CONSTRAINT children_likes_check CHECK (((length(likes) >= 1) AND (length(likes) <= 200))),
     CONSTRAINT children_name_check CHECK (((length(name) >= 1) AND (length(name) <= 40)))
@@ -484,7 +487,7 @@ CREATE TABLE public.household (
     bedtime time(0) without time zone DEFAULT '18:30:00'::time without time zone NOT NULL,
     language text,
     CONSTRAINT household_bedtime_in_the_evening CHECK (((bedtime >= '16:00:00'::time without time zone) AND (bedtime <= '23:59:00'::time without time zone))),
-    CONSTRAINT household_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text]))),
+    CONSTRAINT household_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text, 'uk'::text, 'ja'::text]))),
     CONSTRAINT household_one_check CHECK (one)
 );
 

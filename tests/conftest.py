@@ -9,7 +9,6 @@ TEST_DATABASE_URL. Each test gets its own database cloned from a migrated templa
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -26,9 +25,8 @@ from app.embedded import embedded_postgres_url, stop_embedded_postgres
 from app.main import create_app
 from tests.helpers.app import serve
 from tests.helpers.database import (
-    TEMPLATE_DB,
+    Clones,
     _migrate_template,
-    admin,
     postgres_dir,
     run_admin,
     skip_durability,
@@ -36,11 +34,13 @@ from tests.helpers.database import (
 )
 from tests.helpers.fake_llm import FakeLLM
 
-_counter = itertools.count()
 TESTS = Path(__file__).resolve().parent
 # What a test needs, marked by where it lives, so `-m` picks a tier (make test-fast):
 # tests/browser/ drive Chromium, tests/faults/ kill and cut off the app's processes,
-# tests/real_model/ a real server and model. `db` is put on every test that reaches PostgreSQL.
+# tests/real_model/ a real server and model. `db` is put on every test that reaches PostgreSQL:
+# every fixture that does (db, database_url, settings, make_app, client, own_pages...) stands
+# on pg_url, so a test that asks for any of them has pg_url among its fixtures. What is left
+# (`make test-unit`: not db, browser, chaos, slow or real_model) runs with no server at all.
 MARKER_BY_FOLDER = {"browser": "browser", "faults": "chaos", "real_model": "real_model"}
 
 
@@ -94,14 +94,20 @@ def pg_url() -> Iterator[str]:
         shutil.rmtree(data_dir.parent, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def clones(pg_url: str) -> Iterator[Clones]:
+    """The template's clones, each made ahead of the test it is for (tests/helpers/database.py)."""
+    made = Clones(pg_url)
+    yield made
+    made.close()
+
+
 @pytest.fixture
-def database_url(pg_url: str) -> Iterator[str]:
+def database_url(clones: Clones) -> Iterator[str]:
     """A fresh, migrated database for this test only."""
-    name = f"test_{os.getpid()}_{next(_counter)}"
-    # From a thread: a module's Chromium (Playwright's loop in this thread) may be running.
-    admin(pg_url, f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
-    yield with_database(pg_url, name)
-    admin(pg_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    url = clones.take()
+    yield url
+    clones.give_back(url)
 
 
 @pytest.fixture(scope="session")

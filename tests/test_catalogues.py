@@ -58,7 +58,8 @@ def test_the_code_uses_strings_the_catalogues_can_hold(used):
 def test_each_catalogue_compiles_with_its_plural_rule(language):
     catalog = read_catalog(po_path(language), language)
     assert catalog.num_plurals == get_plural(language).num_plurals  # CLDR's, by Babel
-    assert catalog.num_plurals == {"pl": 3, "ar": 6}.get(language, catalog.num_plurals)
+    assert catalog.num_plurals == {"pl": 3, "ar": 6, "uk": 3, "ja": 1}.get(
+        language, catalog.num_plurals)
     header = dict(catalog.mime_headers)["Plural-Forms"]
     assert header.startswith(f"nplurals={catalog.num_plurals};"), header
     translations = compile_catalog(catalog)
@@ -177,6 +178,8 @@ def test_the_template_check_finds_words_outside_the_catalogue():
     ("pl", 1, "1 bajka"), ("pl", 3, "3 bajki"), ("pl", 5, "5 bajek"), ("pl", 22, "22 bajki"),
     ("ar", 1, "حكاية واحدة"), ("ar", 2, "حكايتان"), ("ar", 5, "5 حكايات"),
     ("ar", 11, "11 حكاية"), ("fr", 1, "1 histoire "), ("fr", 2, "2 histoires"),
+    ("uk", 1, "1 казка"), ("uk", 3, "3 казки"), ("uk", 5, "5 казок"), ("uk", 11, "11 казок"),
+    ("uk", 21, "21 казка"), ("uk", 22, "22 казки"), ("ja", 1, "あと1話"), ("ja", 5, "あと5話"),
 ])
 def test_a_count_takes_its_languages_form(language, count, said):
     with speaking(language):

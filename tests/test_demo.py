@@ -9,7 +9,8 @@ import pytest
 
 from app.ideas import tonight_idea
 from app.stories import Child, StoryRequest
-from app.storytelling.demo import DemoStoryteller, title_subject
+from app.storytelling.demo import DemoStoryteller
+from app.titles import title_from_idea, title_subject
 
 MIA = Child(id=1, name="Mia", likes="foxes, the moon and Captain Biscuit",
             companions="Pip, a little green dinosaur")
@@ -66,3 +67,19 @@ def test_two_companions_are_both_brought_back():
     _, paragraphs = composed("a sleepy owl", companions="Pip, a little green dinosaur; Bun")
     assert ("Mia's friends Pip, a little green dinosaur, and Bun came along"
             in "\n\n".join(paragraphs))
+
+
+@pytest.mark.parametrize(("language", "idea", "child", "title"), [
+    ("es", "un pequeño zorro que no encuentra la luna", "Sofía",
+     "Sofía y un pequeño zorro que no encuentra la luna"),
+    ("uk", "подорож човником з Піп", "Оксана", "Оксана та подорож човником з Піп"),
+    ("ja", "月をさがす小さなきつね", "ゆいと", None),
+])
+def test_the_demo_s_title_for_another_language_has_no_english_in_it(language, idea, child,
+                                                                     title):
+    """The demo writes English, but the title it makes of a family's idea in another
+    language is made in that language (app/titles.py), never "Оксана and the Подорож…"."""
+    request = StoryRequest(prompt=idea, child_name=child, language=language)
+    made, _ = DemoStoryteller(delay_s=0).compose(request, job_id=1)
+    assert " and " not in made and not made.startswith("The ")
+    assert made == (title or title_from_idea(request))

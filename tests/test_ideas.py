@@ -11,10 +11,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from app.i18n import gettext, speaking
-from app.idea_words import WORDS
 from app.ideas import SEASONS, idea_in, season, southern_hemisphere, tonight_idea
+from app.languages import LANGUAGES as LANGUAGES_OF_STORIES
 from app.requests import PROMPT_MAX_CHARS, parse_story_request
-from app.stories import LANGUAGES as LANGUAGES_OF_STORIES
 from app.stories import Child
 
 MIA = Child(id=1, name="Mia", likes="foxes, the moon and Captain Biscuit",
@@ -88,6 +87,7 @@ def test_an_idea_from_the_longest_profiles_is_a_valid_request():
         assert parse_story_request({"prompt": idea}).prompt == idea
 
 
+WORDS = {tag: language.ideas for tag, language in LANGUAGES_OF_STORIES.items()}
 LANGUAGES = list(WORDS)
 # Words of the English ideas that no other language's ideas should still hold.
 ENGLISH_WORDS = re.compile(r"\b(with|night|walk|ride|evening|goodnight|moon|owl|star|cloud|"

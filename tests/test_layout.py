@@ -20,8 +20,13 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # The core types and small pure helpers: no I/O, nothing of the parts above.
     "core": ("app", "stories", "dates", "logs", "backoff", "errors", "config_values",
              "requests", "finishing", "idea_words", "ideas", "version",
-             # the household's language: the catalogues, and which one a request reads
-             "i18n.catalogues", "i18n.choice", "i18n"),
+             "failures",  # why a job failed: one record per code, its words marked N_
+             "kinds",  # the kinds of job: one record each, claimed, made and charged
+             # the languages and lengths: one record each, everything else derives from them
+             "languages", "lengths", "titles",
+             # the household's language: the catalogues, which one a request reads, and
+             # its dates, numbers and lists (money is the money layer's: money.amounts)
+             "i18n.catalogues", "i18n.choice", "i18n", "i18n.formats"),
     # PostgreSQL: where it is, the pool, the migrations, the named statements.
     "database": ("embedded", "db", "queries"),
     # The model: the provider calls and the demo storyteller.
@@ -33,9 +38,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
                      "storytelling.provider", "storytelling.reader",
                      "storytelling.responses"),
     # Prices, the ledger, the budget (and how their settings read).
-    "money": ("money", "money.chart", "money.ledger", "money.meter", "money.prices",
-              "money.settings", "money.tokens",
-              "i18n.formats"),  # dates, numbers and money written the household's way
+    "money": ("money", "money.amounts", "money.chart", "money.ledger", "money.meter",
+              "money.prices", "money.settings", "money.tokens"),
     # The settings, read once: they name the prices and budget they parse.
     "config": ("config",),
     "illustrating": ("illustrating", "illustrating.demo", "illustrating.openai_images",
@@ -56,7 +60,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # The long-lived parts of one running app, built by the lifespan, handed to the web.
     "services": ("services",),
     "web": ("web", "web.access", "web.assets", "web.backups", "web.cards", "web.children",
-            "web.compression", "web.errors", "web.failures", "web.generate", "web.inputs",
+            "web.compression", "web.errors", "web.generate", "web.inputs",
             "web.jobs", "web.login", "web.negotiation", "web.offline", "web.pages",
             "web.pictures", "web.preferences", "web.routes", "web.shares", "web.spend",
             "web.stories", "web.story_page", "web.templates", "web.unfinished", "web.language"),
@@ -66,7 +70,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
 
 # part -> the parts of app it must never import
 NEVER = {
-    "stories": {"*"},  # the core types: nothing of the app's own but the logs
+    "stories": {"*"},  # the core types: nothing of the app's own but the logs (and the
+    # languages' records: ALWAYS)
     "dates": {"*"},
     "ideas": {"queue", "shelf", "web", "security", "storytelling", "services", "main",
               "runtime"},  # pure: the core types only
@@ -77,6 +82,9 @@ NEVER = {
     "security": {"web", "shelf", "queue", "storytelling", "services", "main", "runtime"},
     "web": {"services", "runtime", "main"},  # handed the services, never builds them
 }
+# What any part may import: the logs, and the story languages' records (pure data: the
+# language a story is in is one of its core facts).
+ALWAYS = {"logs", "languages", "idea_words"}
 # The parts below the handlers: none of them imports app.web, not even for a type.
 BELOW_WEB = ("queue", "security", "shelf", "storytelling", "illustrating")
 
@@ -155,7 +163,7 @@ def test_the_web_check_sees_every_spelling(tmp_path):
 def test_no_part_imports_upwards(part):
     for module in modules_of(part):
         parts = imported_parts(module) - {part}
-        forbidden = parts - {"logs"} if NEVER[part] == {"*"} else parts & NEVER[part]
+        forbidden = parts - ALWAYS if NEVER[part] == {"*"} else parts & NEVER[part]
         assert not forbidden, f"{module.relative_to(APP.parent)} imports app.{sorted(forbidden)}"
 
 

@@ -7,6 +7,7 @@ import asyncio
 import difflib
 import itertools
 import re
+import uuid
 
 import asyncpg
 import pytest
@@ -240,3 +241,98 @@ async def test_a_story_finished_many_times_before_018_keeps_every_story_and_one_
         with pytest.raises(asyncpg.UniqueViolationError):
             await execute(db, "UPDATE story_jobs SET finish_of = :cut WHERE id = :id",
                           {"cut": cut.id, "id": pending.id})
+
+
+# Every sentence a version of the app stored as a failed job's error_text, and its code.
+SENTENCES_037 = {
+    "cancelled": "stopped", "interrupted": "interrupted", "expired": "expired",
+    "the storyteller failed (HTTP 500)": "storyteller_failed",
+    "the storyteller failed (HTTP 400)": "storyteller_failed",
+    "the storyteller failed (HTTP 401)": "key_refused",
+    "the storyteller failed (HTTP 403)": "key_refused",
+    "the storyteller failed (HTTP 429)": "storyteller_busy",
+    "the storyteller failed (server_error)": "storyteller_failed",
+    "the storyteller failed (model_not_found)": "model_unavailable",
+    "the storyteller failed while writing": "storyteller_failed",
+    "the storyteller is busy (rate limited)": "storyteller_busy",
+    "the storyteller took too long": "storyteller_timeout",
+    "could not reach the storyteller": "storyteller_unreachable",
+    "the storyteller sent an unreadable answer": "storyteller_unreadable",
+    "the storyteller sent an answer too large to read": "storyteller_unreadable",
+    "the storyteller sent nothing": "storyteller_empty",
+    "the storyteller sent no story": "storyteller_empty",
+    "the storyteller sent an empty story": "storyteller_empty",
+    "the storyteller ran out of room before the story began": "storyteller_empty",
+    "the storyteller declined to write this story": "declined",
+    "the story did not pass the safety check, so it was not shown": "declined",
+    "the storyteller stopped mid-story": "cut_short",
+    "the storyteller stopped before the story began": "cut_short",
+    "the story was stopped at the storyteller": "cut_short",
+    "the storyteller no longer has this story": "interrupted",
+    "the storyteller no longer offers the model gpt-4o-mini (set STORY_MODEL)":
+        "model_unavailable",
+    "this storyteller has no /responses (set LLM_API=chat)": "storyteller_failed",
+    "the storyteller has no background mode (set LLM_API=chat)": "storyteller_failed",
+    "the story could not be saved": "not_saved",
+    "something went wrong while writing": "internal",
+    "the safety check could not be reached, so the story was not shown": "storyteller_failed",
+}
+PICTURE_SENTENCES_037 = {
+    "the illustrator would not draw this story: it is kept as it is, and you can try another"
+    " picture": "picture_declined",
+    "the illustrator refused the request (HTTP 400)": "illustrator_failed",
+    "the illustrator failed (HTTP 500)": "illustrator_failed",
+    "the illustrator is busy (rate limited)": "illustrator_busy",
+    "the illustrator took too long": "illustrator_timeout",
+    "could not reach the illustrator": "illustrator_unreachable",
+    "the illustrator sent an unreadable answer": "illustrator_unreadable",
+    "the illustrator sent an answer too large to be a picture": "illustrator_unreadable",
+    "the illustrator sent no picture": "illustrator_empty",
+    "the illustrator sent a picture that cannot be shown": "picture_unshowable",
+    "the illustrator does not offer this model (set IMAGE_MODEL)": "picture_model_unavailable",
+    "this storyteller has no /images/generations (set ILLUSTRATOR=off)": "pictures_unsupported",
+    "pictures are off here": "pictures_off", "the story is gone": "story_gone",
+    "over_budget": "over_budget", "interrupted": "interrupted",
+    "something went wrong while writing": "internal",
+}
+
+
+async def test_037_turns_every_stored_sentence_into_its_code_and_allows_only_codes(empty_db):
+    """A database from before 037 holds its failed jobs' reasons as English sentences: each
+    becomes its failure's code (one no version wrote, its kind's generic code), the
+    migration can run again to no effect, and from then on only a code can be stored."""
+    async with connect_pool(empty_db) as db:
+        async with db.acquire() as raw:  # the schema as it stood before 037
+            await raw.execute("CREATE TABLE schema_migrations (version text PRIMARY KEY,"
+                              " applied_at timestamptz NOT NULL DEFAULT now())")
+            for version, path in schema_files():
+                if version != "037":
+                    await raw.execute(path.read_text())
+                    await raw.execute("INSERT INTO schema_migrations (version) VALUES ($1)",
+                                      version)
+        store = JobStore(db)
+        story_id = await shelve(store, "drawn", title="The Owl")
+        expected = {}
+        stories = [*SENTENCES_037.items(), ("a sentence no version wrote", "storyteller_failed")]
+        pictures = [*PICTURE_SENTENCES_037.items(), ("an unknown picture", "illustrator_failed")]
+        for kind, pairs in (("story", stories), ("picture", pictures)):
+            for sentence, code in pairs:
+                job = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="a lost owl"))
+                await execute(db, "UPDATE story_jobs SET status = 'failed', error_text = :text,"
+                                  " completed_at = now(), kind = :kind,"
+                                  " picture_of = CASE WHEN :kind = 'picture' THEN"
+                                  " CAST(:story AS bigint) END WHERE id = :id",
+                              {"text": sentence, "kind": kind, "story": story_id, "id": job.id})
+                expected[job.id] = code
+        assert await migrate(db) == ["037_failure_codes.sql"]
+        rows = await fetch_all(db, "SELECT id, error_text FROM story_jobs WHERE id = ANY(:ids)",
+                               {"ids": list(expected)})
+        assert {row["id"]: row["error_text"] for row in rows} == expected
+        async with db.acquire() as raw:  # again: nothing changes, nothing fails
+            await raw.execute(dict(database.migration_files())["037"].read_text())
+        rows = await fetch_all(db, "SELECT id, error_text FROM story_jobs WHERE id = ANY(:ids)",
+                               {"ids": list(expected)})
+        assert {row["id"]: row["error_text"] for row in rows} == expected
+        with pytest.raises(asyncpg.CheckViolationError):
+            await execute(db, "UPDATE story_jobs SET error_text = 'the storyteller took too"
+                              " long' WHERE id = :id", {"id": next(iter(expected))})

@@ -1,20 +1,26 @@
 """A story's title as the model writes its first line: a "Title:" label before it, in any
-of the 8 languages and in markdown, is no part of the title; a title that only begins with
-the word keeps it."""
+of the story languages and in markdown, is no part of the title; a title that only begins
+with the word keeps it. A title the app makes itself (the model wrote none) is made in the
+story's own language."""
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
-from datetime import UTC
+from dataclasses import replace
+from datetime import UTC, date, timedelta
 
 import pytest
 
+from app.ideas import tonight_idea
+from app.languages import LANGUAGES
 from app.shelf.backup import export_zip
 from app.shelf.store import ShelfStore
-from app.stories import Story, StoryRequest, clean_story, split_title, without_invisibles
+from app.stories import Child, Story, StoryRequest, clean_story, split_title, without_invisibles
 from app.storytelling.openai import build_prompt
 from app.storytelling.reader import Ending, Reader
+from app.titles import TITLE_CHARACTERS_MAX, TITLE_WORDS_MAX, title_from_idea
 from tests.helpers.app import ACCEPT_JSON, post_story, wait_for_job
 from tests.helpers.backups import stories_json
 
@@ -34,6 +40,9 @@ BODY = "Once upon a time the moon yawned. Goodnight."
     ("Titolo: La luna assonnata", "La luna assonnata"),  # it
     ("Tytuł: Śpiący księżyc", "Śpiący księżyc"),  # pl
     ("TYTUŁ: Śpiący księżyc", "Śpiący księżyc"),
+    ("Назва: Сонний місяць", "Сонний місяць"),  # uk
+    ("タイトル：ねむたいおつきさま", "ねむたいおつきさま"),  # ja, its colon full width
+    ("題名：「ねむたいおつきさま」", "ねむたいおつきさま"),
     ("**Title:** The Sleepy Moon", "The Sleepy Moon"),
     ("**Title: The Sleepy Moon**", "The Sleepy Moon"),
     ("*Titre* : La lune", "La lune"),
@@ -282,3 +291,109 @@ def test_a_story_line_that_opens_like_a_preamble_stays_in_the_story(line):
 def test_a_story_that_begins_like_a_preamble_keeps_its_first_line(line):
     assert shown(f"{line}\nGoodnight.") == f"{IDEA_TITLE}\n\n{line}\n\nGoodnight."
     assert shown(f"The Stars\n{line}\nGoodnight.") == f"The Stars\n\n{line}\n\nGoodnight."
+
+
+# -- a title the app makes itself, in the story's language (the model wrote none) -------------
+
+# language: (the idea, the child, the title for the child, the title for nobody named, and a
+# first line that is no title, a sentence of the story)
+MADE = {
+    "en": ("a sleepy owl", "Mia", "Mia and the Sleepy Owl", "The Sleepy Owl",
+           "Once upon a time, an owl could not sleep."),
+    "es": ("un pequeño zorro que no encuentra la luna", "Sofía",
+           "Sofía y un pequeño zorro que no encuentra la luna",
+           "Un pequeño zorro que no encuentra la luna", "Había una vez un zorro."),
+    "fr": ("une petite chouette qui a perdu son hululement", "Léa",
+           "Léa et une petite chouette qui a perdu son hululement",
+           "Une petite chouette qui a perdu son hululement", "Il était une fois une chouette."),
+    "de": ("ein kleiner Fuchs, der den Mond sucht", "Jonas", "Jonas und ein kleiner Fuchs",
+           "Ein kleiner Fuchs", "Es war einmal ein kleiner Fuchs."),
+    "it": ("una balena che canta ninne nanne", "Giulia",
+           "Giulia e una balena che canta ninne nanne", "Una balena che canta ninne nanne",
+           "C'era una volta una balena."),
+    "pt": ("um dragão com medo do escuro", "João", "João e um dragão com medo do escuro",
+           "Um dragão com medo do escuro", "Era uma vez um dragão."),
+    "nl": ("een slaperige uil die zijn oehoe kwijt is", "Daan",
+           "Daan en een slaperige uil die zijn oehoe kwijt is",
+           "Een slaperige uil die zijn oehoe kwijt is", "Er was eens een uil."),
+    "pl": ("przejażdżka łódką po rzece w blasku księżyca, a po drodze: lisy", "Zosia",
+           "Zosia i przejażdżka łódką po rzece w blasku księżyca",
+           "Przejażdżka łódką po rzece w blasku księżyca", "Dawno, dawno temu żył lis."),
+    "ar": ("قطة صغيرة تبحث عن القمر", "سارة", "سارة وقطة صغيرة تبحث عن القمر",
+           "قطة صغيرة تبحث عن القمر", "كان يا ما كان، قطة صغيرة."),
+    "uk": ("маленьке лисеня, яке шукає місяць", "Оксана", "Оксана та маленьке лисеня",
+           "Маленьке лисеня", "Жило собі маленьке лисеня."),
+    "ja": ("月をさがす小さなきつね", "ゆい", "ゆいと月をさがす小さなきつね",
+           "月をさがす小さなきつね", "むかしむかし、小さなきつねがいました。"),
+}
+THEO = Child(id=2, name="Theo")
+# Words of English a title in another language must not hold (the glue and the article).
+ENGLISH_GLUE = re.compile(r"\b(?:the|and|The|And)\b")
+
+
+def test_every_story_language_has_a_title_made_in_it_here():
+    assert set(MADE) == set(LANGUAGES)
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_a_title_the_app_makes_is_in_the_story_s_language(language):
+    """Its word order and case, no word of English: "Sofía y un pequeño zorro…", never "The
+    Un Pequeño Zorro…" nor "Sofía and the …" (English keeps its title case)."""
+    idea, child, named, alone, sentence = MADE[language]
+    request = StoryRequest(prompt=idea, child_name=child, language=language)
+    assert title_from_idea(request) == named
+    assert title_from_idea(replace(request, child_name=None)) == alone
+    # The model's first line is a sentence of the story, or it wrote the story alone.
+    assert shown(f"{sentence}\n{sentence}", request) == f"{named}\n\n{sentence}\n\n{sentence}"
+    long_line = sentence * 40
+    assert shown(long_line, request) == f"{named}\n\n{long_line}"
+    if language != "en":
+        assert not ENGLISH_GLUE.search(named.replace(child, "")), named
+
+
+@pytest.mark.parametrize(("language", "title"), [
+    ("en", "Mia, Leo and the Sleepy Owl"),
+    ("es", "Sofía, Inés y un pequeño zorro que no encuentra la luna"),
+    ("uk", "Оксана, Тарас та маленьке лисеня"),
+    ("ja", "ゆいとレオと月をさがす小さなきつね"),
+    ("ar", "سارة وليلى وقطة صغيرة تبحث عن القمر"),
+])
+def test_a_title_names_both_children_the_language_s_way(language, title):
+    idea, *_ = MADE[language]
+    first, second = {"en": ("Mia", "Leo"), "es": ("Sofía", "Inés"), "uk": ("Оксана", "Тарас"),
+                     "ja": ("ゆい", "レオ"), "ar": ("سارة", "ليلى")}[language]
+    request = StoryRequest(prompt=idea, child_name=first, sibling_name=second,
+                           language=language)
+    assert title_from_idea(request) == title
+
+
+def test_spanish_says_and_as_e_before_the_sound_of_i():
+    assert title_from_idea(StoryRequest(prompt="islas de nubes", child_name="Sofía",
+                                        language="es")) == "Sofía e islas de nubes"
+    assert title_from_idea(StoryRequest(prompt="hielo y estrellas", child_name="Sofía",
+                                        language="es")) == "Sofía y hielo y estrellas"
+
+
+@pytest.mark.parametrize("language", [tag for tag in LANGUAGES if tag not in ("en", "ja")])
+def test_a_long_idea_s_title_ends_on_what_it_names(language):
+    """Cut to its most words, a title does not end on an article or a preposition."""
+    for day in range(7):
+        idea = tonight_idea([THEO], date(2026, 12, 1) + timedelta(days=day), language=language)
+        title = title_from_idea(StoryRequest(prompt=idea, language=language))
+        assert len(title.split()) <= TITLE_WORDS_MAX, title
+        assert title.split()[-1].lower() not in LANGUAGES[language].title_small_words, title
+        assert title[:1] == title[:1].upper()
+
+
+def test_a_japanese_title_is_the_idea_s_opening_and_counts_characters():
+    idea = tonight_idea([THEO], date(2026, 12, 1), language="ja")
+    assert title_from_idea(StoryRequest(prompt=idea, language="ja")) in idea.split("：")[0]
+    long = "ほしぞらのしたでねむたいこぐまとちいさなうさぎがいっしょにうたをうたうおはなし"
+    made = title_from_idea(StoryRequest(prompt=long, language="ja"))
+    assert len(made) == TITLE_CHARACTERS_MAX and made.endswith("…")
+
+
+def test_the_demo_s_english_titles_are_as_they_were():
+    assert title_from_idea(StoryRequest(prompt="a sleepy owl")) == "The Sleepy Owl"
+    assert title_from_idea(StoryRequest(prompt="a sleepy owl", child_name="Mia")) == (
+        "Mia and the Sleepy Owl")

@@ -1,10 +1,12 @@
-"""An evening in Spanish and in Arabic at the three sizes, and a Polish grandmother's
-shared page, as screenshots in test-artifacts/languages/ (to look at, not to commit).
+"""An evening in Spanish, Arabic, Ukrainian and Japanese at the three sizes, and a Polish
+grandmother's shared page, as screenshots in test-artifacts/languages/ (to look at, not to
+commit).
 
     .venv/bin/python tools/language_screenshots.py
 
 It runs tests/browser/test_browser_languages_evening.py, which also checks each page is
-laid out well and, in Arabic, reads right to left with no English left over.
+laid out well and, in Arabic, Ukrainian and Japanese, shows no English left over (Arabic
+reading right to left).
 """
 
 from __future__ import annotations

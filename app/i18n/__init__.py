@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar, Token
 
 from app.i18n.catalogues import script_words, translations
-from app.stories import LANGUAGES
-from app.stories import direction as language_direction
+from app.languages import LANGUAGES
+from app.languages import direction as language_direction
 
 UI_LANGUAGES: tuple[str, ...] = tuple(LANGUAGES)  # every story language is a page language
 ENGLISH = "en"

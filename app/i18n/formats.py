@@ -1,26 +1,26 @@
-"""Dates, numbers and money written the way the request's language writes them (Babel).
+"""Dates, numbers and lists written the way the request's language writes them (Babel);
+money: app/money/amounts.py.
 
-    day(moment, timezone)      # "29 November 2026"; in French "29 nov. 2026"
+    day(moment, timezone)      # "29 November 2026"; in French "29 nov. 2026"; "2026年11月29日"
     when(moment, timezone)     # "29 November 2026, 20:01"; in Arabic "٢٩ نوفمبر ٢٠٢٦، ٨:٠١ م"
     short_day(date)            # "29 Nov", a chart's end
-    money(micros)              # "$4.98"; in French "4,98 $US"
     number(7)                  # "7" in the language's own digits
     names(["a", "b", "c"])     # "a, b and c"; in Spanish "a, b y c"
 
-English keeps the app's own forms (app/dates.py, app/money): the contract quotes them.
+English keeps the app's own forms (app/dates.py): the contract quotes them. A
+language's record says how long a day is written and whether its days and months follow
+CLDR's skeletons (Japanese: "11月29日", "2026年11月"; app/languages.py).
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime, tzinfo
-from decimal import Decimal
 
 from app import dates
 from app.i18n import ENGLISH, current
-from app.money import MICROS, dollars
+from app.languages import language_of
 
 _NUMBERS = "default"  # the locale's own digits (Babel's default is always Latin)
-_DAY_FORMAT = {"ar": "long"}  # "4 ديسمبر 2026" reads better than its slashed medium form
 
 
 # Babel is imported by the first page that needs it, not at start-up.
@@ -33,7 +33,7 @@ def day(moment: datetime, timezone: tzinfo) -> str:
     local = _local(moment, timezone)
     if local is None:
         return dates.day(moment, timezone)
-    return format_date(local, _DAY_FORMAT.get(language, "medium"), locale=language)
+    return format_date(local, language_of(language).day_format, locale=language)
 
 
 def when(moment: datetime, timezone: tzinfo) -> str:
@@ -43,50 +43,24 @@ def when(moment: datetime, timezone: tzinfo) -> str:
     local = _local(moment, timezone) if language != ENGLISH else None
     if local is None:
         return dates.when(moment, timezone)
-    return (f"{format_date(local, _DAY_FORMAT.get(language, 'medium'), locale=language)}, "
+    written = language_of(language)
+    between = " " if written.dates_by_skeleton else ", "
+    return (f"{format_date(local, written.day_format, locale=language)}{between}"
             f"{format_time(local, 'short', locale=language)}")
 
 
 def short_day(moment: date) -> str:
-    from babel.dates import format_date
-
-    language = current()
-    if language == ENGLISH:
-        return f"{moment.day} {moment:%b}"
-    return format_date(moment, "d MMM", locale=language)
+    return _day_of(moment, f"{moment.day} {moment:%b}", "d MMM", "MMMd")
 
 
 def long_day(moment: date) -> str:
     """A day in a table of days: "29 November"."""
-    from babel.dates import format_date
-
-    language = current()
-    if language == ENGLISH:
-        return f"{moment.day} {moment:%B}"
-    return format_date(moment, "d MMMM", locale=language)
+    return _day_of(moment, f"{moment.day} {moment:%B}", "d MMMM", "MMMMd")
 
 
 def month_name(moment: date) -> str:
     """A month and its year: "December 2026"; in Polish "grudzień 2026"."""
-    from babel.dates import format_date
-
-    language = current()
-    if language == ENGLISH:
-        return f"{moment:%B} {moment.year}"
-    return format_date(moment, "LLLL y", locale=language)
-
-
-def money(micros: int) -> str:
-    from babel.numbers import format_currency
-
-    language = current()
-    if language == ENGLISH:
-        return dollars(micros)
-    amount = Decimal(micros) / MICROS
-    # As dollars() does: cents from a dollar up, else to a hundredth of a cent.
-    amount = amount.quantize(Decimal("0.01") if amount >= 1 or amount == 0 else Decimal("0.0001"))
-    return format_currency(amount, "USD", locale=language, currency_digits=False,
-                           decimal_quantization=False, numbering_system=_NUMBERS)
+    return _day_of(moment, f"{moment:%B} {moment.year}", "LLLL y", "yMMMM")
 
 
 def number(value: int) -> str:
@@ -103,6 +77,20 @@ def names(items: list[str]) -> str:
     from babel.lists import format_list
 
     return format_list(items, locale=current()) if items else ""
+
+
+def _day_of(moment: date, english: str, pattern: str, skeleton: str) -> str:
+    """A day or a month: in English as the app writes it (`english`), else by the app's
+    `pattern`, or by CLDR's `skeleton` for a language whose days are written in another
+    order."""
+    language = current()
+    if language == ENGLISH:
+        return english
+    from babel.dates import format_date, format_skeleton
+
+    if language_of(language).dates_by_skeleton:
+        return format_skeleton(skeleton, moment, locale=language)
+    return format_date(moment, pattern, locale=language)
 
 
 def _local(moment: datetime, timezone: tzinfo) -> datetime | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from app.failures import ProviderError
 from app.money import Usage
 
 
@@ -33,8 +34,9 @@ class Picture:
     usage: Usage | None = None  # what the provider reported it cost; None: nothing
 
 
-class PictureError(Exception):
-    """The picture could not be drawn; str(error) is short and readable, for the family."""
+class PictureError(ProviderError):
+    """The picture could not be drawn (its Failure's code is what the job stores,
+    app/failures.py)."""
 
 
 class Illustrator(Protocol):

@@ -6,8 +6,8 @@
 One image, small (IMAGE_SIZE, the page's 3:2), at low quality, as WebP: a picture above a
 bedtime story needs no more, and each of those choices lowers the price. The call carries
 `X-Story-Job-Id` (the picture job's own id) and the client makes no retries
-(max_retries=0), so one job is one billed call. What the provider refuses becomes a short
-sentence for the family (PictureError); the story is never touched.
+(max_retries=0), so one job is one billed call. What the provider refuses becomes a
+PictureError with its Failure (app/failures.py); the story is never touched.
 """
 
 from __future__ import annotations
@@ -16,13 +16,20 @@ import base64
 import binascii
 from typing import TYPE_CHECKING, Final
 
+from app.failures import (
+    ILLUSTRATOR_EMPTY,
+    ILLUSTRATOR_FAILED,
+    PICTURE_DECLINED,
+    PICTURE_UNSHOWABLE,
+    PICTURES_UNSUPPORTED,
+)
 from app.illustrating import Picture, PictureError, Scene
 from app.illustrating.prompt import picture_prompt
 from app.illustrating.small import NotAPicture, checked
 from app.money import Usage
-from app.storytelling.capped import BodyTooLarge, too_large
+from app.storytelling.capped import BodyTooLarge
 from app.storytelling.endpoints import IMAGES, Endpoints, is_missing_route, no_endpoint_message
-from app.storytelling.provider import ProviderClient
+from app.storytelling.provider import FAILURES, ProviderClient, trouble_of
 
 if TYPE_CHECKING:
     from openai.types import ImagesResponse
@@ -33,8 +40,6 @@ IMAGE_FORMAT: Final = "webp"
 IMAGE_COMPRESSION = 80
 # OpenAI's code for a prompt or an image its safety system would not draw.
 MODERATION_BLOCKED = "moderation_blocked"
-REFUSED = ("the illustrator would not draw this story: it is kept as it is, and you can"
-           " try another picture")
 
 
 class ImagesIllustrator:
@@ -61,12 +66,12 @@ class ImagesIllustrator:
             )
         except openai.BadRequestError as error:
             if _code(error) == MODERATION_BLOCKED:
-                raise PictureError(REFUSED) from None
-            raise PictureError("the illustrator refused the request (HTTP 400)") from None
+                raise PictureError(PICTURE_DECLINED, MODERATION_BLOCKED) from None
+            raise PictureError(ILLUSTRATOR_FAILED, "HTTP 400") from None
         except openai.NotFoundError as error:
             if is_missing_route(error, self.model):  # the route, not the model
                 self.endpoints.mark_missing(IMAGES, seen_by=f"job {job_id}")
-                raise PictureError(no_endpoint_message(IMAGES)) from None
+                raise PictureError(PICTURES_UNSUPPORTED, no_endpoint_message(IMAGES)) from None
             raise _provider_error(error) from None
         except (openai.APIError, BodyTooLarge) as error:
             raise _provider_error(error) from None
@@ -74,7 +79,7 @@ class ImagesIllustrator:
         try:
             content_type = checked(data)
         except NotAPicture:
-            raise PictureError("the illustrator sent a picture that cannot be shown") from None
+            raise PictureError(PICTURE_UNSHOWABLE) from None
         return Picture(data, content_type, self.model, _usage_of(answer))
 
 
@@ -85,7 +90,7 @@ def _image_of(answer: ImagesResponse) -> bytes:
     except (AttributeError, IndexError, binascii.Error):
         data = b""
     if not data:
-        raise PictureError("the illustrator sent no picture")
+        raise PictureError(ILLUSTRATOR_EMPTY)
     return data
 
 
@@ -110,18 +115,6 @@ def _code(error: Exception) -> str | None:
 
 
 def _provider_error(error: Exception) -> PictureError:
-    import openai
+    trouble, detail = trouble_of(error)
+    return PictureError(FAILURES[trouble].picture, detail)
 
-    if too_large(error):
-        return PictureError("the illustrator sent an answer too large to be a picture")
-    if isinstance(error, openai.APITimeoutError):
-        return PictureError("the illustrator took too long")
-    if isinstance(error, openai.APIConnectionError):
-        return PictureError("could not reach the illustrator")
-    if isinstance(error, openai.RateLimitError):
-        return PictureError("the illustrator is busy (rate limited)")
-    if isinstance(error, openai.NotFoundError):
-        return PictureError("the illustrator does not offer this model (set IMAGE_MODEL)")
-    if isinstance(error, openai.APIStatusError):
-        return PictureError(f"the illustrator failed (HTTP {error.status_code})")
-    return PictureError("the illustrator sent an unreadable answer")

@@ -13,7 +13,8 @@ from datetime import date
 from markupsafe import Markup, escape
 
 from app.i18n import ngettext
-from app.i18n.formats import money, number, short_day
+from app.i18n.formats import number, short_day
+from app.money.amounts import money
 
 WIDTH, HEIGHT = 600, 160
 BASELINE = 156  # the days' names are the page's text below it: a stretched SVG would squash them

@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from datetime import date
 
 from app.i18n import gettext, ngettext
-from app.i18n.formats import long_day, money, names
+from app.i18n.formats import long_day, names
+from app.kinds import CHARGES
+from app.lengths import LENGTHS
 from app.money import dollars, usd
+from app.money.amounts import money
 from app.money.meter import Meter
 from app.queries import Statements
-from app.stories import LENGTHS, StoryRequest
+from app.stories import StoryRequest
 
 CHART_DAYS = 30
-KINDS = ("story", "picture", "moderation")  # moderation: free at OpenAI, counted at 0
 NEARLY_SPENT = 0.8  # the home page says so from here on, calmly
 
 
@@ -58,7 +60,7 @@ class MonthSpend:
             "reserved_usd": amount(self.set_aside),
             "budget_usd": None if self.budget is None else amount(self.budget),
             "calls": self.calls,
-            "by_kind": {kind: amount(self.by_kind.get(kind, 0)) for kind in KINDS},
+            "by_kind": {kind: amount(self.by_kind.get(kind, 0)) for kind in CHARGES},
             "by_child": {child or "": amount(v) for child, v in self.by_child.items()},
             "by_day": [{"day": day.isoformat(), "usd": amount(v)} for day, v in self.by_day],
             "unpriced_models": self.unpriced,

@@ -5,7 +5,7 @@
                   image_model=...)        # app/runtime.py's meter_for(settings)
     meter.budget()                      # MonthBudget for the month under way, or None
     meter.story_set_aside(request)      # micro-dollars, held while the job lives
-    charge = await meter.charge("story", story.model, usage, set_aside=job.set_aside_micros,
+    charge = await meter.charge(STORY, story.model, usage, set_aside=job.set_aside_micros,
                                 child=job.request.child_name, most=meter.story_most(request),
                                 job_id=17)   # a ledger row's values
 
@@ -24,10 +24,12 @@ import logging
 from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 
+from app.kinds import JobKind, Maker
+from app.lengths import LENGTHS
 from app.logs import log
 from app.money import MonthBudget, Price, Usage, bounded
 from app.money.prices import PICTURE_MOST, PriceTable, story_most
-from app.stories import LENGTHS, StoryRequest
+from app.stories import StoryRequest
 from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
 FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to anyone
@@ -37,7 +39,7 @@ FREE = Price()  # the demo's storyteller and illustrator: nothing is paid to any
 class Charge:
     """One billed call, as the ledger (`spend`) records it."""
 
-    kind: str  # story | picture | moderation
+    kind: str  # the ledger's kind (app/kinds.py's CHARGES): its job's kind's code
     model: str
     usage: Usage
     price: Price | None  # None: unpriced (costs 0, named on the page)
@@ -129,15 +131,16 @@ class Meter:
             return None
         return MonthBudget(self.budget_micros, self.month_start())
 
-    async def story_billing(self) -> Billing:
-        """The story model and its price, for a story call about to be sent."""
-        await self.ready()
-        return self.story_model, self.prices.price_of(self.story_model)
+    def model_of(self, kind: JobKind) -> str:
+        """The model that makes a job of `kind` (its maker's), at whose price it is charged."""
+        return {Maker.STORYTELLER: self.story_model, Maker.ILLUSTRATOR: self.image_model}[
+            kind.maker]
 
-    async def picture_billing(self) -> Billing:
-        """The picture model and its price, for a picture call about to be sent."""
+    async def billing(self, kind: JobKind) -> Billing:
+        """The model and its price, for a call of `kind` about to be sent."""
         await self.ready()
-        return self.image_model, self.prices.price_of(self.image_model)
+        model = self.model_of(kind)
+        return model, self.prices.price_of(model)
 
     def story_set_aside(self, request: StoryRequest) -> int:
         return self.prices.set_aside(request, self.story_model, self.reasoning_tokens)
@@ -159,29 +162,29 @@ class Meter:
     def picture_most(self) -> Usage:
         return PICTURE_MOST
 
-    async def charge(self, kind: str, model: str, usage: Usage | None, *, set_aside: int,
+    async def charge(self, kind: JobKind, model: str, usage: Usage | None, *, set_aside: int,
                      child: str | None, most: Usage, counted: Usage | None = None,
                      job_id: int | None = None) -> Charge:
         """What a job's call cost: its reported usage at the model's price (looked up off
         the event loop), never more than its `set_aside`; with none reported, or one the
         call could not have produced (beyond `most`), the job's `set_aside` (estimated),
-        its tokens as `counted` here from the text (app/money/tokens.py)."""
+        what it made as `counted` here (a story's tokens from its text: app/money/tokens.py)."""
         await self.ready(model)
         price = self.prices.price_of(model)
         read = None if usage is None else bounded(usage, most)
         if usage is not None and read is None:
-            log("usage_unreadable", level=logging.WARNING, job_id=job_id, kind=kind,
+            log("usage_unreadable", level=logging.WARNING, job_id=job_id, kind=kind.code,
                 model=model, reported=_shown(usage), charged="set_aside")
         cost = price.charge(read) if price is not None and read is not None else 0
         if read is not None and cost > set_aside > 0:  # another model's price, say
-            log("charge_over_set_aside", level=logging.WARNING, job_id=job_id, kind=kind,
+            log("charge_over_set_aside", level=logging.WARNING, job_id=job_id, kind=kind.code,
                 model=model, cost_micros=cost, set_aside_micros=set_aside)
             read = None
         if read is None:
-            return Charge(kind, model, counted or Usage(images=int(kind == "picture")),
-                          price, set_aside if price is not None else 0, estimated=True,
+            return Charge(kind.code, model, counted or Usage(), price,
+                          set_aside if price is not None else 0, estimated=True,
                           child_name=child)
-        return Charge(kind, model, read, price, cost, child_name=child)
+        return Charge(kind.code, model, read, price, cost, child_name=child)
 
 
 # A provider's report is logged as it came, but never at any length.

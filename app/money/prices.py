@@ -79,7 +79,8 @@ def story_most(request: StoryRequest, reasoning_tokens: int = REASONING_ALLOWANC
     filled in; a token is never less than a character of them)."""
     prompt = STORY_INSTRUCTION_TOKENS_MAX + sum(
         len(str(value)) for value in vars(request).values() if value is not None)
-    return Usage(input_tokens=prompt, output_tokens=token_budget(request.length, reasoning_tokens))
+    return Usage(input_tokens=prompt, output_tokens=token_budget(
+        request.length, reasoning_tokens, language=request.language))
 
 
 # The most a picture's call can use.

@@ -9,9 +9,10 @@ the story; `writing.py` is a job being written (its words, heartbeat and failing
 `wakeup.py` the LISTEN/NOTIFY signal; `screener.py` screens stored stories; `estimates.py`
 says how long; `check.py` reports broken invariants.
 
-May use: app.stories, app.requests, app.finishing, app.db, app.queries, app.errors,
-app.logs, app.config, app.backoff, app.i18n (the words a card says), app.money (set-asides
-and charges), app.illustrating (the illustrator it is handed, a picture's types) and
-app.storytelling (the storyteller and moderator it is handed). Never app.web, app.shelf
+May use: app.stories, app.languages and app.lengths (their records), app.failures (why a job
+failed), app.kinds (the kinds of job), app.requests, app.finishing, app.db, app.queries,
+app.errors, app.logs, app.config, app.backoff, app.i18n (the words a card says), app.money
+(set-asides and charges), app.illustrating (the illustrator it is handed, a picture's types)
+and app.storytelling (the storyteller and moderator it is handed). Never app.web, app.shelf
 or app.security.
 """

@@ -11,7 +11,7 @@ from the last event saved, never started again. A writer whose saves find the jo
 longer its own (an adopter took it) stops at once and stores nothing.
 
 Stopping: the family's request cancels the response at the provider, and fails the job
-'cancelled', keeping its words. Any other end of following that stores no story (a 401 or
+'stopped', keeping its words. Any other end of following that stores no story (a 401 or
 403 once the key was revoked, the response gone, an error) cancels the response first
 too, then fails the job, its create charged in the ledger in the same statement.
 """
@@ -22,19 +22,27 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from app.logs import causes, log, log_caught
-from app.queue.jobs import FailReason
+from app.failures import (
+    CUT_SHORT,
+    INTERNAL,
+    INTERRUPTED,
+    STOPPED,
+    STORYTELLER_TIMEOUT,
+    Failure,
+    ResponseGone,
+    StorytellerError,
+)
+from app.logs import log, log_caught
 from app.queue.storing import STORE_RETRYABLE, store_backoff
 from app.queue.writing import (
     Interrupted,
     Interruption,
     Writer,
     Writing,
-    refused_by_provider,
+    detail_of,
     unless_interrupted,
 )
-from app.stories import BackgroundStoryteller, ResponseGone, Story, StorytellerError, clean_text
-from app.storytelling.reader import STOPPED_MID_STORY
+from app.stories import BackgroundStoryteller, Story, clean_text
 
 # A stop (or a failure) cancels the story at the provider within this long, or not at all.
 PROVIDER_CANCEL_TIMEOUT_S = 10
@@ -55,11 +63,10 @@ class BackgroundWriter(Writer):
                 async with asyncio.timeout(self.llm_timeout_s):
                     response_id = await self.storyteller.start(job.request, job_id=job.id)
             except TimeoutError:
-                await self._fail(writing, "the storyteller took too long", "timeout")
+                await self._fail(writing, STORYTELLER_TIMEOUT, "timeout")
                 return None
             except StorytellerError as error:
-                await self._fail(writing, str(error), causes(error.__context__ or error),
-                                 refused=refused_by_provider(error))
+                await self._provider_failed(writing, error)
                 return None
             writing.response_id = response_id
         try:
@@ -68,8 +75,7 @@ class BackgroundWriter(Writer):
             # What may pass (a dropped stream, a busy provider, a database outage while
             # saving) is waited out below; what comes here would meet any adopter just
             # the same.
-            await self._give_up(writing, "something went wrong while writing", repr(error),
-                                error=error)
+            await self._give_up(writing, INTERNAL, repr(error), error=error)
             return None
 
     async def release(self, writing: Writing) -> bool:
@@ -112,18 +118,18 @@ class BackgroundWriter(Writer):
                     detail="another worker adopted it; storing nothing")
             else:
                 await self._cancel_at_provider(writing)
-                await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
+                await self._fail(writing, STOPPED, "stopped by the family")
         except TimeoutError:  # silent for llm_timeout_s: before its first word, or after
             await self._cancel_at_provider(writing)
-            reason = STOPPED_MID_STORY if writing.text.strip() else "the storyteller took too long"
-            await self._fail(writing, reason, "timeout")
+            failure = CUT_SHORT if writing.text.strip() else STORYTELLER_TIMEOUT
+            await self._fail(writing, failure, "timeout")
         except ResponseGone as error:
-            await self._give_up(writing, FailReason.INTERRUPTED, repr(error))
+            await self._give_up(writing, INTERRUPTED, repr(error))
         except StorytellerError as error:  # a 401/403 too: the key was revoked meanwhile
-            await self._give_up(writing, str(error), causes(error.__context__ or error))
+            await self._give_up(writing, error.failure, detail_of(error))
         return None
 
-    async def _give_up(self, writing: Writing, error_text: str, detail: str, *,
+    async def _give_up(self, writing: Writing, failure: Failure, detail: str, *,
                        error: BaseException | None = None) -> None:
         """Following ended with no story: cancel the response at the provider first (a
         cancel bills nothing; the story would otherwise be written, and billed, in full),
@@ -131,8 +137,8 @@ class BackgroundWriter(Writer):
         worker adopted meanwhile: that one follows it."""
         try:
             ours = await self.store.beat(writing.job.id, self.boot_id) is not None
-        except Exception as failure:  # the database cannot say: stop it at the provider
-            log_caught("heartbeat_failed", failure, expected=STORE_RETRYABLE,
+        except Exception as unsaid:  # the database cannot say: stop it at the provider
+            log_caught("heartbeat_failed", unsaid, expected=STORE_RETRYABLE,
                        job_id=writing.job.id)
             ours = True
         if not ours and writing.owns_response:
@@ -140,7 +146,7 @@ class BackgroundWriter(Writer):
                 detail="another worker adopted it; cancelling nothing")
             return
         await self._cancel_at_provider(writing)
-        await self._fail(writing, error_text, detail, error=error)
+        await self._fail(writing, failure, detail, error=error)
 
     async def _save_response_id(self, writing: Writing) -> None:
         """Put the response id on the row before anything else, through a database outage:

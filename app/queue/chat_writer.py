@@ -16,17 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.logs import causes
-from app.queue.jobs import FailReason
+from app.failures import INTERNAL, STOPPED, StorytellerError
 from app.queue.writing import (
     Interrupted,
     Interruption,
     Writer,
     Writing,
-    refused_by_provider,
     unless_interrupted,
 )
-from app.stories import Story, Storyteller, StorytellerError
+from app.stories import Story, Storyteller
 
 
 @dataclass
@@ -43,12 +41,10 @@ class ChatWriter(Writer):
         try:
             return await unless_interrupted(writing, call, {Interruption.STOP}, timeout_s=None)
         except Interrupted:  # closing the stream (the call's task is cancelled) stops it
-            await self._fail(writing, FailReason.CANCELLED, "stopped by the family")
+            await self._fail(writing, STOPPED, "stopped by the family")
         except StorytellerError as error:
-            await self._fail(writing, str(error), causes(error.__context__ or error),
-                             refused=refused_by_provider(error))
+            await self._provider_failed(writing, error)
         except Exception as error:
-            await self._fail(writing, "something went wrong while writing", repr(error),
-                             error=error)
+            await self._fail(writing, INTERNAL, repr(error), error=error)
         return None
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 import time
 
+from app.languages import language_of
+from app.lengths import length_of
 from app.queries import Queryable, Statements
 from app.queue.jobs import Job, Status
-from app.stories import LENGTH_WORDS
 
 # Before a model has written anything here: a small model writes a short story in well
 # under a minute, a long one in two or three.
@@ -52,18 +53,21 @@ class Estimates(Statements):
         return seconds
 
 
-def progress_percent(job: Job, *, expected_s: float, now: float) -> int:
+def progress_percent(job: Job, *, expected_s: float, now: float,
+                     language: str | None = None) -> int:
     """How far along the story is: by the words written against the words asked for once
-    they arrive, by time (to THINKING_PERCENT at most) before. Never goes backwards while
-    words arrive, and never claims 100 before the story is stored."""
+    they arrive (characters, in a `language` written without spaces: the one its text is
+    in, the one asked for by default), by time (to THINKING_PERCENT at most) before. Never
+    goes backwards while words arrive, and never claims 100 before the story is stored."""
     if job.status != Status.RUNNING:
         return 100 if job.status.finished else 0
-    words = len(job.text_so_far.split())
+    written = language_of(language or job.request.language)
+    words = written.count(job.text_so_far)
     if words == 0:
         started = (job.started_at or job.created_at).timestamp()
         return min(int(THINKING_PERCENT * max(now - started, 0) / max(expected_s, 1)),
                    THINKING_PERCENT)
-    expected_words = LENGTH_WORDS[job.request.length] + TITLE_WORDS
+    expected_words = length_of(job.request.length).size(written) + TITLE_WORDS
     return min(THINKING_PERCENT + int((100 - THINKING_PERCENT) * words / expected_words), 99)
 
 

@@ -28,17 +28,20 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import NoReturn
 
 from app.errors import AppError, BadRequest, Busy, Conflict, Invalid, NotFound, Unavailable
+from app.failures import OVER_BUDGET
 from app.i18n import N_, gettext, ngettext
-from app.i18n.formats import long_day, money
+from app.i18n.formats import long_day
+from app.lengths import length_of
+from app.money.amounts import money
 from app.money.ledger import Ledger
 from app.money.meter import Meter
 from app.queries import transaction_on
-from app.queue.jobs import OVER_BUDGET, IntakeResult, Job
+from app.queue.jobs import IntakeResult, Job
 from app.queue.pictures import PictureStore, picture_key
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
@@ -47,8 +50,6 @@ from app.stories import StoryRequest
 from app.storytelling.moderation import Moderator
 
 KEY_MAX_CHARS = 255
-# The lengths by the names the form gives them (templates/_story_form.html).
-LENGTH_NAMES = {"short": N_("Short"), "medium": N_("Medium"), "long": N_("Long")}
 QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
 
@@ -72,38 +73,30 @@ class Submission:
 def parse_idempotency_key(raw: str | None) -> str:
     """The key as sent, or the IETF draft's quoted form `"abc"` meaning the same key."""
     if raw is None:
-        raise BadRequest("The Idempotency-Key header is required.", code="idempotency_key_missing")
+        raise BadRequest(N_("The Idempotency-Key header is required."),
+                         code="idempotency_key_missing")
     key = raw[1:-1] if len(raw) >= 2 and raw[0] == raw[-1] == '"' else raw
     if not 1 <= len(key) <= KEY_MAX_CHARS or not all(" " <= c <= "~" for c in key):
         raise BadRequest(
-            "The Idempotency-Key must be 1 to 255 printable ASCII characters.",
+            N_("The Idempotency-Key must be 1 to 255 printable ASCII characters."),
             code="idempotency_key_invalid",
         )
     return key
 
 
+@dataclass(eq=False)
 class Intake:
-    def __init__(
-        self,
-        store: JobStore,
-        wakeup: Wakeup,
-        *,
-        queue_max: int,
-        daily_story_limit: int,
-        timezone: tzinfo,
-        moderator: Moderator | None = None,
-        meter: Meter | None = None,
-        pictures: PictureStore | None = None,
-    ) -> None:
-        self.store = store
-        self.wakeup = wakeup
-        self.queue_max = queue_max
-        self.daily_story_limit = daily_story_limit
-        self.timezone = timezone
-        self.moderator = moderator
-        self.meter = meter
-        self.pictures = pictures
-        self.closed = False  # set at shutdown: new jobs are refused, replays still answered
+    store: JobStore
+    pictures: PictureStore  # a redraw comes in here too
+    wakeup: Wakeup
+    _: KW_ONLY
+    queue_max: int
+    daily_story_limit: int
+    timezone: tzinfo
+    moderator: Moderator | None = None
+    meter: Meter | None = None
+    # Set at shutdown: new jobs are refused, replays still answered.
+    closed: bool = field(default=False, init=False)
 
     async def submit(
         self, key: str, request: StoryRequest, *, resolve: Resolver | None = None
@@ -153,7 +146,6 @@ class Intake:
         Busy `budget_reached` when one picture does not fit, writing nothing (the skipped
         job the statement makes is rolled back); Conflict while another is drawn; NotFound
         once the story is gone."""
-        assert self.pictures is not None
         key = picture_key(story_id, client_key)
         if (job := await self.store.get_by_key(key)) is not None:
             return job
@@ -168,7 +160,7 @@ class Intake:
                 made = await self.pictures.make_job(
                     story_id, key, on=connection, budget=meter.budget() if meter else None,
                     set_aside=meter.picture_set_aside() if meter else 0)
-                if made is not None and made.error_text == OVER_BUDGET:
+                if made is not None and made.error_text == OVER_BUDGET.code:
                     raise _OverBudget  # rolls the skipped job back: nothing is written
         except _OverBudget:
             assert meter is not None
@@ -263,7 +255,7 @@ class Intake:
                 else gettext("This month's budget is %(budget)s: %(spent)s is spent.")) % amounts
         fits = self.meter.lengths_within(budget - spent - set_aside, request)
         if fits:
-            names = ", ".join(gettext(LENGTH_NAMES[length]) for length in fits)
+            names = ", ".join(gettext(length_of(length).label) for length in fits)
             return f"{said} " + gettext("A story this long could cost up to %(story)s, more "
                                         "than is left; these lengths still fit: %(lengths)s."
                                         ) % (amounts | {"lengths": names})

@@ -1,6 +1,8 @@
-"""A job as the queue knows it: its states, why it failed, its row as an object.
+"""A job as the queue knows it: its states, its row as an object (why it failed: its
+Failure's code, app/failures.py).
 
     job = Job.from_row(row)      # job.status: a Status; job.request: a StoryRequest
+    job.failure                  # once failed: its Failure (job.error_text is the code)
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from app.failures import OVER_BUDGET, Failure, failure_of
+from app.kinds import STORY, JobKind, kind_of
 from app.requests import request_from_row
 from app.stories import StoryRequest
 
@@ -23,22 +27,6 @@ class Status(enum.StrEnum):
     @property
     def finished(self) -> bool:
         return self in (Status.COMPLETED, Status.FAILED)
-
-
-class FailReason(enum.StrEnum):
-    """The `error_text` of a job that failed for a reason of the queue's own (any other is
-    the storyteller's short sentence). The SQL writes the same words; templates read these."""
-
-    INTERRUPTED = "interrupted"  # its process died (or shut down) before the story came
-    EXPIRED = "expired"  # it waited while no worker was alive to run it
-    CANCELLED = "cancelled"  # the family stopped it
-
-
-class Kind(enum.StrEnum):
-    """What a job makes (`story_jobs.kind`): a story, or a stored story's picture."""
-
-    STORY = "story"
-    PICTURE = "picture"
 
 
 class Screening(enum.StrEnum):
@@ -57,15 +45,12 @@ class PictureStatus(enum.StrEnum):
     FAILED = "failed"
 
 
-OVER_BUDGET = "over_budget"  # a picture job skipped for the month's budget: its error_text
-
-
 @dataclass(frozen=True)
 class PictureState:
     story_id: int
     job_id: int | None  # its newest picture job (None: never asked for, or imported)
     status: PictureStatus | None  # None: no picture and none asked for
-    error: str | None  # why the newest failed
+    error: str | None  # why the newest failed: its Failure's code
     etag: str | None  # the picture shown (None: none yet); a redraw keeps it until ready
     small_etag: str | None
 
@@ -76,7 +61,13 @@ class PictureState:
     @property
     def skipped(self) -> bool:
         """Not drawn: the month's budget had no room for it (insert_picture_job.sql)."""
-        return self.status == PictureStatus.FAILED and self.error == OVER_BUDGET
+        return self.status == PictureStatus.FAILED and self.error == OVER_BUDGET.code
+
+    @property
+    def failure(self) -> Failure | None:
+        """Why the newest failed (None: it did not), said after "The picture could not be
+        drawn:" in the reader's language."""
+        return failure_of(self.error) if self.status == PictureStatus.FAILED else None
 
 
 def picture_state(row: Any, story_id: int) -> PictureState:
@@ -121,9 +112,14 @@ class Job:
     response_id: str | None = None
     response_sequence: int | None = None
     cancel_requested: bool = False  # the family asked to stop it
-    kind: Kind = Kind.STORY
+    kind: JobKind = STORY  # what it makes (app/kinds.py)
     picture_of: int | None = None  # a picture job's story
     set_aside_micros: int = 0  # the most it can cost, held against the month while it lives
+
+    @property
+    def failure(self) -> Failure | None:
+        """Once failed, why: the record of its stored code (None: it has not failed)."""
+        return failure_of(self.error_text) if self.status == Status.FAILED else None
 
     @property
     def can_finish(self) -> bool:
@@ -150,7 +146,7 @@ class Job:
             response_id=row["response_id"],
             response_sequence=row["response_sequence"],
             cancel_requested=row["cancel_requested_at"] is not None,
-            kind=Kind(row["kind"]),
+            kind=kind_of(row["kind"]),
             picture_of=row["picture_of"],
             set_aside_micros=row["set_aside_micros"],
         )

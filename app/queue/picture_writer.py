@@ -1,7 +1,8 @@
 """Drawing a picture job this worker has claimed: one illustrator call, then the picture
 and its small version stored with the job's completion, in one statement.
 
-    painter = PictureWriter(illustrator, pictures, store, boot_id, timeout_s=120)
+    painter = PictureWriter(store, boot_id, illustrator=illustrator, pictures=pictures,
+                            llm_timeout_s=120, meter=meter)
     await painter.draw(writing)          # the worker's slot, heartbeat beating
 
 What is kept is the picture fitted to the page (app/illustrating/small.py): a model that
@@ -9,77 +10,73 @@ sends a PNG, or more pixels than asked for, costs no family a heavy page.
 
 As for a story, the illustrator is called once per job and never again, its call marked
 sent on the row first: whatever goes wrong after the claim fails the picture job (its story
-untouched), with a sentence the story page shows, and charges the call in the ledger (a
-picture the app refused was paid for all the same) unless the provider refused it; except
-a database outage while storing a picture already paid for, which is waited out
-(app/queue/storing.py's patience). A crash mid-call leaves the job to the sweeper, which
-fails it 'interrupted' and charges its call; nothing draws it again unless the family asks.
+untouched), with a Failure (app/failures.py) the story page says, and charges the call in
+the ledger (a picture the app refused was paid for all the same) unless the provider
+refused it; except a database outage while storing a picture already paid for, which is
+waited out (app/queue/storing.py's patience). A crash mid-call leaves the job to the
+sweeper, which fails it 'interrupted' and charges its call; nothing draws it again unless
+the family asks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import dataclass, field
 
+from app.failures import ILLUSTRATOR_TIMEOUT, PICTURE_UNSHOWABLE, STORY_GONE
 from app.illustrating import Illustrator, PictureError, Scene
 from app.illustrating.small import NotAPicture, versions
 from app.logs import log
-from app.money.meter import Charge, Meter
+from app.money import Usage
+from app.money.meter import Charge
 from app.queue.jobs import Job
 from app.queue.pictures import Drawn, PictureStore
-from app.queue.store import JobStore
 from app.queue.storing import through_outage
-from app.queue.writing import Writing, fail, mark_sent, refused_by_provider
+from app.queue.writing import Writer, Writing
 
 
 @dataclass
-class PictureWriter:
-    illustrator: Illustrator
-    pictures: PictureStore
-    store: JobStore
-    boot_id: uuid.UUID
-    _: KW_ONLY
-    timeout_s: float
-    meter: Meter | None = None
+class PictureWriter(Writer):
+    """A Writer (the jobs' store, whose they are, how long a call may take, its meter) that
+    draws: its illustrator, and the store its pictures are kept in."""
+
+    illustrator: Illustrator = field(kw_only=True)
+    pictures: PictureStore = field(kw_only=True)
 
     async def draw(self, writing: Writing) -> None:
         job = writing.job
         assert job.picture_of is not None, job
         source = await self.pictures.source(job.picture_of)
         if source is None:
-            await fail(writing, self.store, self.boot_id, "the story is gone", "no story")
+            await self._fail(writing, STORY_GONE, "no story")
             return
         title, body = source
         scene = Scene(title, body, job.request.likes)
-        billed_at = await self.meter.picture_billing() if self.meter is not None else None
-        if not await mark_sent(writing, self.store, self.boot_id, billed_at):
+        if not await self._mark_sent(writing):
             return
         log("picture_started", job_id=job.id, story_id=job.picture_of,
             illustrator=self.illustrator.name)
         try:
-            async with asyncio.timeout(self.timeout_s):
+            async with asyncio.timeout(self.llm_timeout_s):
                 picture = await self.illustrator.draw(scene, job_id=job.id)
             # Fitted to the page (what is kept), and made small, once.
             (image, image_type), (small, small_type) = await asyncio.to_thread(
                 versions, picture.data, picture.content_type)
         except PictureError as error:  # charged, unless the provider refused the request
-            await fail(writing, self.store, self.boot_id, str(error), "illustrator",
-                       refused=refused_by_provider(error))
+            await self._provider_failed(writing, error)
             return
         except TimeoutError:
-            await fail(writing, self.store, self.boot_id, "the illustrator took too long",
-                       "timeout")
+            await self._fail(writing, ILLUSTRATOR_TIMEOUT, "timeout")
             return
         except NotAPicture as error:
-            await fail(writing, self.store, self.boot_id,
-                       "the illustrator sent a picture that cannot be shown", str(error))
+            await self._fail(writing, PICTURE_UNSHOWABLE, str(error))
             return
         drawn = Drawn(image, image_type, small, small_type, picture.model)
         charge = None if self.meter is None else await self.meter.charge(
-            "picture", picture.model, picture.usage, set_aside=job.set_aside_micros,
-            child=job.request.child_name, most=self.meter.picture_most(), job_id=job.id)
+            job.kind, picture.model, picture.usage, set_aside=job.set_aside_micros,
+            child=job.request.child_name, most=self.meter.picture_most(),
+            counted=Usage(images=1), job_id=job.id)
         await self._store(job, drawn, charge)
 
     async def _store(self, job: Job, drawn: Drawn, charge: Charge | None) -> None:

@@ -10,7 +10,7 @@ names of the job queries (sql/queries/jobs.sql).
        │           ▼   │ adopt     │ its owner, alive all along (cut off from the database)
        │     running, unowned      │
        │     (handed over)         │
-       └───────────┴──────► failed (error_text: a FailReason, or the storyteller's reason)
+       └───────────┴──────► failed (error_text: its Failure's code, app/failures.py)
 
 Every statement that moves a job is guarded by the state it expects (no row back: another
 writer moved the job first; it is logged once and the caller leaves the job be). The table
@@ -33,16 +33,18 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from app.failures import INTERRUPTED, STOPPED, Failure
+from app.kinds import JOB_KINDS
 from app.logs import log
 from app.money.meter import Billing, Charge, billing_params, charge_params
 from app.queries import Queryable, Statements
 from app.queue.intake_params import intake_params
 from app.queue.jobs import (
     CardStory,
-    FailReason,
     Held,
     IntakeResult,
     Job,
@@ -53,6 +55,8 @@ from app.queue.jobs import (
 )
 from app.requests import request_from_row
 from app.stories import DELETED_KEEP_S, Story, StoryRequest
+
+CLAIM_ORDER = tuple(kind.code for kind in JOB_KINDS)  # every kind: a worker that makes them all
 
 ForCard = tuple[Job, CardStory | None, bool, PictureState | None]  # get_for_card's answer
 
@@ -132,12 +136,13 @@ class JobStore(Statements):
                             set_aside=row["month_set_aside_micros"])
 
     async def claim_next(self, boot_id: uuid.UUID, *, defer_s: float | None = None,
-                         draws: bool = True) -> Job | None:
-        """pending -> running, the oldest story, else picture (`draws`); None: none to take
-        (or, with `defer_s`, while a story paid for already is about to be adopted)."""
+                         kinds: Sequence[str] = CLAIM_ORDER) -> Job | None:
+        """pending -> running, the oldest job of the first of `kinds` (codes, in claim order:
+        app/kinds.py's claimable) that has one waiting; None: none to take (or, with
+        `defer_s`, while a story paid for already is about to be adopted)."""
         row = await self._one("claim_next_job", {
             "boot_id": boot_id, "defer_s": None if defer_s is None else float(defer_s),
-            "draws": draws})
+            "kinds": list(kinds)})
         return Job.from_row(row) if row else None
 
     async def adopt(self, boot_id: uuid.UUID, stale_s: float) -> Job | None:
@@ -149,7 +154,7 @@ class JobStore(Statements):
     async def mark_call_sent(self, job_id: int, boot_id: uuid.UUID,
                              billed_at: Billing | None) -> Held | None:
         """Our running job's one provider call is about to go, at `billed_at` (the model
-        and its price: Meter.story_billing, picture_billing; None: no meter, nothing
+        and its price: Meter.billing; None: no meter, nothing
         charged). None: the job is not ours any more, and no call may be made."""
         return _held(await self._one("mark_call_sent", {
             "job_id": job_id, "boot_id": boot_id, **billing_params(billed_at)}))
@@ -188,7 +193,7 @@ class JobStore(Statements):
         return await self._one("request_cancel", {"job_id": job_id}) is not None
 
     async def cancel_pending(self, job_id: int) -> bool:
-        """pending -> failed ('cancelled'): it is never sent to the model. False (not
+        """pending -> failed ('stopped'): it is never sent to the model. False (not
         logged: the caller then asks a running job to stop) when it was not pending."""
         return await self._one("cancel_pending_job", {"job_id": job_id}) is not None
 
@@ -215,15 +220,16 @@ class JobStore(Statements):
         return row is not None
 
     async def fail(
-        self, job_id: int, boot_id: uuid.UUID, error_text: str, *,
+        self, job_id: int, boot_id: uuid.UUID, failure: Failure, *,
         text_so_far: str | None = None, refused: bool = False,
     ) -> bool:
-        """Our running job -> failed, keeping its words (`text_so_far`: the latest, when
-        newer than the saved ones); its call, if it was sent (mark_call_sent), charged in
-        the ledger in the same statement, estimated, unless the provider `refused` it
-        (answered with an error status: nothing written, nothing billed)."""
+        """Our running job -> failed with `failure`'s code, keeping its words (`text_so_far`:
+        the latest, when newer than the saved ones); its call, if it was sent
+        (mark_call_sent), charged in the ledger in the same statement, estimated, unless the
+        provider `refused` it (answered with an error status: nothing written, nothing
+        billed)."""
         row = await self._guarded("fail_job", "fail", job_id=job_id, boot_id=boot_id,
-                                  error_text=error_text, text_so_far=text_so_far,
+                                  error_text=failure.code, text_so_far=text_so_far,
                                   refused=refused)
         return row is not None
 
@@ -232,7 +238,7 @@ class JobStore(Statements):
     ) -> tuple[list[int], list[int], list[int]]:
         """For every running job whose heartbeat stopped or whose owner was found gone:
         running -> completed when its story is stored, else running -> failed
-        ('interrupted', or 'cancelled' when the family had asked to stop it), a job whose
+        ('interrupted', or 'stopped' when the family had asked to stop it), a job whose
         call was sent charged in the ledger (its set-aside, estimated). (recovered,
         interrupted, cancelled)"""
         rows = await self._all("sweep_dead_running", {"stale_s": stale_s})
@@ -241,8 +247,8 @@ class JobStore(Statements):
             return sorted(row["id"] for row in rows
                           if row["status"] == status and row["error_text"] == error)
 
-        return (ids(Status.COMPLETED, None), ids(Status.FAILED, FailReason.INTERRUPTED),
-                ids(Status.FAILED, FailReason.CANCELLED))
+        return (ids(Status.COMPLETED, None), ids(Status.FAILED, INTERRUPTED.code),
+                ids(Status.FAILED, STOPPED.code))
 
     async def sweep_expired_pending(self, threshold_s: float) -> list[int]:
         """pending -> failed ('expired') for jobs that waited past the threshold while no

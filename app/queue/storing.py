@@ -31,6 +31,7 @@ import asyncpg
 
 from app.backoff import Backoff
 from app.db import DATABASE_UNAVAILABLE
+from app.failures import NOT_SAVED
 from app.logs import log, log_caught
 from app.money import Usage
 from app.money.meter import Charge, Meter
@@ -112,7 +113,7 @@ class Storing:
                                     f"{story.title}\n\n{story.body}")
             usage = story_usage(story)
             charge = None if self.meter is None else await self.meter.charge(
-                "story", story.model, usage, set_aside=job.set_aside_micros,
+                job.kind, story.model, usage, set_aside=job.set_aside_micros,
                 child=job.request.child_name, counted=counted,
                 most=self.meter.story_most(job.request), job_id=job_id)
             if usage is None if charge is None else charge.estimated:
@@ -125,8 +126,7 @@ class Storing:
         except STORE_RETRYABLE:
             raise  # past its patience: the sweeper sees the stopped heartbeat
         except Exception as error:  # not an outage: waiting would not help
-            await fail(writing, self.jobs, self.boot_id, "the story could not be saved",
-                       repr(error), error=error)
+            await fail(writing, self.jobs, self.boot_id, NOT_SAVED, repr(error), error=error)
             return None
 
     async def _store_once(self, job_id: int, story: Story, screening: Screening | None,

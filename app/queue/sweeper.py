@@ -8,7 +8,7 @@ one; their writes are guarded, so several sweeping at once change each job once.
 A running job whose heartbeat stopped, or whose owner was found gone (its pid no longer
 alive on its host, app/queue/liveness.py), belonged to a process that died: it completes
 with its story when that was already stored (paid for, so never lost), else it fails
-'interrupted', or 'cancelled' when the family had asked to stop it. A pending job fails
+'interrupted', or 'stopped' when the family had asked to stop it. A pending job fails
 'expired' only when it waited past the threshold while no worker was alive anywhere to
 run it. Safety rests on the guards in the UPDATEs, not
 on the thresholds: a job that moved on in the meantime is left alone. Each sweep also
@@ -24,8 +24,8 @@ import uuid
 from dataclasses import KW_ONLY, dataclass, field
 
 from app.db import DATABASE_UNAVAILABLE
+from app.failures import EXPIRED, INTERRUPTED, STOPPED
 from app.logs import log, log_caught
-from app.queue.jobs import FailReason
 from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
 
@@ -71,11 +71,11 @@ class Sweeper:
         for job_id in result.recovered:
             log("job_recovered", level=logging.WARNING, job_id=job_id, status="completed")
         for job_id in result.interrupted:
-            log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.INTERRUPTED)
+            log("job_swept", level=logging.WARNING, job_id=job_id, error=INTERRUPTED.code)
         for job_id in result.cancelled:
-            log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.CANCELLED)
+            log("job_swept", level=logging.WARNING, job_id=job_id, error=STOPPED.code)
         for job_id in result.expired:
-            log("job_swept", level=logging.WARNING, job_id=job_id, error=FailReason.EXPIRED)
+            log("job_swept", level=logging.WARNING, job_id=job_id, error=EXPIRED.code)
         return result
 
     def __post_init__(self) -> None:

@@ -23,7 +23,7 @@ waited for.
 
 Stopping: the family's request reaches the job's owner by NOTIFY (`stop_requested`) or at
 its next heartbeat; the owner closes the stream (chat) or cancels the response at the
-provider, and fails the job 'cancelled', keeping its words.
+provider, and fails the job 'stopped', keeping its words.
 
 With a `screener` (MODERATION=on) the story is stored hidden and screened after its job
 completed, outside `llm_timeout_s`, which bounds the storyteller's call alone.
@@ -40,11 +40,13 @@ import logging
 import uuid
 
 from app.db import DATABASE_UNAVAILABLE
+from app.failures import INTERNAL, INTERRUPTED, PICTURES_OFF, STOPPED
+from app.kinds import Maker, claimable
 from app.logs import log
 from app.money.meter import Meter
 from app.queue.background_writer import BackgroundWriter
 from app.queue.chat_writer import ChatWriter
-from app.queue.jobs import FailReason, Job, Kind
+from app.queue.jobs import Job
 from app.queue.picture_writer import PictureWriter
 from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
@@ -88,6 +90,8 @@ class Worker:
         # A background writer (LLM_API=responses) starts, follows, hands over, adopts.
         self.background = isinstance(self.writer, BackgroundWriter)
         self.painter = painter
+        # The kinds this worker can make, in claim order: no picture without a painter.
+        self.kinds = claimable({Maker.STORYTELLER} | ({Maker.ILLUSTRATOR} if painter else set()))
         self.storing = Storing(store, boot_id, screener=screener, meter=meter,
                                pictures=painter.pictures if painter is not None else None)
         self.concurrency = concurrency
@@ -165,16 +169,15 @@ class Worker:
         if self._stopping:
             return None
         try:
-            draws = self.painter is not None
             if self.adopter is None:
-                return await self.store.claim_next(self.boot_id, draws=draws)
+                return await self.store.claim_next(self.boot_id, kinds=self.kinds)
             job = await self.store.adopt(self.boot_id, self.adopt_after_s)
             if job is not None:
                 log("job_adopted", job_id=job.id, response_id=job.response_id,
                     after=job.response_sequence)
                 return job
             return await self.store.claim_next(self.boot_id, defer_s=self.defer_after_s,
-                                               draws=draws)
+                                               kinds=self.kinds)
         except Exception as error:  # the job stays where it was, for this or any process
             log("claim_failed", level=logging.WARNING, error=repr(error))
             await asyncio.sleep(CLAIM_RETRY_S)
@@ -192,9 +195,9 @@ class Worker:
             beat(writing, self.store, self.boot_id, every_s=self._beat_every_s))
         stored: tuple[int, Story] | None = None
         try:
-            if job.kind == Kind.PICTURE:  # never written as a story, whatever happens
+            if job.kind.maker is Maker.ILLUSTRATOR:  # never written as a story, whatever happens
                 if self.painter is None:
-                    await fail(writing, self.store, self.boot_id, "pictures are off here",
+                    await fail(writing, self.store, self.boot_id, PICTURES_OFF,
                                "no illustrator")
                 else:
                     await self.painter.draw(writing)
@@ -209,15 +212,13 @@ class Worker:
             # (a job the family asked to stop ends as they asked; the statement also makes
             # it so when the stop was asked and not yet heard).
             if writing.response_id is None or not await self._release(writing):
-                reason = (FailReason.CANCELLED if writing.stop_requested
-                          else FailReason.INTERRUPTED)
+                reason = STOPPED if writing.stop_requested else INTERRUPTED
                 await fail(writing, self.store, self.boot_id, reason, "cancelled at shutdown")
             raise
         except DATABASE_UNAVAILABLE:
             raise  # nothing can be recorded now; the stopped heartbeat tells the sweeper
         except Exception as error:  # a defect: say so at once, not minutes later
-            await fail(writing, self.store, self.boot_id, "something went wrong while writing",
-                       repr(error), error=error)
+            await fail(writing, self.store, self.boot_id, INTERNAL, repr(error), error=error)
         finally:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -4,7 +4,7 @@ heartbeat that saves its words and says it is still ours, and failing it, keepin
     writing = Writing(job)                       # writing.update(raw, sequence) as words come
     heartbeat = asyncio.create_task(beat(writing, store, boot_id, every_s=lambda: 5.0))
     story = await unless_interrupted(writing, call, {Interruption.STOP}, timeout_s=180)
-    await fail(writing, store, boot_id, "the storyteller took too long", "timeout")
+    await fail(writing, store, boot_id, STORYTELLER_TIMEOUT, "timeout")   # app/failures.py
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass
 
 from app.db import DATABASE_UNAVAILABLE
+from app.failures import Failure, ProviderError
 from app.finishing import finished_text, rest_of
-from app.logs import log, log_caught
+from app.logs import causes, log, log_caught
 from app.money.meter import Billing, Meter
 from app.queue.jobs import Held, Job
 from app.queue.store import JobStore
 from app.stories import Story, clean_text
-from app.storytelling.provider import never_sent
+from app.storytelling.provider import billed_nothing
 
 # The text streamed so far is saved this often (the status card polls every 3 s).
 TEXT_SAVE_INTERVAL_S = 1.5
@@ -171,8 +172,8 @@ async def beat(writing: Writing, store: JobStore, boot_id: uuid.UUID, *,
 
 @dataclass
 class Writer:
-    """What a writer of either mode (chat_writer.py, background_writer.py) holds: the jobs'
-    store, whose they are, how long a call may take, and the meter its call is marked at."""
+    """What a writer (chat_writer.py, background_writer.py, picture_writer.py) holds: the
+    jobs' store, whose they are, how long a call may take, and the meter its call is marked at."""
 
     store: JobStore
     boot_id: uuid.UUID
@@ -182,14 +183,21 @@ class Writer:
 
     async def _mark_sent(self, writing: Writing) -> bool:
         """Mark the job's call as about to be sent (`mark_sent`); False: not ours."""
-        billed_at = await self.meter.story_billing() if self.meter else None
+        billed_at = await self.meter.billing(writing.job.kind) if self.meter else None
         return await mark_sent(writing, self.store, self.boot_id, billed_at)
 
-    async def _fail(self, writing: Writing, error_text: str, detail: str, *,
+    async def _fail(self, writing: Writing, failure: Failure, detail: str, *,
                     error: BaseException | None = None, refused: bool = False) -> bool | None:
         """Fail the job (`fail`), its call charged if it was sent, unless `refused`."""
-        return await fail(writing, self.store, self.boot_id, error_text, detail, error=error,
+        return await fail(writing, self.store, self.boot_id, failure, detail, error=error,
                           refused=refused)
+
+    async def _provider_failed(self, writing: Writing,
+                               error: ProviderError) -> bool | None:
+        """Fail the job for the provider call's error: its Failure, the provider's own words
+        for the log, and its call charged unless the provider billed nothing for it."""
+        return await self._fail(writing, error.failure, detail_of(error),
+                                refused=billed_nothing(error))
 
 
 async def mark_sent(writing: Writing, store: JobStore, boot_id: uuid.UUID,
@@ -208,34 +216,31 @@ async def mark_sent(writing: Writing, store: JobStore, boot_id: uuid.UUID,
     return True
 
 
-def refused_by_provider(error: BaseException) -> bool:
-    """The provider billed nothing for the request: it answered with an error status (a
-    4xx or 5xx before any word), or never saw it (a connection that never opened:
-    never_sent). The storyteller's and illustrator's errors keep the provider's error as
-    their context."""
-    import openai
-
-    return (isinstance(error.__cause__ or error.__context__, openai.APIStatusError)
-            or never_sent(error))
+def detail_of(error: BaseException) -> str:
+    """A storyteller's or illustrator's error, for the log's `detail`: its own words, then
+    the provider's error it came from ("HTTP 500 <- InternalServerError(...)")."""
+    cause = error.__cause__ or error.__context__
+    return f"{error} <- {causes(cause)}" if cause is not None else str(error)
 
 
-async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, error_text: str,
+async def fail(writing: Writing, store: JobStore, boot_id: uuid.UUID, failure: Failure,
                detail: str, *, error: BaseException | None = None,
                refused: bool = False) -> bool | None:
-    """Fail the job, keeping its words, its call (if it was sent) charged in the ledger in
-    the same statement, unless the provider `refused` it (JobStore.fail). `error`: the
-    unexpected exception that failed it, logged here as an ERROR with its traceback (an
-    expected failure is one line). False: the job was not ours to fail; None: the database
-    could not be told."""
+    """Fail the job with `failure`'s code, keeping its words, its call (if it was sent)
+    charged in the ledger in the same statement, unless the provider `refused` it
+    (JobStore.fail). `detail` (the provider's own words, the exception) goes to the log
+    only. `error`: the unexpected exception that failed it, logged here as an ERROR with its
+    traceback (an expected failure is one line). False: the job was not ours to fail;
+    None: the database could not be told."""
     job_id = writing.job.id
     if error is None:
-        log("job_failed", level=logging.WARNING, job_id=job_id, error=error_text,
+        log("job_failed", level=logging.WARNING, job_id=job_id, error=failure.code,
             detail=detail)
     else:
-        log("job_failed", level=logging.ERROR, job_id=job_id, error=error_text,
+        log("job_failed", level=logging.ERROR, job_id=job_id, error=failure.code,
             detail=detail, exc_info=error)
     try:
-        return await store.fail(job_id, boot_id, error_text,
+        return await store.fail(job_id, boot_id, failure,
                                 text_so_far=clean_text(writing.text), refused=refused)
     except Exception as failure:  # the sweeper will see the stopped heartbeat
         if isinstance(failure, DATABASE_UNAVAILABLE):

@@ -6,8 +6,8 @@ and `scheduled.py` writes one
 into BACKUP_DIR every BACKUP_EVERY_H (its turns claimed in `schedule.py`, its files kept by
 `backup_files.py`).
 
-May use: app.queue (the store's story reads and writes), app.stories, app.requests,
-app.dates, app.i18n, app.ideas (the form's ideas), app.errors, app.db, app.queries,
-app.illustrating (a picture's checks) and
-app.logs. Never app.web: its pages are app/web/stories.py.
+May use: app.queue (the store's story reads and writes), app.stories, app.languages,
+app.lengths, app.requests, app.dates, app.i18n, app.ideas (the form's ideas), app.errors,
+app.db, app.queries, app.illustrating (a picture's checks) and app.logs. Never app.web: its
+pages are app/web/stories.py.
 """

@@ -36,6 +36,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from app.dates import file_stamp, iso_time, when
 from app.errors import Invalid
 from app.illustrating.small import image_type
+from app.lengths import reading_minutes
 from app.requests import parse_backed_up, request_json, stored_text
 from app.shelf.archive import (
     FORMAT,
@@ -54,7 +55,7 @@ from app.stories import (
     INT4_MAX,
     Child,
     clean_title,
-    reading_minutes,
+    text_language,
     token_count,
 )
 
@@ -68,6 +69,7 @@ _NOT_IN_A_NAME = re.compile(r"[^a-z0-9]+")
 def story_markdown(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
     """One story as a Markdown file (plain text that reads well as it is)."""
     request = story.request
+    minutes = reading_minutes(story.body, text_language(request.language, story.model))
     lines = [f"# {story.title}", ""]
     if request.child_name:
         lines.append("- For: " + ", and ".join(
@@ -78,7 +80,7 @@ def story_markdown(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
         lines.append(f"- For: a {request.age}-year-old")
     lines += [
         f"- Written: {when(story.created_at, timezone)}",
-        f"- Length: {request.length}, about {reading_minutes(story.body)} min to read aloud",
+        f"- Length: {request.length}, about {minutes} min to read aloud",
         f"- About: {request.prompt}",
     ]
     if story.sequel_of_title:

@@ -15,6 +15,7 @@ from typing import Any
 import asyncpg
 
 from app.errors import Invalid
+from app.lengths import LENGTHS
 from app.queries import Statements, transaction_on
 from app.requests import (
     AGE_RANGE,
@@ -24,7 +25,7 @@ from app.requests import (
     parse_language,
 )
 from app.shelf.archive import BackupError
-from app.stories import LENGTHS, Child, clean_text
+from app.stories import Child, clean_text
 
 CHILD_FIELDS = ("name", "age", "length", "language", "likes", "companions")
 CHILDREN_MAX = 100  # profiles in a household (and in a backup)

@@ -23,9 +23,9 @@ from datetime import time
 
 from app.db import DATABASE_UNAVAILABLE
 from app.errors import Invalid
+from app.languages import LANGUAGES
 from app.logs import log_caught
 from app.queries import Queryable, Statements
-from app.stories import LANGUAGES
 
 DEFAULT_BEDTIME = time(18, 30)  # migration 022's default, before the database is read
 BEDTIME_EARLIEST = time(16, 0)  # the table's bounds: Night starts after the morning

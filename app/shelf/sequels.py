@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
+from app.languages import LANGUAGES
 from app.requests import PREVIOUSLY_MAX_CHARS, PROMPT_MAX_CHARS
 from app.shelf.store import ShelfStore, StoredStory
 from app.stories import StoryRequest, paragraphs, parse_id
@@ -147,24 +148,11 @@ def as_sequel(
     return replace(request, sequel_of=earlier.id, previously=previously(earlier))
 
 
-# The prompt a sequel's form starts with, in the language the story is asked in.
-WHAT_HAPPENS_NEXT = {
-    "en": "what happens next in “{title}”",
-    "es": "qué pasa después en «{title}»",
-    "fr": "la suite de « {title} »",
-    "de": "wie es weitergeht in „{title}“",
-    "it": "cosa succede dopo in «{title}»",
-    "pt": "o que acontece a seguir em «{title}»",
-    "nl": "wat er daarna gebeurt in ‘{title}’",
-    "pl": "co dzieje się dalej w „{title}”",
-    "ar": "ماذا يحدث بعد ذلك في «{title}»",
-}
-
-
 def next_prompts(title: str) -> dict[str, str]:
-    """A sequel's first prompt in each language, by its tag."""
-    return {tag: text.format(title=title)[:PROMPT_MAX_CHARS]
-            for tag, text in WHAT_HAPPENS_NEXT.items()}
+    """A sequel's first prompt in each language, by its tag: the prompt a sequel's form
+    starts with, in the language the story is asked in (each language's `next_prompt`)."""
+    return {tag: language.next_prompt.format(title=title)[:PROMPT_MAX_CHARS]
+            for tag, language in LANGUAGES.items()}
 
 
 def in_language(prompt: str, title: str, language: str) -> str:

@@ -16,16 +16,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from app.languages import DEFAULT_LANGUAGE, language_of
+from app.lengths import minutes_to_read, reading_minutes
 from app.queries import Statements
 from app.queue.jobs import CardStory, PictureState, Screening, picture_state
 from app.requests import request_from_row
 from app.stories import (
-    DEFAULT_LANGUAGE,
     DELETED_KEEP_S,
     StoryRequest,
     listeners,
-    minutes_for_words,
-    reading_minutes,
     text_language,
 )
 
@@ -51,7 +50,7 @@ class StoredStory:
 
     @property
     def reading_minutes(self) -> int:
-        return reading_minutes(self.body)
+        return reading_minutes(self.body, self.language)
 
     @property
     def language(self) -> str:
@@ -90,6 +89,7 @@ class StorySummary:
     age: int | None = None
     length: str | None = None
     words: int = 0
+    characters: int = 0  # those of its text but its spaces (a language without spaces')
     series_id: int | None = None
     sequel_of: int | None = None
     sequel_of_title: str | None = None  # the story it continues, while that is on the shelf
@@ -100,14 +100,15 @@ class StorySummary:
     @property
     def reading_minutes(self) -> int:
         """Minutes to read it aloud, slowly; at least one."""
-        return minutes_for_words(self.words)
+        spoken = language_of(text_language(self.language, self.model))
+        return minutes_to_read(self.words if spoken.spaced else self.characters, spoken)
 
     @property
     def listeners(self) -> str | None:
         return listeners(self.child_name, self.sibling_name)
 
-_LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "series_id", "sequel_of",
-                    "sequel_of_title", "sibling_name", "language", "model")
+_LIBRARY_COLUMNS = ("prompt", "age", "length", "words", "characters", "series_id",
+                    "sequel_of", "sequel_of_title", "sibling_name", "language", "model")
 
 def _summary(row: Any) -> StorySummary:
     return StorySummary(

@@ -9,6 +9,8 @@ still offers the model, `models.py` reads the openai library's model lists.
 `final_response.py` reads the story in a finished response. `reader.py` reads either
 API's answer to the app's own rules (word cap, cut short, titles, paragraphs, markup).
 
-May use: app.stories, app.finishing, app.errors, app.logs, app.backoff, app.i18n. Never the queue,
-the shelf or the web: the worker hands a storyteller the request and gets a story back.
+May use: app.stories, app.languages, app.lengths and app.titles (a story's language, length
+and the titles the app makes), app.failures (why a story did not come), app.finishing,
+app.errors, app.logs, app.backoff, app.i18n. Never the queue, the shelf or the web: the
+worker hands a storyteller the request and gets a story back.
 """

@@ -55,8 +55,9 @@ class ModelAvailability:
         return self.model if self.gone else None
 
 
-def model_gone_message(model: str) -> str:
-    """A job's failure when the provider no longer offers its model."""
+def model_gone_detail(model: str) -> str:
+    """The log's detail of a job failed `model_unavailable` because the provider no longer
+    offers its model (the family's words are app/failures.py's)."""
     return f"the storyteller no longer offers the model {model} (set {SETTING})"
 
 

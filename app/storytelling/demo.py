@@ -1,6 +1,6 @@
 """The offline storyteller: a real, varied story from a few templates, streamed at a
 model's pace, so the app is fully usable with no key. It weaves in the child's likes and
-brings back their companions, and its title is made from the idea (`title_subject`), so
+brings back their companions, and its title is made from the idea (app/titles.py), so
 another idea (the one-tap idea changes every night: app/ideas.py) is another title.
 
     story = await DemoStoryteller(delay_s=20).write(request, job_id=17, on_text=print)
@@ -13,8 +13,11 @@ import random
 import re
 
 from app.finishing import finished_text
-from app.stories import LENGTH_WORDS, Story, StoryRequest, TextSink
+from app.languages import ENGLISH
+from app.lengths import length_of
+from app.stories import Story, StoryRequest, TextSink
 from app.storytelling import demo_arabic
+from app.titles import title_from_idea, title_subject
 
 
 class DemoStoryteller:
@@ -113,7 +116,7 @@ class DemoStoryteller:
                            "very favourite things in the whole world, and smiled a sleepy "
                            "smile.")
         ending = rng.choice(_ENDINGS).format(**names)
-        target = LENGTH_WORDS[request.length]
+        target = length_of(request.length).words
         words = sum(len(p.split()) for p in [*opening, ending])
         middles = []
         for middle in rng.sample(_MIDDLES, k=len(_MIDDLES)):
@@ -130,6 +133,8 @@ class DemoStoryteller:
             title = f"{hero}'s {subject[len('the '):]}"
         else:
             title = f"{hero} and {subject}"
+        if request.language != ENGLISH.tag:  # an English story, but the family's own title
+            title = title_from_idea(request)
         return title[:200], [*opening, *middles, ending]
 
 
@@ -140,50 +145,6 @@ def _together(companions: list[str]) -> str:
     if len(named) == 1:
         return named[0]
     return ", ".join(named[:-1]).rstrip(",") + f", and {named[-1]}"
-
-
-# Where an idea's first part, its title, ends: a comma, or what it is for.
-_TITLE_ENDS = re.compile(r",|\s(?:to (?:find|meet|say|see)|looking for|following)\s", re.I)
-_SMALL_WORDS = frozenset("a an the and or of to in on at by for with from into over under "
-                         "down up through who is are was".split())
-_QUESTIONS = frozenset("what how why when where who".split())
-TITLE_WORDS_MAX = 9
-
-
-def title_from_idea(request: StoryRequest, max_chars: int = 200) -> str:
-    """A title made from the idea alone, as the demo names its stories, for a model whose
-    first line was no title: the children named, else "The Dragon Who Is Afraid ..."."""
-    subject = title_subject(request.prompt.strip().rstrip(".!?"))
-    if request.child_name and request.sibling_name:
-        title = f"{request.child_name}, {request.sibling_name} and {subject}"
-    elif request.child_name:
-        title = f"{request.child_name} and {subject}"
-    else:
-        title = subject[:1].upper() + subject[1:]
-    return title[:max_chars].rstrip(" ,")
-
-
-def title_subject(idea: str) -> str:
-    """What a demo story's title names, from its idea: its first part (up to a comma, or
-    "to find ..."), at most TITLE_WORDS_MAX words, in title case, with "the" for "a":
-    "a walk with Pip on a winter night to find foxes" is "the Walk with Pip on a Winter
-    Night"; "a dragon who is afraid of the dark" is "the Dragon Who Is Afraid of the Dark"."""
-    head = _TITLE_ENDS.split(idea.strip().rstrip(".!?…"), maxsplit=1)[0].strip()
-    words = head.split() or idea.split() or ["Adventure"]
-    article = words[0].lower() in ("a", "an", "the") and len(words) > 1
-    if article:
-        words = words[1:]
-    # "the Trip to the Moon", "the Dinosaurs"; not before a question, a doing or a name.
-    article = article or not (words[0].lower() in _QUESTIONS or words[0].endswith("ing")
-                              or words[0][:1].isupper())
-    words = words[:TITLE_WORDS_MAX]
-    while len(words) > 1 and words[-1].lower() in _SMALL_WORDS:
-        words.pop()
-    titled = [word if word.lower() in _SMALL_WORDS and n else word[:1].upper() + word[1:]
-              for n, word in enumerate(words)]
-    titled = [word.capitalize() if word in ("who", "is", "are", "was") else word
-              for word in titled]
-    return ("the " if article else "") + " ".join(titled)
 
 
 _PLACES = ["a cottage at the edge of a whispering wood", "a lighthouse by a sleepy sea",

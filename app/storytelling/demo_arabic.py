@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 
-from app.stories import LENGTH_WORDS, StoryRequest
+from app.lengths import length_of
+from app.stories import StoryRequest
 
 NOTE = "(كتب هذه الحكاية راوي العرض، دون اتصال بالإنترنت.)"
 
@@ -57,7 +58,7 @@ def compose_arabic(request: StoryRequest, rng: random.Random) -> tuple[str, list
     names = {"hero": hero, "idea": request.prompt.strip().rstrip(".!?؟") or "النجوم",
              "place": rng.choice(_PLACES), "friend": rng.choice(_FRIENDS).split(" اسمها ")[-1]}
     paragraphs = [rng.choice(_OPENINGS).format(**names)]
-    target, words = LENGTH_WORDS[request.length], len(paragraphs[0].split())
+    target, words = length_of(request.length).words, len(paragraphs[0].split())
     for middle in rng.sample(_MIDDLES, k=len(_MIDDLES)):  # each once, as the English demo
         if words >= target:
             break

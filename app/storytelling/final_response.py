@@ -14,8 +14,17 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from app.failures import (
+    CUT_SHORT,
+    DECLINED,
+    MODEL_UNAVAILABLE,
+    STORYTELLER_FAILED,
+    STORYTELLER_UNREADABLE,
+    StorytellerError,
+)
 from app.logs import log
-from app.stories import Story, StorytellerError
+from app.stories import Story
+from app.storytelling.availability import MODEL_NOT_FOUND
 from app.storytelling.reader import Ending, Reader
 
 # The provider's words for a response that will not change any more.
@@ -49,12 +58,13 @@ def story_in(response: Any, followed: Followed, reader: Reader, *, job_id: int,
     status = response.status
     if status == "failed":
         code = getattr(response.error, "code", None) if response.error else None
-        raise StorytellerError(f"the storyteller failed ({code or 'no reason given'})")
-    if status == "cancelled":
-        raise StorytellerError("the story was stopped at the storyteller")
+        raise StorytellerError(MODEL_UNAVAILABLE if code == MODEL_NOT_FOUND
+                               else STORYTELLER_FAILED, f"response failed: {code or 'no code'}")
+    if status == "cancelled":  # at the provider, not by this job's Stop (that fails it first)
+        raise StorytellerError(CUT_SHORT, "the response was cancelled at the provider")
     reason = getattr(response.incomplete_details, "reason", None)
     if _refused(response) or reason == "content_filter":
-        raise StorytellerError("the storyteller declined to write this story")
+        raise StorytellerError(DECLINED, f"refused ({reason or 'a refusal'})")
     usage = response.usage
     return reader.story(
         _final_text(response, followed, job_id),
@@ -85,7 +95,7 @@ def _final_text(response: Any, followed: Followed, job_id: int) -> str:
         if whole is None:
             log("final_text_unreadable", level=logging.ERROR, job_id=job_id,
                 error=repr(error), exc_info=error)
-            raise StorytellerError("the storyteller sent an unreadable answer") from None
+            raise StorytellerError(STORYTELLER_UNREADABLE, "an unreadable final text") from None
         log("final_text_unreadable", level=logging.WARNING, job_id=job_id,
             error=repr(error), kept="the streamed text, which is whole", exc_info=error)
         return whole

@@ -1,11 +1,13 @@
 """What one story may cost in tokens, and which of the optional parameters a model takes.
 
     token_budget("long")                       # the completion budget, the same for any model
+    token_budget("long", language="ja")        # ... for a story in Japanese (its characters)
     limits = RequestLimits(temperature=None, reasoning_tokens=0, every_cap=True)  # a storyteller's
     options = limits.options(model, CHAT_TOKEN_CAPS, "long")
     refused = limits.learn(model, error, options)   # a 400 naming one of them: drop it, retry
 
-The budget is not chosen by a model's name: it is the length's room plus
+The budget is not chosen by a model's name: it is the length's room (its tokens in the
+story's language, app/lengths.py) plus
 STORY_REASONING_TOKENS for hidden reasoning (only the tokens used are billed; none by default
 with a custom OPENAI_BASE_URL, whose small local models think aloud if at all and whose
 context is small), and a story the budget cut off anyway is reported by the provider
@@ -22,22 +24,16 @@ leaves the parameter out straight away.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
+from app.languages import DEFAULT_LANGUAGE, language_of
+from app.lengths import BY_NAME
 from app.logs import log
-from app.stories import LENGTH_WORDS
 
-# The words each length asks for: about 1.4 tokens a word of English prose, with room for
-# a model that overshoots (or a language that takes more tokens a word), plus the title.
-TOKENS_PER_WORD = 1.4
-BUDGET_HEADROOM = 1.5
-TITLE_TOKENS = 30
-LENGTH_MAX_TOKENS = {
-    length: math.ceil(words * TOKENS_PER_WORD * BUDGET_HEADROOM) + TITLE_TOKENS
-    for length, words in LENGTH_WORDS.items()
-}
+# Each length's tokens in English (or any spaced language): 534 / 1,038 / 1,794.
+LENGTH_MAX_TOKENS = {name: length.tokens(language_of(DEFAULT_LANGUAGE))
+                     for name, length in BY_NAME.items()}
 # Room for a model's hidden reasoning, which the completion budget pays for too: without it
 # the whole budget can go on thinking and the story comes back empty. Only the tokens used
 # are billed, so it costs nothing unless the model needs it.
@@ -56,9 +52,11 @@ _REFUSAL_WORDS = ("unsupported", "not supported", "unrecognized", "unknown param
 T = TypeVar("T")
 
 
-def token_budget(length: str, reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> int:
-    """The most tokens one story of this length may be written with, whatever the model."""
-    return LENGTH_MAX_TOKENS[length] + reasoning_tokens
+def token_budget(length: str, reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS, *,
+                 language: str = DEFAULT_LANGUAGE) -> int:
+    """The most tokens one story of this length, in this language, may be written with,
+    whatever the model."""
+    return BY_NAME[length].tokens(language_of(language)) + reasoning_tokens
 
 
 class RequestLimits:
@@ -73,26 +71,28 @@ class RequestLimits:
         self.every_cap = every_cap
         self._refused: dict[str, set[str]] = {}
 
-    def options(self, model: str, token_caps: tuple[str, ...], length: str) -> dict[str, Any]:
+    def options(self, model: str, token_caps: tuple[str, ...], length: str, *,
+                language: str = DEFAULT_LANGUAGE) -> dict[str, Any]:
         """The token cap (the first spelling the model has not refused) and, when set, the
-        temperature, for one request."""
+        temperature, for one request (a story of `length` in `language`)."""
         refused = self._refused.get(model, set())
         options: dict[str, Any] = {}
         caps = [name for name in token_caps if name not in refused]
         for cap in caps if self.every_cap else caps[:1]:
-            options[cap] = token_budget(length, self.reasoning_tokens)
+            options[cap] = token_budget(length, self.reasoning_tokens, language=language)
         if self.temperature is not None and TEMPERATURE not in refused:
             options[TEMPERATURE] = self.temperature
         return options
 
     async def send(self, model: str, token_caps: tuple[str, ...], length: str,
-                   request: Callable[[dict[str, Any]], Awaitable[T]]) -> T:
+                   request: Callable[[dict[str, Any]], Awaitable[T]], *,
+                   language: str = DEFAULT_LANGUAGE) -> T:
         """`request(options)`, sent again without a parameter the provider refused (each
         parameter once: a refusal comes before any word and bills nothing). Any other
         error, and a second refusal of the same parameter, is raised as it came."""
         tried: set[str] = set()
         while True:
-            options = self.options(model, token_caps, length)
+            options = self.options(model, token_caps, length, language=language)
             try:
                 return await request(options)
             except Exception as error:

@@ -27,24 +27,28 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from app.failures import (
+    DECLINED,
+    MODEL_UNAVAILABLE,
+    STORYTELLER_EMPTY,
+    STORYTELLER_TIMEOUT,
+    StorytellerError,
+)
+from app.languages import DEFAULT_LANGUAGE, language_of
+from app.lengths import length_of
 from app.stories import (
-    DEFAULT_LANGUAGE,
-    LANGUAGES,
-    LENGTH_WORDS,
     Story,
     StoryRequest,
-    StorytellerError,
     TextSink,
 )
 from app.storytelling.availability import (
     ModelAvailability,
     is_model_not_found,
-    model_gone_message,
+    model_gone_detail,
 )
-from app.storytelling.capped import too_large
 from app.storytelling.limits import CHAT_TOKEN_CAPS, RequestLimits
+from app.storytelling.provider import FAILURES, trouble_of
 from app.storytelling.reader import (
-    SENT_NOTHING,
     STOPPED_BEFORE_WORDS,
     STOPPED_MID_STORY,
     CutShort,
@@ -74,6 +78,8 @@ Then a blank line, then the story in short paragraphs."""
 def build_prompt(request: StoryRequest) -> tuple[str, str]:
     """The system prompt and the user's message (the Responses API's instructions and
     input)."""
+    told = language_of(request.language)  # its words, or its characters (Japanese)
+    size = length_of(request.length).size(told)
     audience = f"a {request.age}-year-old" if request.age else "a young child"
     if request.sibling_name:
         younger = min(filter(None, (request.age, request.sibling_age)), default=None)
@@ -83,7 +89,7 @@ def build_prompt(request: StoryRequest) -> tuple[str, str]:
     else:
         words_for = audience
     lines = [
-        f"Please write a bedtime story for {audience}, about {LENGTH_WORDS[request.length]} words.",
+        f"Please write a bedtime story for {audience}, about {size:,} {told.unit}.",
         f"Use simple words and sentences that suit {words_for}.",
     ]
     if request.child_name and request.sibling_name:
@@ -113,7 +119,7 @@ def build_prompt(request: StoryRequest) -> tuple[str, str]:
                      "friends they are, as described: "
                      f"<companions>{_as_data(request.companions)}</companions>")
     if request.language != DEFAULT_LANGUAGE:
-        lines.append(f"Write the story in {LANGUAGES[request.language][1]}.")
+        lines.append(told.prompt)
     if request.carried_text:
         lines.append(finish_instruction(request.carried_text))
     return SYSTEM_PROMPT, "\n".join(lines)
@@ -200,7 +206,8 @@ class OpenAIStoryteller:
             try:
                 async with asyncio.timeout(silence_s):
                     stream = await self.limits.send(self.model, CHAT_TOKEN_CAPS,
-                                                    request.length, create)
+                                                    request.length, create,
+                                                    language=request.language)
             except openai.NotFoundError as error:
                 raise self._not_found(error, job_id) from None
             self.availability.mark_offered()
@@ -232,7 +239,7 @@ class OpenAIStoryteller:
         except TimeoutError:
             if reader.shown(raw).strip():
                 raise CutShort(STOPPED_MID_STORY) from None
-            raise StorytellerError("the storyteller took too long") from None
+            raise StorytellerError(STORYTELLER_TIMEOUT, "no words before the timeout") from None
         except (openai.APIError, ValueError) as error:  # ValueError: a chunk that is not JSON
             if isinstance(error, openai.APIConnectionError) and reader.shown(raw).strip():
                 raise CutShort(STOPPED_MID_STORY) from None  # the connection closed mid-story
@@ -244,13 +251,13 @@ class OpenAIStoryteller:
             showing.flush()
 
         if refused or finish == "content_filter":
-            raise StorytellerError("the storyteller declined to write this story")
+            raise StorytellerError(DECLINED, f"refused, finish reason {finish}")
         if not finish and not reported and not reader.shown(raw).strip():
             # It ended before its first word and never said it was done: a cut (another
             # request took the server's slot), not an empty answer.
             raise CutShort(STOPPED_BEFORE_WORDS)
         if not answered:
-            raise StorytellerError(SENT_NOTHING)
+            raise StorytellerError(STORYTELLER_EMPTY, "no choices in the answer")
         ending = (Ending.CAPPED if reader.past_cap(raw) else Ending.LENGTH if finish == "length"
                   else Ending.STOP if finish else Ending.NONE)
         return reader.story(
@@ -264,7 +271,7 @@ class OpenAIStoryteller:
         """A 404 from the create: the model is gone (said on the home page), or the URL."""
         if is_model_not_found(error, self.model):
             self.availability.mark_gone(seen_by=f"job {job_id}")
-            return StorytellerError(model_gone_message(self.model))
+            return StorytellerError(MODEL_UNAVAILABLE, model_gone_detail(self.model))
         return provider_error(error)
 
 
@@ -311,17 +318,7 @@ async def _whole_answer(stream: Any) -> AsyncIterator[Any]:
 
 
 def provider_error(error: Exception) -> StorytellerError:
-    """What the family is told when the provider call went wrong."""
-    import openai
+    """Why the provider call went wrong, as a Failure (its status is the log's detail)."""
+    trouble, detail = trouble_of(error)
+    return StorytellerError(FAILURES[trouble].story, detail)
 
-    if too_large(error):
-        return StorytellerError("the storyteller sent an answer too large to read")
-    if isinstance(error, openai.APITimeoutError):
-        return StorytellerError("the storyteller took too long")
-    if isinstance(error, openai.APIConnectionError):
-        return StorytellerError("could not reach the storyteller")
-    if isinstance(error, openai.RateLimitError):
-        return StorytellerError("the storyteller is busy (rate limited)")
-    if isinstance(error, openai.APIStatusError):
-        return StorytellerError(f"the storyteller failed (HTTP {error.status_code})")
-    return StorytellerError("the storyteller sent an unreadable answer")

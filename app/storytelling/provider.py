@@ -15,11 +15,28 @@ the first story finds it loaded.
 from __future__ import annotations
 
 import asyncio
+import enum
 import importlib
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from app.failures import (
+    ILLUSTRATOR_BUSY,
+    ILLUSTRATOR_FAILED,
+    ILLUSTRATOR_TIMEOUT,
+    ILLUSTRATOR_UNREACHABLE,
+    ILLUSTRATOR_UNREADABLE,
+    KEY_REFUSED,
+    PICTURE_MODEL_UNAVAILABLE,
+    STORYTELLER_BUSY,
+    STORYTELLER_FAILED,
+    STORYTELLER_TIMEOUT,
+    STORYTELLER_UNREACHABLE,
+    STORYTELLER_UNREADABLE,
+    Failure,
+)
 from app.logs import log
+from app.storytelling.capped import too_large
 
 if TYPE_CHECKING:
     import openai
@@ -52,6 +69,69 @@ class ProviderClient:
     async def aclose(self) -> None:
         if self._client is not None:
             await self._client.close()
+
+
+class Trouble(enum.Enum):
+    """What went wrong with a provider call, whatever was asked of it (a story, a picture:
+    FAILURES names the Failure each is)."""
+
+    TOO_LARGE = "too_large"  # an answer past the body cap
+    TIMEOUT = "timeout"
+    UNREACHABLE = "unreachable"
+    BUSY = "busy"  # 429
+    NOT_FOUND = "not_found"  # 404: a model or a route the server does not have
+    KEY_REFUSED = "key_refused"  # 401, 403
+    FAILED = "failed"  # any other error status
+    UNREADABLE = "unreadable"  # an answer that is not what the API says it is
+
+
+class Asked(NamedTuple):
+    """The Failure a trouble is, by what the call asked for."""
+
+    story: Failure
+    picture: Failure
+
+
+# Each way a provider call goes wrong, as a story's failure and a picture's (a 401/403 is the
+# illustrator's failing: the story, written with the same key, was not refused).
+FAILURES = {
+    Trouble.TOO_LARGE: Asked(STORYTELLER_UNREADABLE, ILLUSTRATOR_UNREADABLE),
+    Trouble.TIMEOUT: Asked(STORYTELLER_TIMEOUT, ILLUSTRATOR_TIMEOUT),
+    Trouble.UNREACHABLE: Asked(STORYTELLER_UNREACHABLE, ILLUSTRATOR_UNREACHABLE),
+    Trouble.BUSY: Asked(STORYTELLER_BUSY, ILLUSTRATOR_BUSY),
+    Trouble.NOT_FOUND: Asked(STORYTELLER_FAILED, PICTURE_MODEL_UNAVAILABLE),
+    Trouble.KEY_REFUSED: Asked(KEY_REFUSED, ILLUSTRATOR_FAILED),
+    Trouble.FAILED: Asked(STORYTELLER_FAILED, ILLUSTRATOR_FAILED),
+    Trouble.UNREADABLE: Asked(STORYTELLER_UNREADABLE, ILLUSTRATOR_UNREADABLE),
+}
+
+
+def trouble_of(error: Exception) -> tuple[Trouble, str]:
+    """What went wrong with a provider call, and the detail for the log."""
+    import openai
+
+    if too_large(error):
+        return Trouble.TOO_LARGE, "an answer too large to read"
+    if isinstance(error, openai.APITimeoutError):
+        return Trouble.TIMEOUT, "the connection timed out"
+    if isinstance(error, openai.APIConnectionError):
+        return Trouble.UNREACHABLE, "no connection"
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        trouble = (Trouble.BUSY if status == 429 else Trouble.NOT_FOUND if status == 404
+                   else Trouble.KEY_REFUSED if status in (401, 403) else Trouble.FAILED)
+        return trouble, f"HTTP {status}"
+    return Trouble.UNREADABLE, type(error).__name__
+
+
+def billed_nothing(error: BaseException) -> bool:
+    """Whether the provider billed nothing for the request that raised `error`: it answered
+    with an error status (a 4xx or 5xx before any word), or never saw it (never_sent). The
+    storyteller's and illustrator's errors keep the provider's error as their context."""
+    import openai
+
+    return (isinstance(error.__cause__ or error.__context__, openai.APIStatusError)
+            or never_sent(error))
 
 
 def never_sent(error: BaseException) -> bool:

@@ -12,10 +12,11 @@ place the chat and the background storytellers turn a model's text into a story.
 
 A story is whole only when the provider said it finished (`Ending.STOP`) within the app's
 cap; one its token budget cut off (`LENGTH`) or past the app's own cap (`CAPPED`: 1.5 times
-the words asked, or CAP_CHARS_PER_WORD characters for each of those words, so one 2 MB
-"word" is no story) is kept to its last whole sentence within the cap; one that simply ended
-(`NONE`: `[DONE]` or a closed connection with no finish reason) is cut short and raises
-CutShort, its words kept by the writer. Silence is counted from the last word (or reasoning
+the words asked, or their characters where the language puts no spaces between its words,
+and a bound on all its characters, so one 2 MB "word" is no story: app/lengths.py) is
+kept to its last whole sentence within the cap; one that simply ended (`NONE`: `[DONE]`
+or a closed connection with no finish reason) is cut short and raises CutShort, its words
+kept by the writer. Silence is counted from the last word (or reasoning
 token), never from the last chunk: empty, role-only and keep-alive deltas are silence.
 
 The text is shaped as it arrives, the same way each time (shaping a shaped text changes
@@ -36,33 +37,21 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TypeVar
 
+from app.failures import CUT_SHORT, STORYTELLER_EMPTY, StorytellerError
 from app.finishing import cut_to_last_sentence, finished_text
+from app.languages import DEFAULT_LANGUAGE, language_of
+from app.lengths import length_of
 from app.logs import log
 from app.stories import (
-    LENGTH_WORDS,
     Story,
     StoryRequest,
-    StorytellerError,
     clean_text,
     readable,
     title_of,
     without_bidi_controls,
 )
-from app.storytelling.demo import title_from_idea
+from app.titles import title_from_idea
 
-# The app stops reading a story this many times longer than the length asked.
-WORD_CAP_FACTOR = 1.5
-# ... or this many characters for each word of that cap, whichever comes first, so that one
-# 2 MB "word" is no story. Generous: English takes under 6 characters a word, its space
-# included, German's compounds under 8.
-CAP_CHARS_PER_WORD = 12
-# A language written without spaces (Japanese, Chinese, Thai) has no words to count: its
-# cap is in characters alone, this many for each word of the word cap (an English word
-# takes 2 to 3 characters of Japanese).
-UNSPACED_CAP_CHARS_PER_WORD = 4
-# The story languages written without spaces: none yet. Their home is the language's own
-# record in app/stories.py, once a language is one ("spaced: false"), as RIGHT_TO_LEFT's is.
-WRITTEN_WITHOUT_SPACES: frozenset[str] = frozenset()
 TITLE_MAX_CHARS = 80
 # A first line longer than this is the story begun, whatever label, marks or characters that
 # show nothing it holds; until its line ends, one this short may yet be a title or a preamble.
@@ -73,17 +62,21 @@ ECHO_MIN_WORDS = 6
 SHOW_EVERY_S = 0.2
 T = TypeVar("T")
 
-SENT_NOTHING = "the storyteller sent nothing"
-STOPPED_MID_STORY = "the storyteller stopped mid-story"
+# The log's details of a story that did not come (the family reads its Failure's words).
+SENT_NOTHING = "it sent nothing"
+STOPPED_MID_STORY = "it stopped mid-story"
 # A stream that ended or was cut before its first word, with no finish reason: a cut, not
 # an empty answer (a second request on a one-slot server ends the first one's stream).
-STOPPED_BEFORE_WORDS = "the storyteller stopped before the story began"
-NO_ROOM = "the storyteller ran out of room before the story began"
+STOPPED_BEFORE_WORDS = "it stopped before the story began"
+NO_ROOM = "it ran out of room before the story began"
 
 
 class CutShort(StorytellerError):
     """The provider stopped before the story's end (no finish reason, or silence after its
-    first words): the words so far are kept, and Finish is offered."""
+    first words): `cut_short`, the words so far kept, and Finish offered."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(CUT_SHORT, detail)
 
 
 class Ending(enum.Enum):
@@ -95,20 +88,16 @@ class Ending(enum.Enum):
     NONE = "none"  # it ended with no finish reason
 
 
-def word_cap(length: str) -> int:
-    """The most words the app reads of a story of this length: 360 / 720 / 1,260."""
-    return int(LENGTH_WORDS[length] * WORD_CAP_FACTOR)
+def word_cap(length: str, language: str = DEFAULT_LANGUAGE) -> int:
+    """The most words the app reads of a story of this length: 360 / 720 / 1,260; the most
+    characters, in a language written without spaces (Japanese: 750 / 1,500 / 2,625)."""
+    return length_of(length).cap(language_of(language))
 
 
-def char_cap(length: str, *, spaced: bool = True) -> int:
-    """The most characters the app reads of a story of this length: 4,320 / 8,640 / 15,120;
-    in a language written without spaces, 1,440 / 2,880 / 5,040."""
-    return word_cap(length) * (CAP_CHARS_PER_WORD if spaced else UNSPACED_CAP_CHARS_PER_WORD)
-
-
-def is_spaced(language: str) -> bool:
-    """Whether a language puts spaces between its words (so its words can be counted)."""
-    return language.split("-")[0].lower() not in WRITTEN_WITHOUT_SPACES
+def char_cap(length: str, language: str = DEFAULT_LANGUAGE) -> int:
+    """The most characters, all of them, the app reads of a story of this length: 4,320 /
+    8,640 / 15,120; in a language written without spaces, 1,500 / 3,000 / 5,250."""
+    return length_of(length).char_cap(language_of(language))
 
 
 # The app's own delimiter tags (app/storytelling/openai.py's prompt); a line that is only
@@ -124,8 +113,8 @@ _BARE_TAG = re.compile(r"</?[^\W\d_](?:[\w-]|[^\x00-\x7f\s]){0,20}\s*/?>")
 _BLOCK_LINE = re.compile(r"^\s*<\s*(idea|earlier|begun|likes|companions)\b[^>\n]*>.*"
                          r"<\s*/\s*\1\s*>[\s.]*$", re.IGNORECASE)
 _DATA = re.compile(r"<(" + _TAG_NAMES + r")>.*?</\1>", re.IGNORECASE | re.DOTALL)
-_WORD = re.compile(r"\S+")
-_NOT_A_TITLE_END = (",", ";", ":", ".")
+# How a sentence's line ends (not a title's), in Latin, Arabic and Japanese punctuation.
+_NOT_A_TITLE_END = (",", ";", ":", ".", "،", "؛", "。", "、", "，", "；", "：")
 
 # A model may begin with a line of its own before the story, paraphrasing the app's
 # instructions (English only, for now): such lines go, as echoed instructions do, but only
@@ -156,20 +145,22 @@ class Reader:
     def __init__(self, request: StoryRequest, *, prompt: tuple[str, ...], job_id: int) -> None:
         self.request = request
         self.job_id = job_id
-        self.cap = word_cap(request.length)
-        self.char_cap = char_cap(request.length, spaced=is_spaced(request.language))
+        self.language = language_of(request.language)  # its unit: words, or characters
+        self.cap = word_cap(request.length, request.language)
+        self.char_cap = char_cap(request.length, request.language)
         # Its instructions only: the family's own words (the idea, the names) may be told.
         self._prompt = _normal(_DATA.sub(" ", " ".join(prompt)))
         self._seen: dict[str, bool] = {}
 
     def past_cap(self, raw: str) -> bool:
-        """Whether the model's text is past the app's cap: its words (its title line apart)
-        past the word cap, or its characters (all of them) past the character cap."""
+        """Whether the model's text is past the app's cap: its words (its title line apart;
+        its characters, spaces apart, where words are not spaced) past the word cap, or its
+        characters (all of them) past the character cap."""
         if len(raw) > self.char_cap:
             return True
-        words = len(raw.split())
+        words = self.language.count(raw)
         if not self.request.carried_text and "\n" in raw.lstrip():
-            words -= len(raw.lstrip().partition("\n")[0].split())
+            words -= self.language.count(raw.lstrip().partition("\n")[0])
         return words > self.cap
 
     def shown(self, raw: str) -> str:
@@ -203,7 +194,8 @@ class Reader:
         """The story in the model's whole answer, or StorytellerError saying why none."""
         text = self.shown(raw)
         if not text.strip():
-            raise StorytellerError(NO_ROOM if ending is Ending.LENGTH else SENT_NOTHING)
+            raise StorytellerError(STORYTELLER_EMPTY,
+                                   NO_ROOM if ending is Ending.LENGTH else SENT_NOTHING)
         if ending is Ending.NONE:
             raise CutShort(STOPPED_MID_STORY)
         if ending is Ending.STOP and self.past_cap(raw):  # a whole answer, read at once
@@ -228,15 +220,19 @@ class Reader:
         """The body ended at its last whole sentence within the app's cap (its words and its
         characters), or cut hard at the character cap, marked so, where no sentence ended."""
         body = body.rstrip()
-        words = list(_WORD.finditer(body))
-        within = body[:words[self.cap - 1].end()] if len(words) > self.cap else body
+        words = len(body.split())
+        within = body
+        if self.language.count(body) > self.cap:  # to the end of its cap's last word
+            unit = r"\S+" if self.language.spaced else r"\S"
+            reached = re.match(rf"(?:\s*{unit}){{{self.cap}}}", body)
+            within = body[:reached.end()] if reached else body
         by = "word_cap" if ending is Ending.CAPPED else "token_budget"
         if len(within) > self.char_cap:
             within, by = within[:self.char_cap], "char_cap"
         kept = cut_to_last_sentence(within)
         log("story_truncated", level=logging.WARNING, job_id=self.job_id, model=model,
             by=by, completion_tokens=completion_tokens, kept_words=len(kept.split()),
-            dropped_words=len(words) - len(kept.split()), kept_chars=len(kept),
+            dropped_words=words - len(kept.split()), kept_chars=len(kept),
             dropped_chars=max(len(body) - len(kept), 0))
         return kept
 

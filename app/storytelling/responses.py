@@ -33,12 +33,19 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from app.backoff import Backoff
+from app.failures import (
+    MODEL_UNAVAILABLE,
+    STORYTELLER_FAILED,
+    STORYTELLER_UNREADABLE,
+    ResponseGone,
+    StorytellerError,
+)
 from app.logs import log
-from app.stories import ProgressSink, ResponseGone, Story, StoryRequest, StorytellerError
+from app.stories import ProgressSink, Story, StoryRequest
 from app.storytelling.availability import (
     ModelAvailability,
     is_model_not_found,
-    model_gone_message,
+    model_gone_detail,
 )
 from app.storytelling.endpoints import RESPONSES, Endpoints, no_endpoint_message
 from app.storytelling.final_response import (
@@ -108,18 +115,19 @@ class BackgroundStoryteller:
 
         try:
             response = await self.limits.send(self.model, RESPONSES_TOKEN_CAPS, request.length,
-                                              create)
+                                              create, language=request.language)
         except openai.NotFoundError as error:
             if is_model_not_found(error, self.model):  # the model is gone, not the API
                 self.availability.mark_gone(seen_by=f"job {job_id}")
-                raise StorytellerError(model_gone_message(self.model)) from None
+                raise StorytellerError(MODEL_UNAVAILABLE,
+                                       model_gone_detail(self.model)) from None
             self.endpoints.mark_missing(RESPONSES, seen_by=f"job {job_id}")
-            raise StorytellerError(no_endpoint_message(RESPONSES)) from None
+            raise StorytellerError(STORYTELLER_FAILED, no_endpoint_message(RESPONSES)) from None
         except (openai.APIError, ValueError) as error:  # ValueError: an answer not JSON
             raise provider_error(error) from None
         self.availability.mark_offered()
         if not getattr(response, "id", None):
-            raise StorytellerError("the storyteller sent an unreadable answer")
+            raise StorytellerError(STORYTELLER_UNREADABLE, "a create with no response id")
         response_id: str = response.id
         return response_id
 
@@ -165,8 +173,9 @@ class BackgroundStoryteller:
             except openai.NotFoundError as error:
                 if is_model_not_found(error, self.model):  # as at create: the model is named
                     self.availability.mark_gone(seen_by=f"job {job_id}")
-                    raise StorytellerError(model_gone_message(self.model)) from None
-                raise ResponseGone("the storyteller no longer has this story") from None
+                    raise StorytellerError(MODEL_UNAVAILABLE,
+                                           model_gone_detail(self.model)) from None
+                raise ResponseGone() from None
             except (openai.APIConnectionError, openai.InternalServerError,
                     openai.RateLimitError, ValueError) as error:
                 # The stream dropped (or answered garbage): retrieves bill nothing, so
@@ -257,7 +266,7 @@ class BackgroundStoryteller:
                     followed.to_the_end = True
                     return event.response
                 elif event.type == "error":
-                    raise StorytellerError("the storyteller failed while writing")
+                    raise StorytellerError(STORYTELLER_FAILED, "an error event while writing")
 
     def _silent(self, job_id: int, followed: Followed, quiet_s: float) -> None:
         log("follow_silent", level=logging.WARNING, job_id=job_id, after=followed.after,

@@ -101,8 +101,8 @@ class SecurityMiddleware:
             return
         if not public and self.guard.refused_host(request):
             log("host_refused", level=logging.WARNING, host=request.headers.get("host", "-"))
-            refusal = Forbidden("This storyteller does not answer to that name: add it to "
-                                "ALLOWED_HOSTS, or set HOUSEHOLD_PASSWORD.")
+            refusal = Forbidden(N_("This storyteller does not answer to that name: add it to "
+                                   "ALLOWED_HOSTS, or set HOUSEHOLD_PASSWORD."))
             await error_response(request, refusal)(scope, receive, send)
             return
         try:
@@ -117,7 +117,8 @@ class SecurityMiddleware:
         if request.method not in SAFE_METHODS and not path.startswith(SHARED_PREFIX):
             allowed, body = await self._same_site(request)
             if not allowed:
-                refusal = Forbidden("This request did not come from the storyteller's own pages.")
+                refusal = Forbidden(
+                    N_("This request did not come from the storyteller's own pages."))
                 log("cross_site_refused", level=logging.WARNING, path=path,
                     origin=request.headers.get("origin", "-"))
                 await error_response(request, refusal)(scope, receive, send)
@@ -171,7 +172,7 @@ class SecurityMiddleware:
     def _sign_in_first(self, request: Request) -> Response:
         if error_as_json(request):
             return error_response(request, Unauthorized(
-                "Sign in first: send Authorization: Bearer <API_TOKEN>."
+                N_("Sign in first: send Authorization: Bearer <API_TOKEN>.")
             ))
         target = "/login" + (f"?next={request.url.path}" if request.url.path != "/" else "")
         if is_htmx(request):  # htmx follows HX-Redirect with a full page load

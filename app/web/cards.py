@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.failures import Failure, failure_of
 from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import CardStory, Job, PictureState, Screening, Status
 from app.stories import paragraphs, split_title, written_in
-from app.web.failures import FailureNote, failure_note
 from app.web.pictures import frame_context
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
@@ -71,9 +71,15 @@ class JobCard:
         return not self.job.status.finished or self.screening == Screening.PENDING
 
     @property
-    def failure(self) -> FailureNote:
-        """Once failed: what went wrong, in a parent's words, and whether to try again."""
-        return failure_note(self.job.error_text)
+    def failure(self) -> Failure:
+        """Once failed: why (app/failures.py, from its stored code): what went wrong, in a
+        parent's words, the advice, and whether to try again."""
+        return failure_of(self.job.error_text)
+
+    @property
+    def failure_what(self) -> str:
+        """What went wrong, in a parent's words (N_: the template says it, `tr()`)."""
+        return self.failure.what_for(words_kept=bool(self.job.text_so_far.strip()))
 
     @property
     def starts_now(self) -> bool:
@@ -204,7 +210,8 @@ async def _card(
         job=job,
         position=job.position if job.status == Status.PENDING else None,
         expected_s=expected_s,
-        progress_percent=progress_percent(job, expected_s=expected_s, now=time.time()),
+        progress_percent=progress_percent(job, expected_s=expected_s, now=time.time(),
+                                          language=written_in(job.request, model)),
         eta_s=eta_s,
         title=title,
         screening=screening,

@@ -20,12 +20,16 @@ page.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import Invalid, NotFound
 from app.i18n import N_
+from app.lengths import BY_NAME
 from app.shelf.children import CHILD_FIELDS, child_json, parse_child
 from app.shelf.household import BEDTIME_EARLIEST, BEDTIME_LATEST, parse_bedtime, parse_language
 from app.stories import Child
@@ -34,10 +38,11 @@ from app.web.negotiation import VARY, answers_json
 from app.web.pages import LANGUAGE_CHOICES
 from app.web.templates import render
 
-LENGTH_CHOICES = (("short", N_("Short")), ("medium", N_("Medium")), ("long", N_("Long")))
+LENGTH_CHOICES = tuple((length.name, length.label) for length in BY_NAME.values())
 NEW = "new"  # the "Add a child" form's name among the page's forms
 BEDTIME = "bedtime"  # the bedtime form's
 LANGUAGE = "language"  # the household language form's
+T = TypeVar("T")
 
 
 async def children(request: Request) -> Response:
@@ -93,35 +98,35 @@ async def remove_child(request: Request) -> Response:
 
 
 async def set_bedtime(request: Request) -> Response:
-    body = await read_body(request)
-    household = services_of(request).household
-    if answers_json(request):
-        data = parse_json(body)
-        value = data.get("bedtime") if isinstance(data, dict) else None
-        bedtime = await household.set_bedtime(parse_bedtime(value))
-        return JSONResponse({"bedtime": f"{bedtime:%H:%M}"}, headers=VARY)
-    form = await parse_form(request, body)
-    try:
-        await household.set_bedtime(parse_bedtime(form.get("bedtime")))
-    except Invalid as error:
-        return await _page(request, failed=BEDTIME, values=form, error=error)
-    return RedirectResponse("/children#bedtime", status_code=303)
+    return await _household_setting(request, BEDTIME, parse_bedtime,
+                                    services_of(request).household.set_bedtime,
+                                    lambda bedtime: f"{bedtime:%H:%M}")
 
 
 async def set_language(request: Request) -> Response:
+    return await _household_setting(request, LANGUAGE, parse_language,
+                                    services_of(request).household.set_language,
+                                    lambda language: language)
+
+
+async def _household_setting(
+    request: Request, name: str, parse: Callable[[object], T],
+    save: Callable[[T], Awaitable[T]], shown: Callable[[T], object],
+) -> Response:
+    """One household setting, `name` (its field, its form on the page and its anchor there):
+    from JSON, `{name: shown(saved)}`; from the form, back to its place on the page, or the
+    page with the message beside the field (422)."""
     body = await read_body(request)
-    household = services_of(request).household
     if answers_json(request):
         data = parse_json(body)
-        value = data.get("language") if isinstance(data, dict) else None
-        return JSONResponse({"language": await household.set_language(parse_language(value))},
-                            headers=VARY)
+        saved = await save(parse(data.get(name) if isinstance(data, dict) else None))
+        return JSONResponse({name: shown(saved)}, headers=VARY)
     form = await parse_form(request, body)
     try:
-        await household.set_language(parse_language(form.get("language")))
+        await save(parse(form.get(name)))
     except Invalid as error:
-        return await _page(request, failed=LANGUAGE, values=form, error=error)
-    return RedirectResponse("/children#language", status_code=303)
+        return await _page(request, failed=name, values=form, error=error)
+    return RedirectResponse(f"/children#{name}", status_code=303)
 
 
 async def _page(

@@ -1,6 +1,11 @@
 """How an error is answered: every refusal is an AppError raised below the handlers and
 turned into a response here, in one place, so the JSON error shape and the friendly pages
 cannot drift apart. JSON or a page is chosen by the one rule (app/web/negotiation.py).
+
+Its message is said in the request's language, the JSON API's as its pages' are: a message
+marked N_ is translated here; one with values in it was translated before they were put in
+(gettext at the raise, which speaks the request's language: app/web/language.py chooses the
+JSON API's from Accept-Language alone). The code never changes.
 """
 
 from __future__ import annotations
@@ -38,9 +43,9 @@ def error_response(request: Request, error: AppError) -> Response:
         retry_after_s = UNAVAILABLE_RETRY_AFTER_S
     headers = {} if retry_after_s is None else {"Retry-After": str(retry_after_s)}
     if error_as_json(request):
-        return JSONResponse(
-            error_body(error.code, error.message), status_code=error.status_code, headers=headers
-        )
+        message = gettext(error.message) if error.message else ""  # "": no catalogue header
+        return JSONResponse(error_body(error.code, message), status_code=error.status_code,
+                            headers=headers)
     refresh_s = None
     if error.status_code == 503 and request.method in ("GET", "HEAD") and retry_after_s:
         refresh_s = min(retry_after_s, REFRESH_MAX_S)

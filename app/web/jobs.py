@@ -40,11 +40,15 @@ HEALTH_DB_TIMEOUT_S = 3.0
 
 
 def job_json(job: Job) -> dict[str, object]:
+    """The job as the JSON API says it: once failed, its `error_code` (which never
+    changes) and its `error`, said in the request's language (its Accept-Language)."""
+    failure = job.failure
     body: dict[str, object] = {
         "job_id": job.id,
         "status": job.status.value,
         "story_id": job.story_id,
-        "error": job.error_text,
+        "error": failure.said if failure is not None else None,
+        "error_code": failure.code if failure is not None else None,
         "created_at": iso_time(job.created_at),
         "started_at": iso_time(job.started_at),
         "completed_at": iso_time(job.completed_at),

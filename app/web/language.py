@@ -4,20 +4,25 @@
 
 UI_LANGUAGE, else the household's (its last known, app/shelf/household.py: no query per
 request), else Accept-Language, else English (app/i18n/choice.py); a shared page puts its
-reader's Accept-Language first. The choice is a ContextVar of the request's task, so the
-handler and its templates speak it, and so does the page for an unexpected error, which
-Starlette renders outside every middleware: the choice is undone only after a response.
+reader's Accept-Language first. A request the JSON API answers (or refuses: the one rule,
+app/web/negotiation.py) is a client's, not the household's pages: its messages and a
+failed job's `error` follow its Accept-Language alone, else English (CONTRACT.md). The
+choice is a ContextVar of the request's task, so the handler and its templates speak it,
+and so does the page for an unexpected error, which Starlette renders outside every
+middleware: the choice is undone only after a response.
 """
 
 from __future__ import annotations
 
 from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.config import Settings
-from app.i18n import reset_language, set_language
-from app.i18n.choice import choose_from
+from app.i18n import ENGLISH, reset_language, set_language
+from app.i18n.choice import choose_from, from_accept_language
 from app.web.access import PUBLIC_PREFIX, SHARED_PREFIX
+from app.web.negotiation import error_as_json
 from app.web.offline import OFFLINE_ALIAS
 
 
@@ -37,10 +42,13 @@ class LanguageMiddleware:
                 accept = value.decode("latin-1")
                 break
         services = getattr(scope["app"].state, "services", None)
-        language, by_browser = choose_from(
-            setting=self.setting,
-            household=services.household.language if services is not None else None,
-            accept=accept, reader_first=scope["path"].startswith(SHARED_PREFIX))
+        if error_as_json(Request(scope)):
+            language, by_browser = from_accept_language(accept) or ENGLISH, True
+        else:
+            language, by_browser = choose_from(
+                setting=self.setting,
+                household=services.household.language if services is not None else None,
+                accept=accept, reader_first=scope["path"].startswith(SHARED_PREFIX))
         token = set_language(language)
         await self.app(scope, receive, _varying(send) if by_browser else send)
         reset_language(token)

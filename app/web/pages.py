@@ -29,12 +29,14 @@ from starlette.responses import RedirectResponse, Response
 
 from app.i18n import current, gettext
 from app.ideas import form_ideas, southern_hemisphere, tonight_idea
+from app.languages import LANGUAGES
+from app.lengths import BY_NAME, LENGTHS
 from app.money.ledger import BudgetNotes
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
 from app.shelf.story_form import choose_for
-from app.stories import LANGUAGES, LENGTHS, Child
+from app.stories import Child
 from app.web.cards import JobCard, job_card
 from app.web.inputs import local_path, parse_form, read_body, services_of
 from app.web.pictures import thumbnails
@@ -59,7 +61,7 @@ HOME_FINISHED_CARDS = 3
 # most); a bigger family picks two by their own buttons' order (the oldest profiles).
 SIBLING_PAIRS_FROM = 3
 # The form's languages, each named in its own language.
-LANGUAGE_CHOICES = tuple((tag, own) for tag, (own, _) in LANGUAGES.items())
+LANGUAGE_CHOICES = tuple((tag, language.name) for tag, language in LANGUAGES.items())
 # What the form remembers on this device, and for how long (as the reading preferences).
 FORM_COOKIE = "story_form"
 FORM_REMEMBERS = ("for", "child_name", "age", "length", "language")
@@ -240,6 +242,8 @@ async def form_context(
         "notice": notice,
         "ideas": form_ideas(),
         "languages": LANGUAGE_CHOICES,
+        # Each length's name and the minutes it takes to read aloud (app/lengths.py).
+        "length_choices": tuple(BY_NAME.values()),
         # Closed by the month's budget, the day's count is no news.
         "stories_left": None if budget_closed else stories_left,
         # At zero, or with no room in the month's budget, the form says so and when, before

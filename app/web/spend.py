@@ -11,8 +11,9 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.i18n import N_
-from app.i18n.formats import money, month_name
+from app.i18n.formats import month_name
+from app.kinds import CHARGES
+from app.money.amounts import money
 from app.money.chart import bar_chart
 from app.money.ledger import BudgetNotes, Ledger
 from app.web.inputs import services_of
@@ -21,9 +22,6 @@ from app.web.templates import render
 
 if TYPE_CHECKING:
     from app.services import Services
-
-KIND_NAMES = {"story": N_("Stories"), "picture": N_("Pictures"),
-              "moderation": N_("Safety checks (free)")}
 
 
 def isolated_money(amount_micros: int) -> Markup:
@@ -40,7 +38,7 @@ async def spend(request: Request) -> Response:
         return JSONResponse(month.as_json(), headers=VARY)
     return render(request, "spend.html", {
         "month": month, "chart": bar_chart(month.by_day), "dollars": isolated_money,
-        "kind_names": KIND_NAMES, "month_name": month_name(services.meter.month_start()),
+        "kind_names": CHARGES, "month_name": month_name(services.meter.month_start()),
         "share_pct": None if month.share is None else min(round(month.share * 100), 100),
     }, headers=VARY)
 

@@ -19,10 +19,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.dates import iso_time
-from app.i18n import N_, current, direction, gettext, ngettext, page_words
+from app.i18n import current, direction, gettext, ngettext, page_words
 from app.i18n import formats as local
-from app.queue.jobs import FailReason
-from app.stories import direction as language_direction
+from app.languages import direction as language_direction
+from app.lengths import BY_NAME
+from app.money.amounts import money
 from app.stories import paragraphs, text_language
 from app.web.preferences import preferences
 
@@ -30,8 +31,6 @@ if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
     import jinja2
     from starlette.templating import Jinja2Templates
 
-# A story's length as a row of the library says it ("medium · 4 min").
-LENGTH_NAMES = {"short": N_("short"), "medium": N_("medium"), "long": N_("long")}
 TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
 STATIC_DIR = Path(__file__).resolve().parents[2] / "static"
 
@@ -115,7 +114,6 @@ def make_templates(
     templates.env.auto_reload = False
     templates.env.globals["static"] = static
     templates.env.globals["inline"] = {**static, **(inline or {})}
-    templates.env.globals["FailReason"] = FailReason
     templates.env.globals["card_poll_s"] = f"{card_poll_s:g}"
     # {% trans %} and _(): the request's language (app/i18n), chosen by its middleware.
     templates.env.add_extension("jinja2.ext.i18n")
@@ -124,11 +122,13 @@ def make_templates(
     templates.env.globals["ui_lang"] = current
     templates.env.globals["ui_dir"] = direction
     templates.env.globals["page_words"] = page_words
-    templates.env.globals["money"] = local.money
+    templates.env.globals["money"] = money
     # A string the code chose (a page's title, a table's label marked with N_): translated
     # without formatting, as a story's own title may hold a "%".
     templates.env.globals["tr"] = gettext
-    templates.env.filters["length_name"] = lambda size: gettext(LENGTH_NAMES.get(size) or size)
+    # A story's length as a row of the library says it ("medium · 4 min").
+    templates.env.filters["length_name"] = lambda size: gettext(
+        BY_NAME[size].named if size in BY_NAME else size)
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: local.day(moment, timezone)
     templates.env.filters["when"] = lambda moment: local.when(moment, timezone)

@@ -2,7 +2,8 @@
 one off it.
 
     GET  /stories/unfinished            {"jobs": [{"job_id", "title", "words", "error",
-                                          "created_at"}]} (HTML asks for the library's list)
+                                          "error_code", "created_at"}]} (HTML asks for the
+                                          library's list; `error` in the request's language)
     POST /stories/jobs/{id}/dismiss     off the lists, nothing deleted (JSON, a form: 303
                                         back, or htmx: the row, saying so)
 """
@@ -27,11 +28,13 @@ HOME_MAX = 3
 
 
 def unfinished_json(story: UnfinishedStory) -> dict[str, object]:
+    failure = story.job.failure
     return {
         "job_id": story.job.id,
         "title": story.title,
         "words": story.words,
-        "error": story.job.error_text,
+        "error": failure.said if failure is not None else None,
+        "error_code": failure.code if failure is not None else None,
         "created_at": iso_time(story.job.created_at),
     }
 

@@ -76,10 +76,11 @@ SELECT count(*) FROM story_jobs
 SELECT count(*) FROM story_jobs WHERE status = 'pending' AND kind = 'story'
 
 -- name: claim_next_job
--- pending -> running: an idle worker takes the oldest waiting story (a picture only when
--- no story waits: a picture never delays a story), stamping its boot id and the kind it
--- took the job for (migration 024's CHECK). Without :draws (ILLUSTRATOR=off here), no
--- picture: they wait for a process that draws.
+-- pending -> running: an idle worker takes the oldest waiting job of the first of :kinds
+-- that has one (the kinds it can make, in app/kinds.py's claim order: a picture only when
+-- no story waits, so a picture never delays a story), stamping its boot id and the kind it
+-- took the job for (migration 039's CHECK). A kind not in :kinds (pictures with
+-- ILLUSTRATOR=off here, a kind a newer release added) waits for a process that makes it.
 -- SKIP LOCKED lets workers in any number of processes claim side by side; the outer
 -- status guard makes a claim that lost a race a no-op (no row back: nothing to run).
 -- With :defer_s (a worker that can adopt), no new job is taken while a story paid for
@@ -89,7 +90,7 @@ UPDATE story_jobs
    SET status = 'running', started_at = now(), heartbeat_at = now(), claimed_by = :boot_id,
        claimed_kind = kind
  WHERE id = (SELECT id FROM story_jobs
-              WHERE status = 'pending' AND (kind = 'story' OR CAST(:draws AS boolean))
+              WHERE status = 'pending' AND kind = ANY (CAST(:kinds AS text[]))
                 AND NOT (:defer_s::float8 IS NOT NULL AND EXISTS (
                     SELECT 1 FROM story_jobs orphan
                      WHERE orphan.status = 'running' AND orphan.response_id IS NOT NULL
@@ -98,7 +99,7 @@ UPDATE story_jobs
                             OR orphan.heartbeat_at < now() - make_interval(secs => :defer_s)
                             OR orphan.claimed_by IN (SELECT boot_id FROM workers
                                                       WHERE gone_at IS NOT NULL))))
-              ORDER BY kind = 'picture', created_at, id
+              ORDER BY array_position(CAST(:kinds AS text[]), kind), created_at, id
               FOR UPDATE SKIP LOCKED
               LIMIT 1)
    AND status = 'pending'
@@ -182,7 +183,7 @@ SELECT id, pg_notify('story_jobs', id::text) FROM released
 -- name: request_cancel
 -- running (no change): the family asked to stop it. Its owner, in whichever process,
 -- hears the NOTIFY (or sees the flag at its next heartbeat), stops the story at the
--- provider and fails the job 'cancelled'.
+-- provider and fails the job 'stopped'.
 WITH asked AS (
     UPDATE story_jobs
        SET cancel_requested_at = coalesce(cancel_requested_at, now())
@@ -192,9 +193,9 @@ WITH asked AS (
 SELECT id, pg_notify('story_jobs_cancel', id::text) FROM asked
 
 -- name: cancel_pending_job
--- pending -> failed ('cancelled'): stopped before any worker took it; never sent.
+-- pending -> failed ('stopped'): stopped before any worker took it; never sent.
 UPDATE story_jobs
-   SET status = 'failed', error_text = 'cancelled', completed_at = now()
+   SET status = 'failed', error_text = 'stopped', completed_at = now()
  WHERE id = :job_id AND status = 'pending'
 RETURNING id
 
@@ -248,10 +249,10 @@ UPDATE story_jobs
 RETURNING id
 
 -- name: fail_job
--- running -> failed, by its owner, with a short reason for the family (the full error
--- goes to the log), keeping the words written so far (:text_so_far; NULL keeps the saved
--- ones). Never once its story is stored: that job is completed. A job the family asked
--- to stop ends 'cancelled', never 'interrupted' (a shutdown or a lost response that came
+-- running -> failed, by its owner, with its failure's code (app/failures.py; the full
+-- error goes to the log), keeping the words written so far (:text_so_far; NULL keeps the
+-- saved ones). Never once its story is stored: that job is completed. A job the family asked
+-- to stop ends 'stopped', never 'interrupted' (a shutdown or a lost response that came
 -- before its owner heard the stop): what they see is what they asked for. A call that
 -- may have reached the provider (marked sent: mark_call_sent) though nothing was stored
 -- of it (stopped, past its time, cut off, its answer refused) goes in the ledger in the
@@ -263,7 +264,7 @@ WITH failed AS (
     UPDATE story_jobs
        SET status = 'failed', completed_at = now(),
            error_text = CASE WHEN :error_text = 'interrupted' AND cancel_requested_at IS NOT NULL
-                             THEN 'cancelled' ELSE :error_text END,
+                             THEN 'stopped' ELSE :error_text END,
            text_so_far = coalesce(:text_so_far, text_so_far),
            call_sent_at = CASE WHEN CAST(:refused AS boolean) THEN NULL ELSE call_sent_at END
      WHERE id = :job_id AND status = 'running' AND claimed_by = :boot_id
@@ -279,7 +280,7 @@ WITH failed AS (
 SELECT id FROM failed
 
 -- name: sweep_dead_running
--- running -> completed, or running -> failed ('interrupted', or 'cancelled' when the
+-- running -> completed, or running -> failed ('interrupted', or 'stopped' when the
 -- family had asked to stop it): its process died, judged by the job's stale heartbeat or
 -- by its owner found gone (its pid no longer alive on its host). A story it had already
 -- stored was paid for: the job completes with it. Otherwise, when the provider never said
@@ -294,7 +295,7 @@ WITH swept AS (
        SET status = CASE WHEN stored.id IS NULL THEN 'failed' ELSE 'completed' END,
            story_id = stored.id,
            error_text = CASE WHEN stored.id IS NOT NULL THEN NULL
-                             WHEN story_jobs.cancel_requested_at IS NOT NULL THEN 'cancelled'
+                             WHEN story_jobs.cancel_requested_at IS NOT NULL THEN 'stopped'
                              ELSE 'interrupted' END,
            text_so_far = CASE WHEN stored.id IS NULL THEN story_jobs.text_so_far ELSE '' END,
            completed_at = now()

@@ -1,4 +1,5 @@
-"""An evening as a family has it, in Spanish and in Arabic, at the three sizes: home, a
+"""An evening as a family has it, in Spanish, Arabic, Ukrainian and Japanese, at the three
+sizes: home, a
 card while its story is written, the finished story, the library, the budget page, the
 form closed for the night (a refusal) and the offline page, each laid out well and with no
 English left; and a Polish grandmother's shared page. The screenshots go to
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from app.i18n import gettext, speaking
+from app.stories import text_language
 from tests.browser.test_browser_languages import laid_out_well, reads_right_to_left
 from tests.helpers.browser import ARTIFACTS, SIZES, STORY_WAIT_MS, app_of_its_own, needs_chromium
 from tests.helpers.languages import english_left
@@ -25,7 +27,13 @@ SHOTS = ARTIFACTS / "languages"
 CHILDREN = {"es": {"name": "Lucía", "age": 6, "likes": "los zorros y la luna",
                    "companions": "Pip, un dinosaurio verde"},
             "ar": {"name": "ليلى", "age": 5, "likes": "القطط والنجوم",
-                   "companions": "بيب، ديناصور أخضر صغير"}}
+                   "companions": "بيب، ديناصور أخضر صغير"},
+            "uk": {"name": "Оксана", "age": 5, "likes": "лисички й місяць",
+                   "companions": "Піп, маленький зелений динозаврик"},
+            "ja": {"name": "ゆい", "age": 4, "likes": "きつねとお月さま",
+                   "companions": "ピップ、小さなみどりの恐竜"}}
+# Their pages are not written in Latin letters: three Latin words in a row are English.
+NOT_LATIN = ("ar", "uk", "ja")
 
 
 @pytest.fixture
@@ -48,7 +56,7 @@ def no_english(page, where: str, *family: str) -> None:
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("language", ["es", "ar"])
+@pytest.mark.parametrize("language", ["es", "ar", "uk", "ja"])
 def test_an_evening_as_a_family_has_it(open_page, evening, language, size):
     """A story for the child, then, the night's story told, the form closed for the night;
     the Spanish evening's story is shared with a Polish grandmother."""
@@ -62,6 +70,7 @@ def looked_at(watched, language: str, size: str, name: str) -> None:
     page = watched.page
     if language == "ar":
         reads_right_to_left(page)
+    if language in NOT_LATIN:
         no_english(page, name, "Pip")
     laid_out_well(page, f"{language} {size} {name}")
     watched.shot(f"languages/{language}-{size}-{name}")
@@ -82,8 +91,9 @@ def evening_at(open_page, url: str, language: str, size: str) -> None:
     done.wait_for(timeout=STORY_WAIT_MS)
     done.click()
     page.wait_for_url("**/stories/*")
-    # The demo storyteller writes English and Arabic only: a Spanish story is in English.
-    written = {"es": "en"}.get(language, language)
+    # The demo storyteller writes English and Arabic only: a Spanish, Ukrainian or Japanese
+    # story is in English.
+    written = text_language(language, "demo")
     assert page.locator("#story-title").get_attribute("lang") == written
     looked_at(watched, language, size, "3-story")
     for path, name in (("/stories", "4-library"), ("/spend", "5-spend"),

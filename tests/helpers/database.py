@@ -1,16 +1,18 @@
-"""The test PostgreSQL: URLs per database, admin statements, the migrated template,
-an embedded server's folder, and an outage on demand.
+"""The test PostgreSQL: URLs per database, admin statements, the migrated template and a
+database cloned from it for each test, an embedded server's folder, and an outage on demand.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import shutil
 import tempfile
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -72,6 +74,68 @@ async def skip_durability(url: str) -> None:
         *(f"ALTER SYSTEM SET {name} = {value}" for name, value in FAST_AND_UNSAFE.items()),
         "SELECT pg_reload_conf()",
     )
+
+
+class Clones:
+    """Fresh databases cloned from this worker's migrated template, for one test each.
+
+        clones = Clones(pg_url)
+        url = clones.take()       # a database no one has used
+        clones.give_back(url)     # dropped behind the test, while the next one runs
+        clones.close()            # the session's end: every clone dropped
+
+    One thread of its own, on one admin connection, makes the next test's database while
+    this one runs and drops the last one's after it: a test's setup waits only for what is
+    not made yet, and its teardown for nothing (a new connection and thread per statement,
+    and the copy itself, were 60 to 80 ms of every database test's setup and teardown)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._names = (f"test_{os.getpid()}_{n}" for n in itertools.count())
+        self._admin = ThreadPoolExecutor(1, thread_name_prefix="clones")
+        self._connection = self._admin.submit(self._connect)
+        self._next = self._admin.submit(self._clone)
+
+    def take(self) -> str:
+        name = self._next.result()
+        self._next = self._admin.submit(self._clone)
+        return with_database(self.url, name)
+
+    def give_back(self, url: str) -> None:
+        self._admin.submit(self._drop, urlsplit(url).path.lstrip("/"))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):  # the one made ahead, unless making it failed
+            self._admin.submit(self._drop, self._next.result())
+        self._admin.submit(self._disconnect).result()  # after every drop: one at a time
+        self._admin.shutdown()
+
+    # In the admin thread alone, one statement at a time, on its own event loop.
+    def _connect(self) -> tuple[asyncio.AbstractEventLoop, asyncpg.Connection]:
+        loop = asyncio.new_event_loop()
+        connection = loop.run_until_complete(asyncpg.connect(with_database(self.url, "postgres")))
+        return loop, connection
+
+    def _execute(self, statement: str) -> None:
+        loop, connection = self._connection.result()
+        loop.run_until_complete(connection.execute(statement))
+
+    def _clone(self) -> str:
+        name = next(self._names)
+        loop, connection = self._connection.result()
+        # A copy of the files (PostgreSQL 15 on) beats writing the template through the WAL
+        # for a database this small: 18 ms against 28 to 45 here.
+        strategy = " STRATEGY FILE_COPY" if connection.get_server_version().major >= 15 else ""
+        self._execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"{strategy}')
+        return name
+
+    def _drop(self, name: str) -> None:
+        self._execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    def _disconnect(self) -> None:
+        loop, connection = self._connection.result()
+        loop.run_until_complete(connection.close())
+        loop.close()
 
 
 async def _migrate_template(url: str) -> None:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from app.config import Settings
+from app.failures import STOPPED, Failure
 from app.queue.jobs import Job
 from app.queue.store import JobStore
 from app.stories import StoryRequest
@@ -48,7 +49,7 @@ async def started_at_the_provider(settings: Settings, store: JobStore, owner: uu
 
 
 async def cut_short(store: JobStore, prompt: str, words: str, *,
-                    error: str = "cancelled", **request: object) -> Job:
+                    error: Failure = STOPPED, **request: object) -> Job:
     """A story job stopped with `words` kept, through the app's own statements (intake,
     claim, fail with the words), as a worker leaves one the family stopped."""
     owner = uuid.uuid4()

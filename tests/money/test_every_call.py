@@ -82,8 +82,7 @@ async def test_a_key_refused_while_following_cancels_the_response_then_charges_i
             fake_llm.retrieve_status = status
             done = await wait_for_job(client, job_id)
             [response_id] = fake_llm.response_ids_for(job_id)
-            assert (done["status"], done["error"]) == (
-                "failed", f"the storyteller failed (HTTP {status})")
+            assert (done["status"], done["error_code"]) == ("failed", "key_refused")
             assert fake_llm.response(response_id)["status"] == "cancelled"
             assert (fake_llm.creates_for(job_id), fake_llm.cancels_for(job_id)) == (1, 1)
             set_aside = await set_aside_of(db, job_id)

@@ -116,9 +116,9 @@ async def test_a_story_cut_off_is_billed_and_charged_its_set_aside_once(
                                            headers=JSON)
                 assert answer.status_code == 200, answer.text
             done = await wait_for_job(client, job["job_id"])
-            assert done["status"] == "failed" and done["error"] == (
+            assert done["status"] == "failed" and done["error_code"] == (
                 # silent past LLM_TIMEOUT_S after its first words: cut short mid-story
-                "cancelled" if cut_off == "stopped" else "the storyteller stopped mid-story")
+                "stopped" if cut_off == "stopped" else "cut_short")
             [row] = await fetch_all(db, "SELECT * FROM spend")
             assert (row["job_id"], row["kind"], row["model"], row["child_name"]) == (
                 job["job_id"], "story", "fake-model", "Mia")

@@ -10,10 +10,11 @@ import uuid
 import asyncpg
 import pytest
 
+from app import kinds
 from app.config import Settings
 from app.errors import Conflict
 from app.queue.check import Invariants, check_invariants
-from app.queue.jobs import Kind, PictureStatus, Status
+from app.queue.jobs import PictureStatus, Status
 from app.queue.pictures import PictureStore, picture_key
 from app.queue.store import JobStore
 from app.stories import StoryRequest
@@ -79,14 +80,14 @@ async def test_a_waiting_story_is_claimed_before_an_older_waiting_picture(store,
     newer = await add_job(store, uuid.uuid4().hex, StoryRequest(prompt="a later story"))
     assert newer is not None
     first = await store.claim_next(BOOT)
-    assert first is not None and (first.id, first.kind) == (newer.id, Kind.STORY)
+    assert first is not None and (first.id, first.kind) == (newer.id, kinds.STORY)
     second = await store.claim_next(BOOT)
-    assert second is not None and (second.kind, second.picture_of) == (Kind.PICTURE, story_id)
+    assert second is not None and (second.kind, second.picture_of) == (kinds.PICTURE, story_id)
 
 
 async def test_a_worker_that_does_not_draw_leaves_pictures_waiting(store, pictures, db):
     _, story_id = await stored_story(store, pictures)
-    assert await store.claim_next(BOOT, draws=False) is None
+    assert await store.claim_next(BOOT, kinds=kinds.claimable({kinds.Maker.STORYTELLER})) is None
     [picture] = await picture_jobs(db, story_id)
     assert picture["status"] == "pending"
 
@@ -94,7 +95,8 @@ async def test_a_worker_that_does_not_draw_leaves_pictures_waiting(store, pictur
 async def test_the_release_before_pictures_cannot_claim_a_picture_as_a_story(
         store, pictures, db):
     """In a deploy's overlap the old release claims with its own statement: a picture job
-    is refused to it (migration 024's CHECK), so it never writes a story for one."""
+    is refused to it (migration 039's CHECK, 024's before it), so it never writes a story
+    for one."""
     _, story_id = await stored_story(store, pictures)
     with pytest.raises(asyncpg.CheckViolationError):
         await db.fetchval(PREVIOUS_CLAIM, uuid.uuid4())
@@ -119,7 +121,7 @@ async def test_one_picture_at_a_time_for_a_story(store, pictures, db):
 async def test_a_picture_is_stored_with_its_completion_once(store, pictures, db):
     _, story_id = await stored_story(store, pictures)
     claimed = await store.claim_next(BOOT)
-    assert claimed is not None and claimed.kind == Kind.PICTURE
+    assert claimed is not None and claimed.kind is kinds.PICTURE
     assert await pictures.complete(claimed.id, BOOT, DRAWN)
     assert not await pictures.complete(claimed.id, BOOT, DRAWN)  # done: not ours any more
     assert not await pictures.complete(claimed.id, uuid.uuid4(), DRAWN)
@@ -141,7 +143,7 @@ async def test_a_picture_job_whose_process_died_fails_interrupted_and_is_not_dra
         store, pictures, db):
     _, story_id = await stored_story(store, pictures)
     claimed = await store.claim_next(BOOT)
-    assert claimed is not None and claimed.kind == Kind.PICTURE
+    assert claimed is not None and claimed.kind is kinds.PICTURE
     await execute(db, "UPDATE story_jobs SET heartbeat_at = now() - interval '5 minutes'"
                       " WHERE id = :id", {"id": claimed.id})
     assert await store.sweep_dead_running(60) == ([], [claimed.id], [])

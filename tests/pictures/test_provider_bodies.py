@@ -26,7 +26,7 @@ async def test_a_50_mb_picture_answer_is_not_read_whole(make_app, fake_llm):
         picture = await picture_when(client, story_id)
         page = html.unescape((await client.get(f"/stories/{story_id}")).text)
     assert picture["status"] == "failed"
-    assert "the illustrator sent an answer too large to be a picture" in page
+    assert "The picture could not be drawn: the illustrator sent an unreadable answer." in page
     # The reading stopped near the limit: what the server got out is a fraction of it
     # (its last megabytes were still in flight when the connection dropped).
     assert fake_llm.images.huge_sent_mb < BODY_MAX_BYTES // 2**20 + 8 < HUGE_MB

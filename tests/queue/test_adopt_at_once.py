@@ -2,7 +2,7 @@
 here, before any waiting job, with the default heartbeats (its own heartbeat would look
 stale only after a minute, and adoptable after 7.5 s): one create at the provider, no
 other. A stop asked of it is carried out at the provider by its adopter. A stop not yet
-heard at a shutdown still ends the job 'cancelled'.
+heard at a shutdown still ends the job 'stopped'.
 """
 
 from __future__ import annotations
@@ -101,5 +101,5 @@ async def test_a_stop_not_yet_heard_at_shutdown_ends_the_job_cancelled(make_app,
         await execute(db, "UPDATE story_jobs SET cancel_requested_at = now() WHERE id = :id",
                       {"id": job_id})
     job = await JobStore(db).get(job_id)
-    assert (job.status, job.error_text) == (Status.FAILED, "cancelled")
+    assert (job.status, job.error_text) == (Status.FAILED, "stopped")
     assert fake_llm.calls_for(job_id) == 1

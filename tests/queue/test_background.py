@@ -70,19 +70,19 @@ async def test_a_dropped_stream_is_followed_again_from_the_last_event(
     assert f"{story['title']}\n\n{story['body']}" == written.strip()  # each word once
 
 
-@pytest.mark.parametrize(("mode", "error"), [
-    ("failed", "the storyteller failed (server_error)"),
-    ("refusal", "the storyteller declined to write this story"),
-    ("500", "the storyteller failed (HTTP 500)"),
+@pytest.mark.parametrize(("mode", "code"), [
+    ("failed", "storyteller_failed"),
+    ("refusal", "declined"),
+    ("500", "storyteller_failed"),
 ])
-async def test_the_providers_failures_fail_the_job_with_a_short_reason(
-    make_background_app, fake_llm, mode, error
+async def test_the_providers_failures_fail_the_job_with_its_failure_code(
+    make_background_app, fake_llm, mode, code
 ):
     fake_llm.mode = mode
     async with serve(make_background_app()) as client:
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", error)
+    assert (job["status"], job["error_code"]) == ("failed", code)
     assert fake_llm.calls_for(job_id) == 1
 
 
@@ -106,7 +106,9 @@ async def test_a_server_without_the_responses_api_says_to_use_chat(
     async with serve(make_background_app()) as client:
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
-    assert job["status"] == "failed" and "LLM_API=chat" in job["error"]
+        home = (await client.get("/")).text
+    assert (job["status"], job["error_code"]) == ("failed", "storyteller_failed")
+    assert "This storyteller has no /responses (set LLM_API=chat)." in home
 
 
 async def _started_elsewhere(settings, db, fake_llm, *, dead_boot: uuid.UUID,

@@ -39,7 +39,7 @@ async def test_a_waiting_job_is_stopped_before_any_worker_takes_it(store):
     job = await add_job(store, "k1", REQUEST)
     listener = Listener()
     stopped = await stop_job(store, listener, job.id)
-    assert (stopped.status, stopped.error_text) == (Status.FAILED, "cancelled")
+    assert (stopped.status, stopped.error_text) == (Status.FAILED, "stopped")
     assert listener.asked == []  # nobody was writing it
 
 

@@ -108,9 +108,10 @@ async def test_a_refusal_of_a_parameter_the_app_cannot_leave_out_is_not_retried(
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         card = html.unescape((await client.get(f"/stories/jobs/{job_id}", headers=HX)).text)
-    assert (job["status"], job["error"]) == ("failed", "the storyteller failed (HTTP 400)")
+    assert (job["status"], job["error_code"]) == ("failed", "storyteller_failed")
     assert (fake_llm.calls_for(job_id), fake_llm.unbilled_for(job_id)) == (0, 1)
-    assert "The storyteller refused the app's request." in card and "Try again" not in card
+    assert "The storyteller answered with an error." in card
+    assert "whoever set up the app can see why in its log" in card
 
 
 @pytest.mark.parametrize("llm_api", MODES)
@@ -133,9 +134,11 @@ async def test_a_retired_model_is_named_at_start_up_on_the_home_page_and_in_its_
     [warning] = [r for r in caplog.records if "event=model_unavailable" in r.getMessage()]
     assert warning.levelno == logging.WARNING
     assert "setting=STORY_MODEL model=gpt-4o-mini" in warning.getMessage()
-    assert job["status"] == "failed"
-    assert "gpt-4o-mini" in job["error"] and "STORY_MODEL" in job["error"]
-    assert "background" not in job["error"] and "LLM_API" not in job["error"]
+    assert (job["status"], job["error_code"]) == ("failed", "model_unavailable")
+    assert "STORY_MODEL" in job["error"] and "LLM_API" not in job["error"]
+    [failed] = [r.getMessage() for r in caplog.records
+                if f"event=job_failed job_id={job_id}" in r.getMessage()]
+    assert "error=model_unavailable" in failed and "gpt-4o-mini" in failed  # the log names it
     assert fake_llm.calls_for(job_id) == 0 and fake_llm.unbilled_for(job_id) == 1
     assert "The storyteller's model is no longer offered" in card
     assert "Try again" not in card and "try again" not in card
@@ -157,8 +160,7 @@ async def test_a_model_not_found_during_a_job_turns_the_notice_on(
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         home = await client.get("/")
-    assert job["status"] == "failed" and "gpt-4o-mini" in job["error"]
-    assert "background" not in job["error"]
+    assert (job["status"], job["error_code"]) == ("failed", "model_unavailable")
     assert "the storyteller no longer offers <code>gpt-4o-mini</code>" in home.text
     assert caplog.text.count("event=model_unavailable setting=STORY_MODEL model=gpt-4o-mini") == 1
 

@@ -109,7 +109,8 @@ async def test_an_unfinished_story_past_its_time_gets_one_plain_retrieve_then_is
     fake_llm.backdate(response_id, 360)  # LLM_TIMEOUT_S (10 s here) passed long ago
     async with serve(make_background_app()) as client:
         job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", "the storyteller took too long")
+    assert (job["status"], job["error_code"], job["error"]) == (
+        "failed", "storyteller_timeout", "the storyteller took too long")
     assert fake_llm.retrieves_for(job_id) >= 2  # the refused stream, then a plain retrieve
     assert fake_llm.cancels_for(job_id) == 1
     assert fake_llm.response(response_id)["status"] == "cancelled"
@@ -172,7 +173,7 @@ async def test_an_unexpected_error_while_following_stops_the_story_at_the_provid
         # waited for in a thread: the app's cancel is sent from this test's own loop
         status = (await asyncio.to_thread(
             fake_llm.wait_for_status, response_id, "cancelled"))["status"]
-    assert (job["status"], job["error"]) == ("failed", "something went wrong while writing")
+    assert (job["status"], job["error_code"]) == ("failed", "internal")
     assert status == "cancelled" and fake_llm.cancels_for(job_id) == 1  # billing stops
     assert fake_llm.creates_for(job_id) == 1
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]

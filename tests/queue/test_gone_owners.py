@@ -1,7 +1,7 @@
 """Processes found gone: a process starting on a host marks as gone every process of that
 host whose pid is no longer alive, and the guards of adoption, claiming and sweeping take
 a job whose owner is gone as dead at once, without waiting for its heartbeat to go stale.
-A stop asked of a dead process's job ends it 'cancelled', never 'interrupted'.
+A stop asked of a dead process's job ends it 'stopped', never 'interrupted'.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import uuid
 
 import pytest
 
-from app.queue.jobs import FailReason, Status
+from app.failures import INTERNAL, INTERRUPTED, STOPPED, STORYTELLER_TIMEOUT
+from app.queue.jobs import Status
 from app.queue.liveness import ProcessLiveness, pid_alive
 from app.queue.processes import ProcessRegistry
 from app.queue.store import JobStore
@@ -154,7 +155,7 @@ async def test_adopt_never_takes_a_gone_owner_s_job_that_is_not_running(store, s
     if status == Status.COMPLETED:
         assert await store.complete(job_id, owner, await store.insert_story(job_id, owner, STORY))
     else:
-        assert await store.fail(job_id, owner, "broken")
+        assert await store.fail(job_id, owner, INTERNAL)
     assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.adopt(uuid.uuid4(), 60) is None
     assert (await store.get(job_id)).status == status
@@ -207,7 +208,7 @@ async def test_the_sweeper_ends_a_gone_owner_s_jobs_at_once_and_no_live_one_s(
     assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.sweep_dead_running(60) == ([stored], [lost], [])
     job = await store.get(lost)
-    assert (job.status, job.error_text) == (Status.FAILED, FailReason.INTERRUPTED)
+    assert (job.status, job.error_text) == (Status.FAILED, INTERRUPTED.code)
     assert job.text_so_far == "The Owl\n\nOnce upon"
     assert (await store.get(stored)).story_id == story_id
     assert (await store.get(kept)).status == Status.RUNNING
@@ -220,7 +221,7 @@ async def test_the_sweeper_leaves_a_gone_owner_s_job_that_is_not_running(store, 
     if status == Status.COMPLETED:
         assert await store.complete(job_id, owner, await store.insert_story(job_id, owner, STORY))
     else:
-        assert await store.fail(job_id, owner, "broken")
+        assert await store.fail(job_id, owner, INTERNAL)
     assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.sweep_dead_running(60) == ([], [], [])
     assert (await store.get(job_id)).status == status
@@ -259,26 +260,25 @@ async def test_a_stop_asked_of_a_dead_process_job_ends_it_cancelled_with_its_wor
         assert await ProcessRegistry(store.db).mark_gone(owner, host=HOST)
     assert await store.sweep_dead_running(60) == ([], [], [job_id])
     job = await store.get(job_id)
-    assert (job.status, job.error_text) == (Status.FAILED, FailReason.CANCELLED)
+    assert (job.status, job.error_text) == (Status.FAILED, STOPPED.code)
     assert job.text_so_far == "The Owl\n\nOnce upon a time"
 
 
-async def test_a_job_asked_to_stop_that_its_owner_fails_as_interrupted_ends_cancelled(store):
+async def test_a_job_asked_to_stop_that_its_owner_fails_as_interrupted_ends_stopped(store):
     # A shutdown (or a lost response) before the owner heard the stop: what the family
     # asked for is what they see. Any other reason stays as the owner gave it.
     owner = uuid.uuid4()
     asked = await running_job(store, owner, text="The Owl")
     assert await store.request_cancel(asked)
-    assert await store.fail(asked, owner, FailReason.INTERRUPTED)
-    assert await status_and_error(store, asked) == (Status.FAILED, FailReason.CANCELLED)
+    assert await store.fail(asked, owner, INTERRUPTED)
+    assert await status_and_error(store, asked) == (Status.FAILED, STOPPED.code)
     timed_out = await running_job(store, owner)
     assert await store.request_cancel(timed_out)
-    assert await store.fail(timed_out, owner, "the storyteller took too long")
-    assert await status_and_error(store, timed_out) == (
-        Status.FAILED, "the storyteller took too long")
+    assert await store.fail(timed_out, owner, STORYTELLER_TIMEOUT)
+    assert await status_and_error(store, timed_out) == (Status.FAILED, STORYTELLER_TIMEOUT.code)
     not_asked = await running_job(store, owner)
-    assert await store.fail(not_asked, owner, FailReason.INTERRUPTED)
-    assert await status_and_error(store, not_asked) == (Status.FAILED, FailReason.INTERRUPTED)
+    assert await store.fail(not_asked, owner, INTERRUPTED)
+    assert await status_and_error(store, not_asked) == (Status.FAILED, INTERRUPTED.code)
 
 
 async def test_a_chat_job_of_a_dead_process_asked_to_stop_is_cancelled_at_start_up(
@@ -292,7 +292,7 @@ async def test_a_chat_job_of_a_dead_process_asked_to_stop_is_cancelled_at_start_
         job = (await client.get(f"/stories/jobs/{job_id}",
                                 headers={"Accept": "application/json"})).json()
         card = (await client.get(f"/stories/jobs/{job_id}")).text
-    assert (job["status"], job["error"]) == ("failed", "cancelled")
+    assert (job["status"], job["error_code"], job["error"]) == ("failed", "stopped", "cancelled")
     assert job["text_so_far"] == "The Owl\n\nOnce upon a time"
     assert "You stopped this story." in card and "the app restarted" not in card
     row = await fetch_one(db, "SELECT completed_at FROM story_jobs WHERE id = :id",
@@ -323,5 +323,5 @@ async def test_a_sibling_killed_while_this_process_runs_has_its_job_ended_within
         sibling.wait(timeout=30)
     assert await gone_at(db, owner) is not None
     job = await store.get(job_id)
-    assert (job.status, job.error_text) == (Status.FAILED, FailReason.INTERRUPTED)
+    assert (job.status, job.error_text) == (Status.FAILED, INTERRUPTED.code)
     assert job.text_so_far == "The Owl\n\nOnce upon a time"  # the words are kept

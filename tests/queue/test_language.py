@@ -11,7 +11,7 @@ import pytest
 
 from app.queue.store import JobStore
 from app.requests import request_hash
-from app.stories import StoryRequest
+from app.stories import StoryRequest, written_in
 from app.storytelling.demo import DemoStoryteller
 from tests.helpers.app import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
 from tests.helpers.forms import finished_story, job_id_of
@@ -33,7 +33,9 @@ async def written(client, body: dict) -> dict:
 
 
 @pytest.mark.parametrize("language", ["xx", "EN", "english", "", 7, True, ["fr"]])
-async def test_a_language_not_among_the_eight_is_refused_naming_the_field(client, db, language):
+async def test_a_language_not_among_the_story_languages_is_refused_naming_the_field(
+    client, db, language
+):
     response = await post_story(client, {"prompt": "a dragon", "language": language})
     assert response.status_code == 422
     error = response.json()["error"]
@@ -88,7 +90,7 @@ async def test_the_form_offers_the_languages_by_their_own_names_and_keeps_the_on
     assert [(tag, name) for tag, _, name in options] == [
         ("en", "English"), ("es", "Español"), ("fr", "Français"), ("de", "Deutsch"),
         ("it", "Italiano"), ("pt", "Português"), ("nl", "Nederlands"), ("pl", "Polski"),
-        ("ar", "العربية")]
+        ("ar", "العربية"), ("uk", "Українська"), ("ja", "日本語")]
     assert [tag for tag, chosen, _ in options if chosen] == ["en"]
 
     story_id = await finished_story(client, language="de")
@@ -112,12 +114,44 @@ async def test_a_form_with_a_language_not_offered_is_shown_again_with_the_messag
     assert 'id="language-error"' in response.text
 
 
-async def test_the_demo_storyteller_says_plainly_that_it_writes_english_only():
+@pytest.mark.parametrize("language", ["es", "uk", "ja"])
+async def test_the_demo_storyteller_says_plainly_that_it_writes_english_only(language):
+    """Ukrainian and Japanese as Spanish: an English story, said so, its text English."""
     demo = DemoStoryteller(delay_s=0, seed=1)
-    spanish = await demo.write(StoryRequest(prompt="a dragon", language="es"), job_id=1)
-    assert spanish.body.endswith("(The demo storyteller writes in English only.)")
+    asked = StoryRequest(prompt="a dragon", language=language)
+    story = await demo.write(asked, job_id=1)
+    assert story.body.endswith("(The demo storyteller writes in English only.)")
+    assert written_in(asked, demo.model) == "en"
     english = await demo.write(StoryRequest(prompt="a dragon"), job_id=1)
     assert "English only" not in english.body
+    assert story.body.split("\n\n")[:-2] == english.body.split("\n\n")[:-1]
+
+
+@pytest.mark.parametrize(("language", "told", "name"), [
+    ("uk", "Write the story in Ukrainian.", "Українська"),
+    ("ja", "Write the story in Japanese.", "日本語"),
+])
+async def test_a_ukrainian_and_a_japanese_story_are_asked_kept_and_told(
+    own_pages, fake_llm, db, language, told, name
+):
+    """Each is its record and its catalogue: the columns take it (migration 038), the
+    storyteller is told it (Japanese in characters: the same reading time as 480 words),
+    and a profile and the household's pages may be in it."""
+    story = await written(own_pages, {"prompt": "a dragon", "language": language,
+                                      "length": "medium"})
+    assert story["language"] == language
+    prompt = prompt_of(fake_llm.requests[-1])
+    assert told in prompt
+    assert ("about 1,000 characters." if language == "ja" else "about 480 words.") in prompt
+    child = await own_pages.post("/children", json={"name": "Mia", "language": language},
+                                 headers=ACCEPT_JSON)
+    assert child.status_code in (200, 201), child.text
+    assert child.json()["language"] == language
+    pages = await own_pages.post("/children/language", json={"language": language},
+                                 headers=ACCEPT_JSON)
+    assert pages.status_code == 200 and pages.json() == {"language": language}, pages.text
+    home = (await own_pages.get("/")).text
+    assert f'<html lang="{language}" dir="ltr"' in home and f">{name}</option>" in home
 
 
 async def test_the_demo_app_notes_it_on_the_story_page(make_app):
@@ -169,3 +203,15 @@ async def test_the_language_reaches_a_background_response_too(make_app, fake_llm
         assert story["language"] == "nl"
         create = next(call for call in fake_llm.requests if "messages" not in call["body"])
         assert "Write the story in Dutch." in fake_llm._prompt(create["body"])
+
+
+async def test_a_japanese_story_s_reading_time_counts_its_characters(own_pages, fake_llm):
+    """No spaces, no words to count: its page and its library row say the minutes its
+    characters take to read aloud (about 250 a minute), not "1 min" for one long "word"."""
+    fake_llm.story = "月夜のおさんぽ\n\n" + "ふくろうはねむりました。" * 84  # 1,008 characters
+    story_id = await finished_story(own_pages, language="ja", length="medium")
+    page = (await own_pages.get(f"/stories/{story_id}")).text
+    assert "about 4 min to read aloud" in page
+    library = (await own_pages.get("/stories")).text
+    row = library[library.index(f'href="/stories/{story_id}"'):]
+    assert re.search(r"medium · 4 min ·", row[:2000]), row[:2000]

@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import pytest
 
+from app.lengths import LENGTH_WORDS
 from app.main import create_app
 from app.queue import storing as storing_module
-from app.stories import LENGTH_WORDS, Story, StoryRequest, clean_text
+from app.stories import Story, StoryRequest, clean_text
 from app.storytelling import reader as reader_module
 from app.storytelling.limits import LENGTH_MAX_TOKENS, token_budget
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
@@ -22,26 +23,29 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.parametrize(
-    ("mode", "error"),
+    ("mode", "code", "detail"),
     [
-        ("500", "the storyteller failed (HTTP 500)"),
-        ("429", "the storyteller is busy (rate limited)"),
-        ("malformed", "the storyteller sent an unreadable answer"),
-        ("empty", "the storyteller sent nothing"),
-        ("refusal", "the storyteller declined to write this story"),
-        ("no_choices", "the storyteller sent nothing"),
+        ("500", "storyteller_failed", "HTTP 500"),
+        ("429", "storyteller_busy", "HTTP 429"),
+        ("malformed", "storyteller_unreadable", "detail="),
+        ("empty", "storyteller_empty", "it sent nothing"),
+        ("refusal", "declined", "refused"),
+        ("no_choices", "storyteller_empty", "no choices"),
     ],
 )
 async def test_a_failing_storyteller_fails_the_job_after_one_call(
-    client, fake_llm, mode, error, caplog
+    client, fake_llm, mode, code, detail, caplog
 ):
     fake_llm.mode = mode
     caplog.set_level(logging.WARNING, logger="bedtime")
     job_id = (await post_story(client)).json()["job_id"]
     job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"], job["story_id"]) == ("failed", error, None)
+    assert (job["status"], job["error_code"], job["story_id"]) == ("failed", code, None)
     assert fake_llm.calls_for(job_id) == 1 and fake_llm.total_calls == 1
-    assert f"event=job_failed job_id={job_id}" in caplog.text  # the full error is logged
+    # the code is stored; the provider's own detail is logged
+    [failed] = [r.getMessage() for r in caplog.records
+                if f"event=job_failed job_id={job_id}" in r.getMessage()]
+    assert f"error={code}" in failed and detail in failed
 
 
 @pytest.mark.slow
@@ -50,7 +54,8 @@ async def test_a_storyteller_past_the_timeout_fails_the_job_after_one_call(make_
     async with serve(make_app(llm_timeout_s=1)) as client:
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", "the storyteller took too long")
+    assert (job["status"], job["error_code"], job["error"]) == (
+        "failed", "storyteller_timeout", "the storyteller took too long")
     assert fake_llm.calls_for(job_id) == 1
 
 
@@ -59,7 +64,8 @@ async def test_a_refused_connection_fails_the_job(make_app, fake_llm):
     async with serve(make_app(openai_base_url=closed)) as client:
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", "could not reach the storyteller")
+    assert (job["status"], job["error_code"], job["error"]) == (
+        "failed", "storyteller_unreachable", "could not reach the storyteller")
     assert fake_llm.total_calls == 0
 
 
@@ -125,8 +131,7 @@ async def test_a_story_cut_off_before_it_began_fails_the_job_with_the_reason(cli
     fake_llm.mode, fake_llm.story = "length", "  \n "
     job_id = (await post_story(client)).json()["job_id"]
     job = await wait_for_job(client, job_id, timeout_s=5)
-    assert (job["status"], job["error"]) == (
-        "failed", "the storyteller ran out of room before the story began")
+    assert (job["status"], job["error_code"]) == ("failed", "storyteller_empty")
     assert fake_llm.calls_for(job_id) == 1
 
 
@@ -166,7 +171,8 @@ async def test_an_unstorable_story_fails_the_job_at_once_with_a_reason(settings,
         job = await wait_for_job(client, job_id, timeout_s=5)
     # At once: not left running until the sweeper calls it "interrupted".
     assert time.monotonic() - started < settings.heartbeat_stale_s
-    assert (job["status"], job["error"]) == ("failed", "the story could not be saved")
+    assert (job["status"], job["error_code"], job["error"]) == (
+        "failed", "not_saved", "the story could not be saved")
     assert storyteller.calls == 1
     assert f"event=job_failed job_id={job_id}" in caplog.text
 
@@ -182,7 +188,8 @@ async def test_a_story_the_database_refuses_fails_the_job_at_once(
     job_id = (await post_story(client)).json()["job_id"]
     job = await wait_for_job(client, job_id, timeout_s=5)
     assert time.monotonic() - started < 2  # the stale-heartbeat limit of these tests
-    assert (job["status"], job["error"]) == ("failed", "the story could not be saved")
+    assert (job["status"], job["error_code"], job["error"]) == (
+        "failed", "not_saved", "the story could not be saved")
     assert fake_llm.calls_for(job_id) == 1
     assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
 

@@ -90,7 +90,7 @@ async def test_a_stream_with_no_finish_reason_fails_with_its_words_kept(client, 
     fake_llm.mode = mode
     job_id = (await post_story(client)).json()["job_id"]
     job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", "the storyteller stopped mid-story")
+    assert (job["status"], job["error_code"]) == ("failed", "cut_short")
     assert job["story_id"] is None and fake_llm.calls_for(job_id) == 1
     full = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
     assert full["text_so_far"].startswith(f"The Story of Job {job_id}\n\nOnce upon a time")
@@ -107,7 +107,8 @@ async def test_an_empty_answer_is_nothing_sent_and_offers_no_try_again(
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         card = await card_of(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", "the storyteller sent nothing")
+    assert (job["status"], job["error_code"], job["error"]) == (
+        "failed", "storyteller_empty", "the storyteller sent nothing")
     assert "The storyteller sent nothing back." in card
     assert "try again" not in card.lower() and "/retry" not in card
 
@@ -138,7 +139,7 @@ async def test_a_storyteller_silent_after_its_first_words_is_cut_short(
         job = await wait_for_job(client, job_id)
         card = await card_of(client, job_id)
         fake_llm.release()
-    assert (job["status"], job["error"]) == ("failed", "the storyteller stopped mid-story")
+    assert (job["status"], job["error_code"]) == ("failed", "cut_short")
     assert "Finish this story" in card
 
 
@@ -233,16 +234,33 @@ def test_a_story_said_to_be_finished_is_still_held_to_the_cap():
     assert len(story.body.split()) == 360 and story.body.endswith("Hoo.")
 
 
-def test_a_language_written_without_spaces_is_capped_by_its_characters(monkeypatch):
-    """No such language yet (Japanese is coming): its words cannot be counted, its
-    characters can, and it takes fewer of them to tell a story."""
+def test_a_language_written_without_spaces_is_capped_by_its_characters():
+    """Japanese: its words cannot be counted, its characters can (its length asks for 500
+    of them for a short story, the cap is 750), and the story ends at its last whole
+    sentence, whose end no space follows (。)."""
     assert reader_module.char_cap("short") == 4_320
-    assert reader_module.char_cap("short", spaced=False) == 1_440
-    monkeypatch.setattr(reader_module, "WRITTEN_WITHOUT_SPACES", frozenset({"ja"}))
+    assert (reader_module.word_cap("short", "ja"), reader_module.char_cap("short", "ja")) == (
+        750, 1_500)
     japanese = replace(OWL, language="ja")
     text = "ねむいフクロウ\n\n" + "ふくろうはねむりました。" * 200  # 2,400 characters, no space
     assert reader_for(japanese).past_cap(text) and not reader_for().past_cap(text)
-    assert len(told(text, japanese).body) <= 1_441
+    assert not reader_for(japanese).past_cap("ねむいフクロウ\n\n" + "ふくろうはねむりました。" * 62)
+    body = told(text, japanese).body
+    assert body == "ふくろうはねむりました。" * 62  # 744 characters: its last whole sentence
+    assert told("ねむいフクロウ\n\n" + "ふくろうはねむりました。" * 40, japanese).body == (
+        "ふくろうはねむりました。" * 40)  # within its cap: whole
+
+
+@pytest.mark.parametrize(("cut", "kept"), [
+    ("ふくろうはねむりました。「おやすみ。」ゆいはわら", "ふくろうはねむりました。「おやすみ。」"),
+    ("つきはどこ？ほしがわら", "つきはどこ？"),
+    ("نامت البومة. هل نامت؟ ثم قال", "نامت البومة. هل نامت؟"),
+    ("The owl slept. «Goodnight!» Then he", "The owl slept. «Goodnight!»"),
+    ("Сова заснула. Потім вона", "Сова заснула."),
+])
+def test_a_story_cut_short_ends_at_its_last_whole_sentence_in_any_script(cut, kept):
+    """Japanese ends a sentence with 。！？ and no space after it, Arabic asks with ؟."""
+    assert cut_to_last_sentence(cut) == kept
 
 
 def test_bidi_overrides_never_reach_the_story_but_the_joiners_scripts_need_stay():
@@ -274,17 +292,18 @@ def test_a_story_s_less_than_and_greater_than_are_no_tags(words):
 # -- recorded streams of a real server, replayed ------------------------------------------
 
 
-@pytest.mark.parametrize(("recording", "error"), [
-    ("no_finish_reason", "the storyteller stopped mid-story"),
+@pytest.mark.parametrize(("recording", "said"), [
+    ("no_finish_reason", "The storyteller stopped in the middle of the story."),
     # A role delta, then `[DONE]` with no finish reason: on the wire, a cut before the first
     # word (whatever the server meant by it), so it is one, and "Try again" is offered.
-    ("empty_past_context", "the storyteller stopped before the story began"),
+    ("empty_past_context", "The storyteller stopped before the story began."),
 ])
-async def test_a_recorded_stream_cut_short_or_empty_fails(client, fake_llm, db, recording, error):
+async def test_a_recorded_stream_cut_short_or_empty_fails(client, fake_llm, db, recording, said):
     fake_llm.replay = recording
     job_id = (await post_story(client)).json()["job_id"]
     job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", error)
+    assert (job["status"], job["error_code"]) == ("failed", "cut_short")
+    assert said in await card_of(client, job_id)
     assert await fetch_val(db, "SELECT count(*) FROM stories") == 0
 
 

@@ -26,7 +26,6 @@ PRICES = {"fake-model": Price(input_per_mtok=Decimal("0.15"), output_per_mtok=De
 # A job whose storyteller sends no words is failed within LLM_TIMEOUT_S (1 s here) and a
 # follow-up retrieve or two, never held on by deltas that bring nothing.
 SILENCE_BOUND_S = 8.0
-STOPPED_BEFORE = "the storyteller stopped before the story began"
 
 
 async def card_of(client, job_id: int) -> str:
@@ -48,7 +47,7 @@ async def test_deltas_with_no_words_fail_the_job_once_the_timeout_passes(
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id, timeout_s=SILENCE_BOUND_S + 5)
         took_s = time.monotonic() - started
-    assert (job["status"], job["error"]) == ("failed", "the storyteller took too long")
+    assert (job["status"], job["error_code"]) == ("failed", "storyteller_timeout")
     assert took_s < SILENCE_BOUND_S, took_s
     assert fake_llm.calls_for(job_id) == 1
 
@@ -66,7 +65,7 @@ async def test_keep_alive_deltas_after_the_first_words_are_silence_and_cut_it_sh
         took_s = time.monotonic() - started
         full = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
         card = await card_of(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", "the storyteller stopped mid-story")
+    assert (job["status"], job["error_code"]) == ("failed", "cut_short")
     assert took_s < SILENCE_BOUND_S, took_s
     assert full["text_so_far"].startswith(f"The Story of Job {job_id}")  # the words kept
     assert "Finish this story" in card
@@ -85,7 +84,7 @@ async def test_a_stream_cut_before_its_first_word_is_a_cut_and_offers_try_again(
     job = await wait_for_job(client, job_id)
     full = (await client.get(f"/stories/jobs/{job_id}", headers=ACCEPT_JSON)).json()
     card = await card_of(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", STOPPED_BEFORE)
+    assert (job["status"], job["error_code"]) == ("failed", "cut_short")
     assert full["text_so_far"] == ""
     assert "The storyteller stopped before the story began." in card
     assert "Try again" in card and f"/stories/jobs/{job_id}/retry" in card
@@ -165,7 +164,7 @@ async def test_a_storyteller_never_reached_fails_the_job_and_charges_nothing(
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         spend = (await client.get("/spend", headers=ACCEPT_JSON)).json()
-    assert (job["status"], job["error"]) == ("failed", "could not reach the storyteller")
+    assert (job["status"], job["error_code"]) == ("failed", "storyteller_unreachable")
     assert await fetch_all(db, "SELECT * FROM spend") == []  # nothing left, nothing billed
     assert (spend["spent_usd"], spend["reserved_usd"]) == ("0", "0")
     reconnects = [r for r in caplog.records if "event=provider_reconnect" in r.getMessage()
@@ -182,7 +181,7 @@ async def test_an_unreadable_responses_create_is_one_warning_line(make_app, fake
     async with serve(make_app(llm_api="responses")) as client:
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
-    assert (job["status"], job["error"]) == ("failed", "the storyteller sent an unreadable answer")
+    assert (job["status"], job["error_code"]) == ("failed", "storyteller_unreadable")
     assert fake_llm.creates_for(job_id) == 1
     records = [r for r in caplog.records if r.name == "bedtime"]
     assert [r for r in records if r.levelno >= logging.ERROR or r.exc_info] == [], caplog.text

@@ -12,6 +12,8 @@ import asyncpg
 import httpx
 import pytest
 
+from app.languages import READ_ALOUD_WORDS_PER_MIN
+from app.lengths import LENGTH_WORDS
 from app.queue.estimates import (
     DEFAULT_EXPECTED_S,
     THINKING_PERCENT,
@@ -21,7 +23,7 @@ from app.queue.estimates import (
 )
 from app.queue.jobs import Job, Status
 from app.queue.store import JobStore
-from app.stories import LENGTH_WORDS, READ_ALOUD_WORDS_PER_MIN, Story, StoryRequest
+from app.stories import Story, StoryRequest
 from app.storytelling.demo import DemoStoryteller
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.jobs import add_job

@@ -15,6 +15,7 @@ import asyncpg
 import pytest
 
 from app.db import connect_pool
+from app.failures import INTERNAL, INTERRUPTED, STORYTELLER_TIMEOUT
 from app.queue.check import Invariants
 from app.queue.jobs import Status
 from app.queue.processes import ProcessRegistry
@@ -49,7 +50,7 @@ async def make_job(store: JobStore, status: Status = Status.PENDING) -> int:
     if status == Status.COMPLETED:
         assert await store.complete(job.id, BOOT, await store.insert_story(job.id, BOOT, STORY))
     if status == Status.FAILED:
-        assert await store.fail(job.id, BOOT, "broken")
+        assert await store.fail(job.id, BOOT, INTERNAL)
     return job.id
 
 
@@ -204,20 +205,21 @@ async def test_complete_of_a_job_not_running_changes_nothing(store, db, status, 
 # -- fail: running -> failed ------------------------------------------------------------
 
 
-async def test_fail_moves_running_to_failed_with_a_reason(store):
+async def test_fail_moves_running_to_failed_with_its_failure_code(store):
     job_id = await make_job(store, Status.RUNNING)
-    assert await store.fail(job_id, BOOT, "the storyteller took too long")
+    assert await store.fail(job_id, BOOT, STORYTELLER_TIMEOUT)
     job = await store.get(job_id)
-    assert (job.status, job.error_text) == (Status.FAILED, "the storyteller took too long")
+    assert (job.status, job.error_text) == (Status.FAILED, "storyteller_timeout")
+    assert job.failure is STORYTELLER_TIMEOUT
 
 
 @pytest.mark.parametrize("status", [Status.PENDING, Status.COMPLETED, Status.FAILED])
 async def test_fail_of_a_job_not_running_changes_nothing(store, status, caplog):
     job_id = await make_job(store, status)
     caplog.set_level(logging.WARNING, logger="bedtime")
-    assert not await store.fail(job_id, BOOT, "late")
+    assert not await store.fail(job_id, BOOT, STORYTELLER_TIMEOUT)
     job = await store.get(job_id)
-    assert job.status == status and job.error_text in (None, "broken")
+    assert job.status == status and job.error_text in (None, "internal")
     assert f"event=guard_lost job_id={job_id} transition=fail" in caplog.text
 
 
@@ -225,7 +227,7 @@ async def test_fail_is_refused_once_the_story_is_stored(store, caplog):
     job_id = await make_job(store, Status.RUNNING)
     await store.insert_story(job_id, BOOT, STORY)
     caplog.set_level(logging.WARNING, logger="bedtime")
-    assert not await store.fail(job_id, BOOT, "cancelled at shutdown")
+    assert not await store.fail(job_id, BOOT, INTERRUPTED)
     assert await status_of(store, job_id) == Status.RUNNING  # for its worker or recovery
 
 

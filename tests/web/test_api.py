@@ -41,8 +41,8 @@ async def test_a_story_is_requested_written_polled_and_read(client, fake_llm):
     assert "idempotent-replayed" not in response.headers
 
     job = await wait_for_job(client, job_id)
-    assert set(job) == {"job_id", "status", "story_id", "error", "created_at", "started_at",
-                        "completed_at"}
+    assert set(job) == {"job_id", "status", "story_id", "error", "error_code", "created_at",
+                        "started_at", "completed_at"}
     assert job["status"] == "completed" and job["error"] is None
     assert all(ISO_UTC.match(job[k]) for k in ("created_at", "started_at", "completed_at"))
 
@@ -76,7 +76,7 @@ async def test_a_failed_job_reports_its_error_and_no_story(client, fake_llm):
     fake_llm.mode = "500"
     job = await wait_for_job(client, (await post_story(client)).json()["job_id"])
     assert job["status"] == "failed" and job["story_id"] is None
-    assert job["error"] == "the storyteller failed (HTTP 500)"
+    assert (job["error_code"], job["error"]) == ("storyteller_failed", "the storyteller failed")
 
 
 @pytest.mark.parametrize(

@@ -23,8 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.db import Pool
+from app.lengths import LENGTHS
 from app.requests import FIELDS
-from app.stories import LENGTHS, parse_id
+from app.stories import parse_id
 from app.web.inputs import BODY_MAX_BYTES
 from tests.helpers.app import ACCEPT_JSON, JSON, OWN_ORIGIN, new_key, serve
 from tests.helpers.campaigns import examples

@@ -144,7 +144,9 @@ async def test_small_answers_are_not_compressed(make_app, db):
         assert len(response.content) < COMPRESS_MIN_BYTES
         assert "content-encoding" not in response.headers
         assert response.json()["story_id"] == story_id
-        assert vary(response) == ["accept", "hx-request"]  # nothing depends on the encoding
+        # Nothing depends on the encoding; JSON's words follow Accept-Language (a job's
+        # `error`, a refusal's message: app/web/language.py).
+        assert vary(response) == ["accept", "hx-request", "accept-language"]
 
 
 async def test_streamed_encoded_and_other_bodies_pass_untouched():

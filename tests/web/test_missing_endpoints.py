@@ -13,7 +13,6 @@ import time
 
 import pytest
 
-from app.storytelling.availability import model_gone_message
 from tests.helpers.app import JSON, new_key, post_story, serve, wait_for_job
 from tests.helpers.pictures import STORY_TEXT, picture_when
 from tests.helpers.waits import WAIT_S, until
@@ -86,9 +85,10 @@ async def test_a_server_without_the_responses_api_is_named_at_start_up_and_on_th
         card = html.unescape((await client.get(f"/stories/jobs/{job['job_id']}",
                                                headers={"HX-Request": "true"})).text)
     assert "This storyteller has no /responses (set LLM_API=chat)." in home
-    assert (job["status"], job["error"]) == ("failed", NO_RESPONSES)
-    assert "This storyteller has no /responses." in card and "LLM_API=chat" in card
-    assert "Try again" not in card and "no longer offered" not in card
+    # The provider answered an error (the home page names the setting); never a model's.
+    assert (job["status"], job["error_code"]) == ("failed", "storyteller_failed")
+    assert "The storyteller answered with an error." in card
+    assert "no longer offered" not in card and "STORY_MODEL" not in card
     assert len(warnings_of(caplog, "endpoint_missing")) == 1  # the check's; the job's is known
 
 
@@ -128,6 +128,6 @@ async def test_a_model_gone_while_a_background_story_is_followed_is_named(
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         home = html.unescape((await client.get("/")).text)
-    assert (job["status"], job["error"]) == ("failed", model_gone_message("fake-model"))
+    assert (job["status"], job["error_code"]) == ("failed", "model_unavailable")
     assert fake_llm.creates_for(job_id) == 1
     assert "no longer offers <code>fake-model</code>" in home  # said on the home page, as at create

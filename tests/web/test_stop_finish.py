@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+from app.failures import STOPPED
 from app.finishing import carried_words
 from app.queue.jobs import Status
 from app.queue.store import JobStore
@@ -66,6 +67,7 @@ async def test_a_waiting_job_is_stopped_at_once_and_never_sent(client, fake_llm)
     answer = await stop(client, waiting)
     assert answer.status_code == 200
     assert (answer.json()["status"], answer.json()["error"]) == ("failed", "cancelled")
+    assert answer.json()["error_code"] == "stopped"
     fake_llm.release()
     assert (await wait_for_job(client, running))["status"] == "completed"
     # A later story: the one worker takes the oldest waiting job first, so once it has
@@ -210,7 +212,7 @@ async def test_a_stop_that_wins_the_race_still_delivers_a_story_that_came(db):
     assert await store.request_cancel(job.id)  # asked first; the owner has not seen it
     story_id = await store.insert_story(job.id, boot, Story("T", "B.", "m"))
     assert story_id is not None and await store.complete(job.id, boot, story_id)
-    assert not await store.fail(job.id, boot, "cancelled")  # too late: one outcome
+    assert not await store.fail(job.id, boot, STOPPED)  # too late: one outcome
     finished = await store.get(job.id)
     assert (finished.status, finished.story_id) == (Status.COMPLETED, story_id)
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from app.stories import direction
+from app.languages import direction
 from app.web.templates import isolate_names
 from tests.helpers.app import post_story, serve, wait_for_job
 
@@ -22,7 +22,8 @@ SHOWN = f"<bdi>{NAME}</bdi>&#39;s Owl Who Knits Scarves for the Moon"
 
 def test_the_direction_is_the_language_s():
     assert direction("ar") == "rtl" and direction("ar-EG") == "rtl"
-    assert [direction(tag) for tag in ("en", "es", "fr", "de", "pl", None)] == ["ltr"] * 6
+    assert [direction(tag) for tag in ("en", "es", "fr", "de", "pl", "uk", "ja", None)] == [
+        "ltr"] * 8
 
 
 def test_a_name_inside_a_title_is_isolated_and_the_rest_escaped():

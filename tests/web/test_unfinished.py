@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from app.failures import INTERRUPTED
 from app.queue.store import JobStore
 from tests.helpers.app import ACCEPT_JSON, JSON, SAME_ORIGIN, serve
 from tests.helpers.jobs import cut_short
@@ -40,13 +41,13 @@ def section(page: str) -> str:
 async def test_every_story_cut_short_is_listed_with_its_words(http, db):
     store = JobStore(db)
     owl = await cut_short(store, "an owl who knits", OWL, child_name="Mia")
-    fox = await cut_short(store, "a quiet fox", FOX, error="interrupted")
+    fox = await cut_short(store, "a quiet fox", FOX, error=INTERRUPTED)
     answer = await http.get("/stories/unfinished")
     assert answer.json() == {"jobs": [
         {"job_id": fox.id, "title": "The Quiet Fox", "words": FOX, "error": "interrupted",
-         "created_at": answer.json()["jobs"][0]["created_at"]},
+         "error_code": "interrupted", "created_at": answer.json()["jobs"][0]["created_at"]},
         {"job_id": owl.id, "title": "The Owl Who Knitted", "words": OWL, "error": "cancelled",
-         "created_at": answer.json()["jobs"][1]["created_at"]},
+         "error_code": "stopped", "created_at": answer.json()["jobs"][1]["created_at"]},
     ]}
     await aged(db, owl.id, "1 hour")
     await aged(db, fox.id, "1 hour")
