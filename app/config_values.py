@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from app.dsn import connect_options
+
 N = TypeVar("N", int, float)
 
 
@@ -99,7 +101,8 @@ def http_url(name: str, raw: str) -> str:
 
 
 def database_url(name: str, raw: str) -> str:
-    """Accept PaaS-style URLs as given: postgres:// and ?sslmode= become what asyncpg takes."""
+    """Accept PaaS-style URLs as given (postgres:// becomes postgresql://), each option one
+    the driver knows (app/dsn.py), read here so that a wrong one stops start-up."""
     parts = urlsplit(raw)
     if parts.scheme not in ("postgres", "postgresql") or not (parts.netloc or parts.query):
         raise ConfigError(f"{name} must be a postgres:// or postgresql:// URL")
@@ -107,12 +110,12 @@ def database_url(name: str, raw: str) -> str:
         parts.port  # noqa: B018 -- raises ValueError on a bad port
     except ValueError:
         raise ConfigError(f"{name} has an invalid port") from None
-    query = []
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        if key == "sslmode":
-            key = "ssl"  # asyncpg's spelling; it takes the same modes (require, verify-full, ...)
-        query.append((key, value))
-    return urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(query), ""))
+    url = urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))
+    try:
+        connect_options(without_pgbouncer_flag(url) or url)  # the flag is the app's own
+    except ValueError as error:
+        raise ConfigError(f"{name} {error}") from None
+    return url
 
 
 def pgbouncer_flag(url: str | None) -> bool:

@@ -5,13 +5,14 @@
     await db.connect()
     row = await db.fetchrow("SELECT ... $1", 17)     # fetch, fetchval, execute alike
     async with db.transaction() as connection: ...   # an asyncpg connection, in one
-    listener = await connect_one(url)   # one asyncpg connection of its own, for LISTEN
+    listener = await connect_one(connect_options(url))  # a connection of its own (LISTEN)
     await migrate(db)                   # applies sql/migrations/NNN_*.sql once each, then
                                         # sql/functions/*.sql whenever one changes
 
 This is the only module that knows the pool is `databases`' (archived upstream), used
 through its public API alone: the rest of the app sees `Pool`, whose methods are asyncpg's
-own, so moving to `asyncpg.create_pool` is a change to this file alone.
+own, so moving to `asyncpg.create_pool` is a change to this file alone. The URL's options
+(app/dsn.py) reach the pool's connections and the lone one alike.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from databases import Database, DatabaseURL
+from databases import Database
 
+from app.dsn import ConnectOptions, connect_options
 from app.embedded import embedded_postgres_url
 from app.logs import log
 
@@ -123,17 +125,28 @@ class Pool:
 
 def connect_pool(url: str, *, max_size: int = POOL_MAX_SIZE, pgbouncer: bool = False) -> Pool:
     """`pgbouncer`: behind PgBouncer in transaction mode, where a prepared statement may
-    meet another server connection, so asyncpg's statement cache is off."""
-    # `timeout` bounds each new connection, so an outage answers 503 instead of hanging.
+    meet another server connection, so asyncpg's statement cache is off.
+
+    `databases` reads only `ssl`, `min_size` and `max_size` from a URL's options: it is given
+    the URL without them, and the options as asyncpg's own arguments, which it forwards to
+    `asyncpg.create_pool` (its documented way to pass the driver's options)."""
+    target = connect_options(url)
     return Pool(
-        url,
+        target.address,
         min_size=0,  # no background reconnect loop logging tracebacks through an outage
         max_size=max_size,
-        timeout=CONNECT_TIMEOUT_S,
-        command_timeout=STATEMENT_TIMEOUT_S,
+        **_connect_kwargs(target),
         reset=_keep_session,
         **({"statement_cache_size": 0} if pgbouncer else {}),
     )
+
+
+def _connect_kwargs(target: ConnectOptions) -> dict[str, object]:
+    """How each connection is opened, pooled or not: the URL's options, and this app's
+    limits where the URL sets none. `timeout` bounds each new connection (the URL's
+    connect_timeout, if any), so an outage answers 503 instead of hanging."""
+    return {"timeout": CONNECT_TIMEOUT_S, "command_timeout": STATEMENT_TIMEOUT_S,
+            **target.asyncpg_kwargs()}
 
 
 async def _keep_session(connection: asyncpg.Connection) -> None:
@@ -145,20 +158,9 @@ async def _keep_session(connection: asyncpg.Connection) -> None:
     or keeps a cursor past its transaction."""
 
 
-async def connect_one(url: str) -> asyncpg.Connection:
-    """A plain asyncpg connection outside the pool (for LISTEN), with the pool's settings."""
-    parsed = DatabaseURL(url)
-    ssl = parsed.options.get("ssl")
-    return await asyncpg.connect(
-        host=parsed.hostname,
-        port=parsed.port,
-        user=parsed.username,
-        password=parsed.password,
-        database=parsed.database,
-        ssl={"true": True, "false": False}.get(ssl.lower(), ssl.lower()) if ssl else None,
-        timeout=CONNECT_TIMEOUT_S,
-        command_timeout=STATEMENT_TIMEOUT_S,
-    )
+async def connect_one(target: ConnectOptions) -> asyncpg.Connection:
+    """A plain asyncpg connection outside the pool (for LISTEN), opened as the pool's are."""
+    return await asyncpg.connect(**_connect_kwargs(target))
 
 
 async def _all_applied(raw: asyncpg.Connection) -> bool:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from app.backoff import Backoff
 from app.config import Settings
 from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
+from app.dsn import connect_options
 from app.illustrating import Illustrator
 from app.lengths import LENGTHS
 from app.logs import log
@@ -105,8 +106,9 @@ class Services:
         boot_id = uuid.uuid4()
         store = JobStore(db)
         # PgBouncer in transaction mode delivers no notifications: the re-check timer alone.
-        listen_url = None if settings.pgbouncer else database_url
-        connect = (lambda: connect_one(listen_url)) if listen_url is not None else None
+        listen_at = (None if settings.pgbouncer or database_url is None
+                     else connect_options(database_url))
+        connect = (lambda: connect_one(listen_at)) if listen_at is not None else None
         wakeup = Wakeup(connect, recheck_s=IDLE_RECHECK_S)
         screener = None
         if moderator is not None:

@@ -62,8 +62,9 @@ def test_llm_api_auto_is_background_mode_for_openai_itself_and_chat_elsewhere():
     ("url", "expected"),
     [
         ("postgres://u:p@db.example:5432/app", "postgresql://u:p@db.example:5432/app"),
-        ("postgres://u:p@h/app?sslmode=require", "postgresql://u:p@h/app?ssl=require"),
-        ("postgresql://u@h/app?sslmode=disable&x=1", "postgresql://u@h/app?ssl=disable&x=1"),
+        ("postgres://u:p@h/app?sslmode=require", "postgresql://u:p@h/app?sslmode=require"),
+        ("postgresql://u@h/app?sslmode=disable&application_name=a",
+         "postgresql://u@h/app?sslmode=disable&application_name=a"),
     ],
 )
 def test_paas_database_urls_work_as_given(url, expected):

@@ -19,6 +19,7 @@ APP = Path(__file__).resolve().parent.parent / "app"
 LAYERS: dict[str, tuple[str, ...]] = {
     # The core types and small pure helpers: no I/O, nothing of the parts above.
     "core": ("app", "stories", "dates", "logs", "backoff", "errors", "config_values",
+             "dsn",  # a database URL's options, read once: what each connection is opened with
              "requests", "finishing", "idea_words", "ideas", "version",
              "failures",  # why a job failed: one record per code, its words marked N_
              "kinds",  # the kinds of job: one record each, claimed, made and charged
