@@ -47,9 +47,25 @@ PLATFORM_MARKERS = ("DYNO", "RENDER", "FLY_APP_NAME", "RAILWAY_ENVIRONMENT", "K_
 # BACKUP_EVERY_H's bounds: a few seconds at the least (for a trial), a year at the most.
 BACKUP_EVERY_H_MIN = 0.001
 BACKUP_EVERY_H_MAX = 24 * 365
-# Each process's pool; with its LISTEN connection, 2 processes and a release command fit a
-# hobby plan's 20 connections: 2 x (8 + 1) + 1.
-DEFAULT_POOL_MAX = 8
+# The connections a deploy holds at most (docs/deploying.md, "Connections", whose plan table
+# tests/test_deploy.py holds to these): each process's pool and its LISTEN connection; beside
+# the processes, the release command and `python -m app check`; and 2 spare for a restart
+# that overlaps the old processes and the new (the new one's LISTEN connection and its first
+# pooled one, while the old ones still hold theirs).
+LISTEN_CONNECTIONS = 1
+ONE_OFF_CONNECTIONS = 2
+RESTART_SPARE_CONNECTIONS = 2
+HOBBY_PLAN_CONNECTIONS = 20  # Heroku's Essential-0 and Essential-1
+# Each process's pool: the largest with which 2 processes fit a hobby plan,
+# 2 x (7 + 1) + 2 + 2 = 20.
+DEFAULT_POOL_MAX = 7
+
+
+def connections_needed(processes: int, pool_max: int) -> int:
+    """The most connections `processes` processes with pools of `pool_max` may hold, with
+    the one-off commands and a restart's spare: the least a plan's limit must be."""
+    return (processes * (pool_max + LISTEN_CONNECTIONS) + ONE_OFF_CONNECTIONS
+            + RESTART_SPARE_CONNECTIONS)
 
 
 @dataclass(frozen=True)

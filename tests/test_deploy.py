@@ -28,7 +28,17 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from app.config import PLATFORM_MARKERS, Settings, load_settings
+from app.config import (
+    DEFAULT_POOL_MAX,
+    HOBBY_PLAN_CONNECTIONS,
+    LISTEN_CONNECTIONS,
+    ONE_OFF_CONNECTIONS,
+    PLATFORM_MARKERS,
+    RESTART_SPARE_CONNECTIONS,
+    Settings,
+    connections_needed,
+    load_settings,
+)
 from app.config_values import ConfigError
 from app.db import schema_files
 from app.storytelling.models import chat_models, image_models
@@ -160,10 +170,49 @@ def test_pgbouncer_is_asked_for_on_the_url_and_not_sent_to_the_server(query, pgb
 
 
 def test_the_pool_size_is_a_setting():
-    assert load_settings({}, env_file="/nonexistent").database_pool_max == 8
+    assert load_settings({}, env_file="/nonexistent").database_pool_max == 7
     assert load_settings({"DATABASE_POOL_MAX": "3"}, env_file="/nonexistent").database_pool_max == 3
     with pytest.raises(ConfigError, match="DATABASE_POOL_MAX"):
         load_settings({"DATABASE_POOL_MAX": "0"}, env_file="/nonexistent")
+
+
+def connection_rows() -> tuple[str, list[list[str]]]:
+    """docs/deploying.md's "Connections": its formula, and its plan table's rows."""
+    text = (ROOT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    section = text.split("**Connections.**", 1)[1].split("\n\n**", 1)[0]
+    formula = re.search(r"`(processes × [^`]+)`", section)
+    assert formula, "docs/deploying.md's Connections give no formula"
+    rows = [[cell.strip() for cell in line.strip().strip("|").split("|")]
+            for line in section.splitlines()
+            if line.startswith("| ") and not line.startswith(("| plan", "| ---"))]
+    return formula.group(1), rows
+
+
+def test_the_connections_the_docs_count_are_the_ones_the_code_counts():
+    formula, rows = connection_rows()
+    # The formula as the docs write it, term by term, is the code's.
+    assert formula == (f"processes × (DATABASE_POOL_MAX + {LISTEN_CONNECTIONS})"
+                       f" + {ONE_OFF_CONNECTIONS} + {RESTART_SPARE_CONNECTIONS}")
+    assert RESTART_SPARE_CONNECTIONS >= 2  # room for a restart that overlaps the old processes
+    assert rows, "docs/deploying.md's Connections have no plan table"
+    defaults = []
+    for plan, limit, processes, pool, in_use in rows:
+        pool_max = int(pool.split()[0])
+        if "the default" in pool:
+            defaults.append(pool_max)
+        sum_ = re.fullmatch(r"(\d+) × (\d+) \+ (\d+) \+ (\d+) = (\d+)", in_use)
+        assert sum_, f"{plan}: {in_use!r} is not the formula's sum"
+        count = connections_needed(int(processes), pool_max)
+        assert [int(n) for n in sum_.groups()] == [
+            int(processes), pool_max + LISTEN_CONNECTIONS, ONE_OFF_CONNECTIONS,
+            RESTART_SPARE_CONNECTIONS, count], plan
+        assert count <= int(limit), f"{plan}: {count} connections on a plan of {limit}"
+    assert defaults == [DEFAULT_POOL_MAX]
+
+
+def test_the_default_pool_is_the_largest_a_hobby_plan_holds_with_two_processes():
+    assert connections_needed(2, DEFAULT_POOL_MAX) <= HOBBY_PLAN_CONNECTIONS
+    assert connections_needed(2, DEFAULT_POOL_MAX + 1) > HOBBY_PLAN_CONNECTIONS
 
 
 # -- the platform files ----------------------------------------------------------------------
