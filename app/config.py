@@ -35,8 +35,10 @@ DEFAULT_STORY_MODEL = "gpt-6-luna"
 # Pictures: the provider's (openai), the app's own night scene (demo), none (off); auto
 # resolves to demo with the demo storyteller, openai with OpenAI itself, else off.
 ILLUSTRATORS = ("auto", "openai", "demo", "off")
-# A current GPT image model, the fast and cheap one of the library's newest pair (its
-# `ImageModel` list; tests/test_models.py holds it to not deprecated).
+# A current GPT image model: listed by the pinned openai library (its `ImageModel`) and not
+# marked deprecated there (tests/test_models.py), and priced by the pinned price table
+# (tests/money/test_ledger.py), so that the budget counts its pictures. The fast, cheap one
+# of the 2.5 pair: the library lists a 2.6 pair too, which that table does not price yet.
 DEFAULT_IMAGE_MODEL = "gpt-image-2.5-flare"
 # A heartbeat is judged stale only after this many intervals went by without one.
 HEARTBEAT_STALE_MIN_BEATS = 3
