@@ -362,6 +362,18 @@ async def test_a_model_is_retrieved_and_a_retired_one_is_not_found_as_openai_say
     assert (fake_llm.calls_for(30), fake_llm.unbilled_for(30)) == (0, 1)
 
 
+async def test_a_model_s_shutdown_date_is_in_its_answer_as_sent(fake_llm, llm):
+    fake_llm.shutdown_dates = {"gpt-5-mini": "2026-12-11", "o3": 1796990400}
+    assert (await llm.models.retrieve("gpt-5-mini")).shutdown_date == "2026-12-11"
+    assert (await llm.models.retrieve("gpt-6-luna")).shutdown_date is None
+    # A timestamp is not the library's schema (a string), yet a server may send one: the
+    # app's client (not strict, as the library's default) hands it over as sent.
+    async with openai.AsyncOpenAI(base_url=fake_llm.url, api_key="x", max_retries=0) as lenient:
+        assert (await lenient.models.retrieve("o3")).shutdown_date == 1796990400
+    fake_llm.reset()
+    assert fake_llm.shutdown_dates == {}
+
+
 async def test_a_refused_parameter_is_openais_400_and_not_billed(fake_llm, llm):
     fake_llm.refuse("gpt-6-luna", "max_tokens", "temperature")
     messages = [{"role": "user", "content": "an owl"}]

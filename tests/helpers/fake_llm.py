@@ -56,6 +56,8 @@ Models and what they refuse, answered before any word and never billed (not in `
         GET  /v1/models/{model}             # 200 the model; 404 model_not_found if retired
         fake.retired_models = {"gpt-4o-mini"}   # ... and creates with it answer that 404 too
         fake.models_api = False             # a server without GET /models/{id}: plain 404
+        fake.shutdown_dates = {"fake-model": "2026-12-11"}   # its `shutdown_date`, as sent
+                                            # (an ISO date, a Unix timestamp, or anything)
         fake.model_lookups                  # the models asked for, in order
         fake.refuse("gpt-6-luna", "max_tokens", "temperature")   # OpenAI's 400s for those
         fake.refuse_max_completion_tokens = True   # an older server: 400 naming it, no code
@@ -276,6 +278,7 @@ class FakeLLM:
         # Models, and the requests refused before the model saw them (not billed)
         self.retired_models: set[str] = set()
         self.models_api = True
+        self.shutdown_dates: dict[str, object] = {}
         self.model_lookups: list[str] = []
         self.refused_parameters: defaultdict[str, set[str]] = defaultdict(set)
         self.refuse_max_completion_tokens = False
@@ -363,6 +366,7 @@ class FakeLLM:
             self.unbilled_requests.clear()
         self.retired_models = set()
         self.models_api = True
+        self.shutdown_dates = {}
         self.refused_parameters = defaultdict(set)
         self.refuse_max_completion_tokens = False
         self.story = None
@@ -568,8 +572,10 @@ class FakeLLM:
             return Response("Not Found", 404, media_type="text/plain")
         if model in self.retired_models:
             return self._model_not_found(model)
-        return _json({"id": model, "object": "model", "created": 1_700_000_000,
-                      "owned_by": "fake"})
+        answer = {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
+        if model in self.shutdown_dates:  # OpenAI's `Model.shutdown_date`, announced
+            answer["shutdown_date"] = self.shutdown_dates[model]
+        return _json(answer)
 
     @staticmethod
     def _model_not_found(model: str) -> Response:
