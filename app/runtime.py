@@ -32,6 +32,7 @@ from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
 from app.storytelling.provider import ProviderClient, warm_up
 from app.storytelling.responses import BackgroundStoryteller
+from app.storytelling.shutdowns import Shutdowns
 
 
 @contextlib.asynccontextmanager
@@ -53,17 +54,17 @@ async def running_services(
     services.endpoints = endpoints
     try:
         await services.start()
-        if storyteller is None and isinstance(chosen_storyteller,
-                                              OpenAIStoryteller | BackgroundStoryteller):
+        checked = (chosen_storyteller if storyteller is None and isinstance(
+            chosen_storyteller, OpenAIStoryteller | BackgroundStoryteller) else None)
+        images = illustrator if isinstance(illustrator, ImagesIllustrator) else None
+        if checked is not None or images is not None:
             services.tasks.append(asyncio.create_task(
-                after_start_up(chosen_storyteller, endpoints, endpoints_in_use(settings)),
+                after_start_up(checked, endpoints, endpoints_in_use(settings),
+                               images=images, shutdowns=services.shutdowns),
                 name="warm_up"))
         if services.meter is not None:
             services.tasks.append(asyncio.create_task(warm_prices(services.meter),
                                                       name="prices"))
-        if isinstance(illustrator, ImagesIllustrator):  # a deprecated IMAGE_MODEL, said once
-            services.tasks.append(asyncio.create_task(check_image_model(illustrator.model),
-                                                      name="image_model_check"))
         try:
             yield services
         finally:
@@ -120,14 +121,20 @@ def availability_of(storyteller: object) -> ModelAvailability | None:
     return None
 
 
-async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller,
-                         endpoints: Endpoints, in_use: list[str]) -> None:
+async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller | None,
+                         endpoints: Endpoints, in_use: list[str], *,
+                         images: ImagesIllustrator | None = None,
+                         shutdowns: Shutdowns | None = None) -> None:
     """Once the app serves: load the provider's library, then ask for the model once, and
-    for each endpoint the settings use beyond Chat Completions (a server of one's own)."""
+    for each endpoint the settings use beyond Chat Completions (a server of one's own);
+    then for IMAGE_MODEL (its shutdown date)."""
     await warm_up()
-    await check_model(storyteller.client, storyteller.availability)
-    for endpoint in in_use:
-        await probe(storyteller.client, endpoints, endpoint)
+    if storyteller is not None:
+        await check_model(storyteller.client, storyteller.availability, shutdowns)
+        for endpoint in in_use:
+            await probe(storyteller.client, endpoints, endpoint)
+    if images is not None:
+        await check_image_model(images.client, images.model, shutdowns)
 
 
 def endpoints_in_use(settings: Settings) -> list[str]:

@@ -44,6 +44,7 @@ from app.stories import BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
 from app.storytelling.endpoints import Endpoints
 from app.storytelling.moderation import Moderator
+from app.storytelling.shutdowns import Shutdowns
 from app.version import version
 
 # At start-up, wait this long for the database to answer before giving up.
@@ -85,6 +86,8 @@ class Services:
     # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
     model_availability: ModelAvailability | None = None
     endpoints: Endpoints = field(default_factory=Endpoints)  # what the server lacks
+    # The configured models whose shutdown is announced, learnt at start-up.
+    shutdowns: Shutdowns = field(default_factory=Shutdowns)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @classmethod

@@ -37,7 +37,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
                      "storytelling.final_response", "storytelling.limits",
                      "storytelling.models", "storytelling.moderation", "storytelling.openai",
                      "storytelling.provider", "storytelling.reader",
-                     "storytelling.responses"),
+                     "storytelling.responses", "storytelling.shutdowns"),
     # Prices, the ledger, the budget (and how their settings read).
     "money": ("money", "money.amounts", "money.chart", "money.ledger", "money.meter",
               "money.prices", "money.settings", "money.tokens"),

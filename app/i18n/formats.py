@@ -3,6 +3,7 @@ money: app/money/amounts.py.
 
     day(moment, timezone)      # "29 November 2026"; in French "29 nov. 2026"; "2026年11月29日"
     when(moment, timezone)     # "29 November 2026, 20:01"; in Arabic "٢٩ نوفمبر ٢٠٢٦، ٨:٠١ م"
+    calendar_day(date)         # a date with no moment, as `day` writes one: "11 December 2026"
     short_day(date)            # "29 Nov", a chart's end
     number(7)                  # "7" in the language's own digits
     names(["a", "b", "c"])     # "a, b and c"; in Spanish "a, b y c"
@@ -47,6 +48,16 @@ def when(moment: datetime, timezone: tzinfo) -> str:
     between = " " if written.dates_by_skeleton else ", "
     return (f"{format_date(local, written.day_format, locale=language)}{between}"
             f"{format_time(local, 'short', locale=language)}")
+
+
+def calendar_day(moment: date) -> str:
+    """A day of the calendar (a model's shutdown), written as `day` writes a moment's."""
+    language = current()
+    if language == ENGLISH:
+        return f"{moment.day} {moment:%B} {moment.year}"  # app/dates.py's `day`
+    from babel.dates import format_date
+
+    return format_date(moment, language_of(language).day_format, locale=language)
 
 
 def short_day(moment: date) -> str:

@@ -2,13 +2,17 @@
 from any story the provider refused because of its model.
 
     availability = ModelAvailability("gpt-6-luna")
-    await check_model(client, availability)   # after the app serves: one free retrieve
+    await check_model(client, availability, shutdowns)   # after the app serves: one free
+                                                         # retrieve, its shutdown date kept
     availability.gone                         # True: the home page says stories can't be written
     if is_model_not_found(error, model): ...  # a 404 about the model, not about the URL
+    await check_image_model(client, "gpt-image-1", shutdowns)   # IMAGE_MODEL's date alone
 
 Only an answer that says the model does not exist counts: a local server without
 `GET /models/{id}` answers 404 too (about the URL), and a timeout or any other error says
-nothing about the model. Those are passed over quietly.
+nothing about the model. Those are passed over quietly. The answer's `shutdown_date`, or
+else the openai library's list, gives the model's announced shutdown
+(app/storytelling/shutdowns.py).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from app.logs import log
-from app.storytelling.models import ModelList, chat_models, image_models
+from app.storytelling.models import chat_models, image_models
+from app.storytelling.shutdowns import Shutdowns
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -26,7 +31,8 @@ if TYPE_CHECKING:
 # The start-up check is a courtesy: a provider that does not answer this fast is not waited for.
 MODEL_CHECK_TIMEOUT_S = 5.0
 MODEL_NOT_FOUND = "model_not_found"
-SETTING = "STORY_MODEL"
+SETTING, IMAGE_SETTING = "STORY_MODEL", "IMAGE_MODEL"
+OFFERED, NOT_FOUND = "offered", "not_found"  # what the provider's answer says
 
 
 class ModelAvailability:
@@ -74,36 +80,51 @@ def is_model_not_found(error: Exception, model: str) -> bool:
     return model.lower() in lowered and ("does not exist" in lowered or "not found" in lowered)
 
 
-def warn_if_deprecated(setting: str, model: str, known: ModelList) -> None:
-    """One WARNING for a model the openai library marks deprecated, with its shutdown date."""
-    if model in known.deprecated:
-        shutdown = known.deprecated[model]
-        log("model_deprecated", level=logging.WARNING, setting=setting, model=model,
-            shutdown=shutdown.isoformat() if shutdown else "not announced",
-            detail="the openai library marks it deprecated: choose a current model")
-
-
-async def check_image_model(model: str) -> None:
-    """IMAGE_MODEL against the library's list, read once the app serves (off start-up)."""
-    warn_if_deprecated("IMAGE_MODEL", model, await asyncio.to_thread(image_models))
-
-
-async def check_model(client: ProviderClient, availability: ModelAvailability) -> None:
-    """Warn of a model the openai library marks deprecated, then ask the provider for it
-    once (a retrieve: billed nothing, never retried)."""
+async def ask_provider(client: ProviderClient, model: str) -> tuple[str, object]:
+    """Ask the provider for `model` once (a retrieve: billed nothing, never retried): what
+    its answer says (`offered`, `not_found`, or why nothing is known) and the answer's
+    `shutdown_date` as sent (None: none)."""
     import openai
 
-    model = availability.model
-    warn_if_deprecated(SETTING, model, await asyncio.to_thread(chat_models))
     try:
-        await client().with_options(timeout=MODEL_CHECK_TIMEOUT_S, max_retries=0).models.retrieve(
-            model)
+        answer = await client().with_options(
+            timeout=MODEL_CHECK_TIMEOUT_S, max_retries=0).models.retrieve(model)
     except openai.NotFoundError as error:
         if is_model_not_found(error, model):
-            availability.mark_gone(seen_by="start-up check")
-        else:  # no /models/{id} here (a local server): nothing known about the model
-            log("model_check_skipped", model=model, reason="no model lookup at this server")
+            return NOT_FOUND, None
+        return "no model lookup at this server", None  # a local server: nothing known
     except Exception as error:  # any other answer says nothing about the model
-        log("model_check_skipped", model=model, reason=type(error).__name__)
+        return type(error).__name__, None
+    # Read as sent: the library builds its objects unvalidated, so a timestamp stays one.
+    return OFFERED, getattr(answer, "shutdown_date", None)
+
+
+async def check_model(client: ProviderClient, availability: ModelAvailability,
+                      shutdowns: Shutdowns | None = None) -> None:
+    """Ask the provider for STORY_MODEL once, then say once what is known of its shutdown
+    (the provider's date, else the openai library's)."""
+    model = availability.model
+    said, shutdown = await ask_provider(client, model)
+    if said == NOT_FOUND:
+        availability.mark_gone(seen_by="start-up check")
+    (shutdowns or Shutdowns()).announce(SETTING, model, said=shutdown,
+                                        library=(await asyncio.to_thread(chat_models)).deprecated)
+    _log_check(SETTING, model, said)
+
+
+async def check_image_model(client: ProviderClient, model: str,
+                            shutdowns: Shutdowns | None = None) -> None:
+    """IMAGE_MODEL's shutdown, from the provider's answer or the library's list (a picture
+    the provider refuses for its model says so itself: nothing is marked here)."""
+    said, shutdown = await ask_provider(client, model)
+    (shutdowns or Shutdowns()).announce(IMAGE_SETTING, model, said=shutdown,
+                                        library=(await asyncio.to_thread(image_models)).deprecated)
+    _log_check(IMAGE_SETTING, model, said)
+
+
+def _log_check(setting: str, model: str, said: str) -> None:
+    if said in (OFFERED, NOT_FOUND):
+        log("model_checked", setting=setting, model=model,
+            offered="yes" if said == OFFERED else "no")
     else:
-        log("model_checked", model=model, offered="yes")
+        log("model_check_skipped", setting=setting, model=model, reason=said)

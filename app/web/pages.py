@@ -21,7 +21,7 @@ import binascii
 import itertools
 import json
 import secrets
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -37,6 +37,7 @@ from app.shelf.scheduled import backup_notice
 from app.shelf.sequels import earlier_story, like_values, next_prompts, sequel_values
 from app.shelf.story_form import choose_for
 from app.stories import Child
+from app.storytelling.shutdowns import ModelShutdown
 from app.web.cards import JobCard, job_card
 from app.web.inputs import local_path, parse_form, read_body, services_of
 from app.web.pictures import thumbnails
@@ -196,6 +197,8 @@ async def home_context(
                        if services.model_availability is not None else None),
         # Endpoints this server lacks ("this storyteller has no /images/generations ...").
         "missing_endpoints": services.endpoints.notices,
+        # Configured models shutting down within 60 days, or shut down: each with its date.
+        "model_shutdowns": model_shutdowns(services, tonight),
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
         "backup_notice": await backup_notice(services.schedules, request.app.state.settings.tz),
         # 80 % of MONTHLY_BUDGET used: one calm line (GET /spend has the rest); none left:
@@ -204,6 +207,14 @@ async def home_context(
         # With a budget: the models it cannot count (no price), and how to price them.
         "unpriced_note": await unpriced_note(services),
     }
+
+
+def model_shutdowns(services: Services, today: date) -> list[tuple[ModelShutdown, bool]]:
+    """The announced shutdowns the home page names today, each with whether its day has
+    come; STORY_MODEL's not while the provider says it is gone (that notice says more)."""
+    gone = services.model_availability is not None and services.model_availability.gone
+    return [(shutdown, shutdown.passed(today)) for shutdown in services.shutdowns.due(today)
+            if not (gone and shutdown.setting == "STORY_MODEL")]
 
 
 async def form_context(

@@ -132,6 +132,7 @@ def make_templates(
     templates.env.filters["iso"] = iso_time
     templates.env.filters["day"] = lambda moment: local.day(moment, timezone)
     templates.env.filters["when"] = lambda moment: local.when(moment, timezone)
+    templates.env.filters["calendar_day"] = local.calendar_day  # a date, no time zone
     templates.env.filters["short_day"] = local.short_day
     templates.env.filters["long_day"] = local.long_day
     templates.env.filters["number"] = local.number

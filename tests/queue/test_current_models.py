@@ -204,8 +204,9 @@ async def test_an_image_model_the_library_marks_deprecated_is_warned_of_once_it_
 ):
     caplog.set_level(logging.INFO, logger="bedtime")
     async with serve(make_app(illustrator="openai", image_model="gpt-image-1")):
-        await until(lambda: "setting=IMAGE_MODEL" in caplog.text)
-    [warning] = [r for r in caplog.records if "setting=IMAGE_MODEL" in r.getMessage()]
+        await until(lambda: "event=model_checked setting=IMAGE_MODEL" in caplog.text)
+    [warning] = [r for r in caplog.records if "setting=IMAGE_MODEL" in r.getMessage()
+                 and r.levelno >= logging.WARNING]
     assert warning.levelno == logging.WARNING
     assert "event=model_deprecated" in warning.getMessage()
     assert "model=gpt-image-1 shutdown=2026-10-23" in warning.getMessage()
