@@ -31,6 +31,7 @@ from app.storytelling.limits import RequestLimits
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
 from app.storytelling.provider import ProviderClient, warm_up
+from app.storytelling.readiness import Readiness
 from app.storytelling.responses import BackgroundStoryteller
 from app.storytelling.shutdowns import Shutdowns
 
@@ -49,9 +50,8 @@ async def running_services(
     illustrator = make_illustrator(settings, endpoints)
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url,
                               follower=follower_for(chosen_storyteller),
-                              illustrator=illustrator, meter=meter_for(settings))
-    services.model_availability = availability_of(chosen_storyteller)
-    services.endpoints = endpoints
+                              illustrator=illustrator, meter=meter_for(settings),
+                              readiness=readiness_of(chosen_storyteller, endpoints))
     try:
         await services.start()
         checked = (chosen_storyteller if storyteller is None and isinstance(
@@ -119,6 +119,12 @@ def availability_of(storyteller: object) -> ModelAvailability | None:
     if isinstance(storyteller, OpenAIStoryteller | BackgroundStoryteller):
         return storyteller.availability
     return None
+
+
+def readiness_of(storyteller: object, endpoints: Endpoints) -> Readiness:
+    """Whether the storyteller can write: its model, and in background mode `/responses`."""
+    needs = (RESPONSES,) if isinstance(storyteller, BackgroundStoryteller) else ()
+    return Readiness(availability_of(storyteller), endpoints, needs=needs)
 
 
 async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller | None,

@@ -44,6 +44,7 @@ from app.stories import BackgroundStoryteller, Storyteller
 from app.storytelling.availability import ModelAvailability
 from app.storytelling.endpoints import Endpoints
 from app.storytelling.moderation import Moderator
+from app.storytelling.readiness import Readiness
 from app.storytelling.shutdowns import Shutdowns
 from app.version import version
 
@@ -86,6 +87,8 @@ class Services:
     # What this process knows of STORY_MODEL at the provider (None: the demo storyteller).
     model_availability: ModelAvailability | None = None
     endpoints: Endpoints = field(default_factory=Endpoints)  # what the server lacks
+    # Whether the storyteller can write at all (its model gone, its endpoint missing).
+    readiness: Readiness = field(default_factory=Readiness)
     # The configured models whose shutdown is announced, learnt at start-up.
     shutdowns: Shutdowns = field(default_factory=Shutdowns)
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -102,10 +105,13 @@ class Services:
         follower: BackgroundStoryteller | None = None,
         illustrator: Illustrator | None = None,
         meter: Meter | None = None,
+        readiness: Readiness | None = None,
     ) -> Services:
         """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone).
         `follower`: follows stories by response id when the storyteller does not.
-        `meter`: prices and the budget (app/runtime.py's meter_for; None: nothing counted)."""
+        `meter`: prices and the budget (app/runtime.py's meter_for; None: nothing counted).
+        `readiness`: whether the storyteller can write (None: nothing ever closes it)."""
+        readiness = readiness or Readiness()
         boot_id = uuid.uuid4()
         store = JobStore(db)
         # PgBouncer in transaction mode delivers no notifications: the re-check timer alone.
@@ -144,7 +150,7 @@ class Services:
             wakeup=wakeup,
             intake=Intake(store, pictures, wakeup, queue_max=settings.queue_max,
                           daily_story_limit=settings.daily_story_limit, timezone=settings.tz,
-                          moderator=moderator, meter=meter),
+                          moderator=moderator, meter=meter, readiness=readiness),
             worker=Worker(
                 store,
                 wakeup,
@@ -181,6 +187,9 @@ class Services:
             meter=meter,
             screener=screener,
             backups=backups,
+            model_availability=readiness.availability,
+            endpoints=readiness.endpoints,
+            readiness=readiness,
         )
 
     def __post_init__(self) -> None:

@@ -6,8 +6,10 @@
     submission.job, submission.replayed
 
 A replay is answered before any capacity or limit check, so retrying a request can never
-be refused. A new job is checked against the queue bound (pending rows in the whole
-database), the day's limit and, with a `meter` whose budget is set, the month's budget
+be refused. While the storyteller cannot write at all (its model gone, its endpoint
+missing: app/storytelling/readiness.py), a new job is refused 503 `storyteller_unavailable`
+and nothing is written. A new job is checked against the queue bound (pending rows in the
+whole database), the day's limit and, with a `meter` whose budget is set, the month's budget
 (what was spent, what live jobs set aside, and this job's most: app/money/) under the
 intake lock before anything is written, so a refusal writes nothing and the key stays
 unused. The same statement notifies every process's idle workers, so one claims the job
@@ -48,10 +50,13 @@ from app.queue.wakeup import Wakeup
 from app.requests import request_hash
 from app.stories import StoryRequest
 from app.storytelling.moderation import Moderator
+from app.storytelling.readiness import Readiness
 
 KEY_MAX_CHARS = 255
 QUEUE_FULL_RETRY_AFTER_S = 30
 SHUTDOWN_RETRY_AFTER_S = 10
+# A storyteller that cannot write is mended by a restart with other settings, not by waiting.
+STORYTELLER_UNAVAILABLE_RETRY_AFTER_S = 3600
 
 
 class _OverBudget(Exception):
@@ -95,6 +100,9 @@ class Intake:
     timezone: tzinfo
     moderator: Moderator | None = None
     meter: Meter | None = None
+    # What start-up (or a job) found of the storyteller: while it cannot write, a new
+    # story is refused 503 storyteller_unavailable (a replay is answered as ever).
+    readiness: Readiness | None = None
     # Set at shutdown: new jobs are refused, replays still answered.
     closed: bool = field(default=False, init=False)
 
@@ -107,15 +115,20 @@ class Intake:
         key: a replay is answered before the profile is read, so editing or deleting it
         never turns a replay into a refusal."""
         digest = request_hash(request)
-        if self.closed or self.moderator is not None or resolve is not None:
-            # A replay is answered as ever; only a new job is refused at shutdown, filled
-            # in from its profile, or screened (a network call, which must not hold the
-            # intake lock).
+        cannot_write = self.readiness.closed_because() if self.readiness else None
+        if (self.closed or cannot_write is not None or self.moderator is not None
+                or resolve is not None):
+            # A replay is answered as ever; only a new job is refused at shutdown or while
+            # the storyteller cannot write, filled in from its profile, or screened (a
+            # network call, which must not hold the intake lock).
             existing = await self.store.get_by_key(key)
             if existing is not None:
                 return self._replay(existing, digest)
             if self.closed:
                 self._closing()
+            if cannot_write is not None:
+                raise Unavailable(cannot_write, code="storyteller_unavailable",
+                                  retry_after_s=STORYTELLER_UNAVAILABLE_RETRY_AFTER_S)
             if resolve is not None:
                 request = await resolve()
             if self.moderator is not None:

@@ -147,7 +147,9 @@ async def retry(request: Request) -> Response:
     if job is None:
         raise NotFound(N_("There is no story job with that number."))
     notice, status_code, headers = None, 200, dict(VARY)
-    retry_closed = False  # refused for today: the card offers no "Try again" beside that
+    # Refused for today, or while the storyteller cannot write: the card offers no "Try
+    # again" beside that.
+    retry_closed = False
     if job.status == Status.FAILED:
         try:
             submission = await services.intake.submit(f"{RETRY_KEY_PREFIX}{job.id}",
@@ -156,7 +158,7 @@ async def retry(request: Request) -> Response:
             if error.status_code not in (429, 503):
                 raise
             notice, status_code = error.message, error.status_code
-            retry_closed = error.code == "daily_limit_reached"
+            retry_closed = error.code in ("daily_limit_reached", "storyteller_unavailable")
             if error.retry_after_s:
                 headers["Retry-After"] = str(error.retry_after_s)
         else:

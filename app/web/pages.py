@@ -236,6 +236,8 @@ async def form_context(
     if budget is None:
         budget = await budget_notes(services)
     budget_closed = budget.closed
+    # No story can be written at all (the model gone, the endpoint missing): said first.
+    cannot_write = services.readiness.closed_because()
     stories_left = services.intake.stories_left_today(used_today)
     if children is None:
         children = await services.children.all()
@@ -255,18 +257,21 @@ async def form_context(
         "languages": LANGUAGE_CHOICES,
         # Each length's name and the minutes it takes to read aloud (app/lengths.py).
         "length_choices": tuple(BY_NAME.values()),
-        # Closed by the month's budget, the day's count is no news.
-        "stories_left": None if budget_closed else stories_left,
-        # At zero, or with no room in the month's budget, the form says so and when, before
-        # anyone types (its fields and the one-tap buttons are disabled).
-        "limit_note": budget_closed or (services.intake.limit_reached()[0]
-                                        if stories_left == 0 else None),
-        "closed_for": "month" if budget_closed else "day",
+        # Closed by the storyteller or the month's budget, the day's count is no news.
+        "stories_left": None if cannot_write or budget_closed else stories_left,
+        # With a storyteller that cannot write, at zero, or with no room in the month's
+        # budget, the form says so and why, before anyone types (its fields and the
+        # one-tap buttons are disabled).
+        "limit_note": cannot_write or budget_closed or (services.intake.limit_reached()[0]
+                                                        if stories_left == 0 else None),
+        "closed_for": ("storyteller" if cannot_write else "month" if budget_closed
+                       else "day"),
         # The lengths the month's budget still has room for: the others are closed, and
         # the form says why.
         "lengths_fit": budget.lengths,
-        "lengths_note": (None if budget_closed or budget.lengths == LENGTHS else gettext(
-            "This month's budget has room for shorter stories only.")),
+        "lengths_note": (None if cannot_write or budget_closed or budget.lengths == LENGTHS
+                         else gettext("This month's budget has room for shorter stories "
+                                      "only.")),
     }
 
 

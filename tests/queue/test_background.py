@@ -18,6 +18,7 @@ from app.queue.store import JobStore
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.locks import holding
 from tests.helpers.sql import execute, fetch_one
+from tests.helpers.waits import until
 
 pytestmark = pytest.mark.anyio
 
@@ -100,10 +101,14 @@ async def test_a_story_cut_off_by_its_budget_ends_at_its_last_sentence(
 
 
 async def test_a_server_without_the_responses_api_says_to_use_chat(
-    make_background_app, fake_llm
+    make_background_app, fake_llm, caplog
 ):
-    fake_llm.responses_api = False
+    caplog.set_level(logging.INFO, logger="bedtime")
     async with serve(make_background_app()) as client:
+        # Lost after the start-up check found it (which would refuse the story, 503).
+        await until(lambda: "event=endpoint_checked endpoint=/responses" in caplog.text,
+                    "the start-up check")
+        fake_llm.responses_api = False
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         home = (await client.get("/")).text

@@ -1,7 +1,8 @@
 """It still works next winter: a current model writes with one billed call whatever
 optional parameters it refuses, and a model the provider no longer offers is named (in
-the log at start-up, on the home page, in the failed job), in both provider APIs, with the
-real openai client over HTTP against the fake."""
+the log at start-up, on the home page, in the failed job, in the 503 that refuses a new
+story once it is known), in both provider APIs, with the real openai client over HTTP
+against the fake."""
 
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ async def test_a_refusal_of_a_parameter_the_app_cannot_leave_out_is_not_retried(
 
 @pytest.mark.parametrize("llm_api", MODES)
 @pytest.mark.slow
-async def test_a_retired_model_is_named_at_start_up_on_the_home_page_and_in_its_failed_job(
+async def test_a_retired_model_is_named_at_start_up_on_the_home_page_and_refuses_new_stories(
     make_app, fake_llm, llm_api, caplog
 ):
     caplog.set_level(logging.INFO, logger="bedtime")
@@ -127,13 +128,40 @@ async def test_a_retired_model_is_named_at_start_up_on_the_home_page_and_in_its_
         assert ("Stories can't be written: the storyteller no longer offers "
                 "<code>gpt-4o-mini</code>. Set STORY_MODEL to a current model.") in home.text
         started = time.monotonic()
+        refused = await post_story(client)
+        assert time.monotonic() - started < 3  # at once, not after a timeout
+    [warning] = [r for r in caplog.records if "event=model_unavailable" in r.getMessage()]
+    assert warning.levelno == logging.WARNING
+    assert "setting=STORY_MODEL model=gpt-4o-mini" in warning.getMessage()
+    # Known before anyone asked: refused, naming the model, with no job and no call.
+    assert refused.status_code == 503
+    error = refused.json()["error"]
+    assert error["code"] == "storyteller_unavailable"
+    assert "gpt-4o-mini" in error["message"] and "STORY_MODEL" in error["message"]
+    assert "LLM_API" not in error["message"]
+    assert fake_llm.total_calls == 0 and fake_llm.unbilled_requests == []
+
+
+@pytest.mark.parametrize("llm_api", MODES)
+async def test_a_model_not_found_during_a_job_turns_the_notice_on(
+    make_app, fake_llm, llm_api, caplog
+):
+    """A server without `GET /models/{id}` is not blocked (no notice after the check), and
+    the first job the provider refuses for its model fails at once, naming the model, and
+    turns it on."""
+    caplog.set_level(logging.INFO, logger="bedtime")
+    fake_llm.models_api = False
+    fake_llm.retired_models = {"gpt-4o-mini"}
+    async with serve(make_app(story_model="gpt-4o-mini", llm_api=llm_api)) as client:
+        await until(lambda: "event=model_check_skipped" in caplog.text)
+        assert "no longer offers" not in (await client.get("/")).text
+        assert "event=model_unavailable" not in caplog.text
+        started = time.monotonic()
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id)
         assert time.monotonic() - started < 3  # at once, not after a timeout
         card = html.unescape((await client.get(f"/stories/jobs/{job_id}", headers=HX)).text)
-    [warning] = [r for r in caplog.records if "event=model_unavailable" in r.getMessage()]
-    assert warning.levelno == logging.WARNING
-    assert "setting=STORY_MODEL model=gpt-4o-mini" in warning.getMessage()
+        home = await client.get("/")
     assert (job["status"], job["error_code"]) == ("failed", "model_unavailable")
     assert "STORY_MODEL" in job["error"] and "LLM_API" not in job["error"]
     [failed] = [r.getMessage() for r in caplog.records
@@ -142,25 +170,6 @@ async def test_a_retired_model_is_named_at_start_up_on_the_home_page_and_in_its_
     assert fake_llm.calls_for(job_id) == 0 and fake_llm.unbilled_for(job_id) == 1
     assert "The storyteller's model is no longer offered" in card
     assert "Try again" not in card and "try again" not in card
-
-
-@pytest.mark.parametrize("llm_api", MODES)
-async def test_a_model_not_found_during_a_job_turns_the_notice_on(
-    make_app, fake_llm, llm_api, caplog
-):
-    """A server without `GET /models/{id}` is not blocked (no notice after the check), and
-    the first job the provider refuses for its model fails at once and turns it on."""
-    caplog.set_level(logging.INFO, logger="bedtime")
-    fake_llm.models_api = False
-    fake_llm.retired_models = {"gpt-4o-mini"}
-    async with serve(make_app(story_model="gpt-4o-mini", llm_api=llm_api)) as client:
-        await until(lambda: "event=model_check_skipped" in caplog.text)
-        assert "no longer offers" not in (await client.get("/")).text
-        assert "event=model_unavailable" not in caplog.text
-        job_id = (await post_story(client)).json()["job_id"]
-        job = await wait_for_job(client, job_id)
-        home = await client.get("/")
-    assert (job["status"], job["error_code"]) == ("failed", "model_unavailable")
     assert "the storyteller no longer offers <code>gpt-4o-mini</code>" in home.text
     assert caplog.text.count("event=model_unavailable setting=STORY_MODEL model=gpt-4o-mini") == 1
 

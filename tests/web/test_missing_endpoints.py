@@ -74,22 +74,39 @@ async def test_an_image_model_the_server_lacks_is_still_the_model(make_app, fake
     assert "/images/generations" in fake_llm.probes
 
 
-async def test_a_server_without_the_responses_api_is_named_at_start_up_and_on_the_card(
+async def test_a_server_without_the_responses_api_is_named_at_start_up(
     make_app, fake_llm, caplog
 ):
     fake_llm.responses_api = False
     caplog.set_level(logging.INFO)
     async with serve(make_app(llm_api="responses")) as client:
         home = await home_when(client, NO_RESPONSES[1:])
+    assert "This storyteller has no /responses (set LLM_API=chat)." in home
+    assert len(warnings_of(caplog, "endpoint_missing")) == 1
+    # Nothing to write with: the form is closed (tests/web/test_closed_storyteller.py).
+    assert "Stories can't be written: this storyteller has no /responses" in home
+
+
+async def test_a_job_that_meets_a_missing_responses_api_names_it_on_its_card(
+    make_app, fake_llm, caplog
+):
+    caplog.set_level(logging.INFO)
+    async with serve(make_app(llm_api="responses")) as client:
+        # The start-up check found the route (a 405); the server loses it afterwards.
+        await until(lambda: "event=endpoint_checked endpoint=/responses" in caplog.text,
+                    "the start-up check")
+        fake_llm.responses_api = False
         job = await wait_for_job(client, (await post_story(client)).json()["job_id"])
         card = html.unescape((await client.get(f"/stories/jobs/{job['job_id']}",
                                                headers={"HX-Request": "true"})).text)
+        home = await home_when(client, NO_RESPONSES[1:])
     assert "This storyteller has no /responses (set LLM_API=chat)." in home
     # The provider answered an error (the home page names the setting); never a model's.
     assert (job["status"], job["error_code"]) == ("failed", "storyteller_failed")
     assert "The storyteller answered with an error." in card
     assert "no longer offered" not in card and "STORY_MODEL" not in card
-    assert len(warnings_of(caplog, "endpoint_missing")) == 1  # the check's; the job's is known
+    [warning] = warnings_of(caplog, "endpoint_missing")  # the job's, said once
+    assert 'seen_by="job ' in warning
 
 
 async def test_a_server_without_moderations_is_named_and_refuses_nothing_silently(
