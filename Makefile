@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test test-unit test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-bytes bench-pictures bench-startup bench-growth profile chaos lock clean
+.PHONY: outdated run test test-unit test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-bytes bench-pictures bench-startup bench-growth profile chaos lock clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -192,6 +192,11 @@ lock:
 	  --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements-dev.txt
 	$(BIN)/python tools/check_wheels.py 3.14
+
+# The pins behind the registry's newest releases, one WARNING line each (pip's own index;
+# never a failure): raise a range in pyproject.toml if needed, then make lock. CI prints it.
+outdated: $(STAMP)
+	$(BIN)/python tools/outdated.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache test-artifacts
