@@ -226,3 +226,13 @@ def test_the_refusal_check_finds_a_bare_message():
     assert bare_refusals('raise errors.Conflict(f"No {x}")') == ["f'No {x}'"]
     assert bare_refusals('raise NotFound(N_("There is nothing here."))') == []
     assert bare_refusals('raise Invalid("age must be 1 to 12", said=gettext("Age?"))') == []
+
+
+@pytest.mark.parametrize("language", TRANSLATED)
+def test_each_catalogue_s_header_names_the_project_not_babel_s_placeholders(language):
+    """A translator opening a catalogue reads whose it is, not Babel's blanks
+    (docs/translating.md)."""
+    header = po_path(language).read_text(encoding="utf-8").split("\n\n", 1)[0]
+    for placeholder in ("FULL NAME", "EMAIL@ADDRESS", "FIRST AUTHOR", "ORGANIZATION",
+                        " VERSION", "LL@li.org"):
+        assert placeholder not in header, (language, placeholder)
