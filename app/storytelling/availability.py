@@ -6,7 +6,7 @@ from any story the provider refused because of its model.
                                                          # retrieve, its shutdown date kept
     availability.gone                         # True: the home page says stories can't be written
     if is_model_not_found(error, model): ...  # a 404 about the model, not about the URL
-    await check_image_model(client, "gpt-image-1", shutdowns)   # IMAGE_MODEL's date alone
+    await check_image_model(client, "gpt-image-2.5-flare", shutdowns)   # IMAGE_MODEL's date alone
 
 Only an answer that says the model does not exist counts: a local server without
 `GET /models/{id}` answers 404 too (about the URL), and a timeout or any other error says

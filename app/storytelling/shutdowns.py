@@ -4,7 +4,7 @@ The date is the provider's own answer to the start-up `GET /models/{id}` (`shutd
 else the pinned openai library's list (app/storytelling/models.py).
 
     shutdowns = Shutdowns()
-    shutdowns.announce("STORY_MODEL", "gpt-5-mini", said=model.shutdown_date,
+    shutdowns.announce("STORY_MODEL", "gpt-6-luna", said=model.shutdown_date,
                        library=chat_models().deprecated)   # one WARNING, once
     shutdowns.due(today)          # what the home page names: from 60 days before the date
     parse_shutdown_date(1796990400)   # date(2026, 12, 11); "2026-12-11" too; "soon": None
