@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import itertools
 import json
 import secrets
@@ -66,6 +67,15 @@ LANGUAGE_CHOICES = tuple((tag, language.name) for tag, language in LANGUAGES.ite
 # What the form remembers on this device, and for how long (as the reading preferences).
 FORM_COOKIE = "story_form"
 FORM_REMEMBERS = ("for", "child_name", "age", "length", "language")
+
+
+class Unread(enum.Enum):
+    """A value the caller has not read (None is a reading: "nothing")."""
+
+    UNREAD = enum.auto()
+
+
+UNREAD = Unread.UNREAD
 
 
 def new_form_key() -> str:
@@ -176,9 +186,17 @@ async def home_context(
               tonight_idea([child, sibling], tonight, southern=southern, told=told,
                            language=languages[child.id]) for child, sibling in pairs}
     budget = await budget_notes(services)
+    # What the storyteller lacks, read at one moment (no await between): the start-up
+    # check may learn it while this page is made, and the notices and the closed form
+    # must tell the same story.
+    cannot_write = services.readiness.closed_because()
+    missing_endpoints = services.endpoints.notices
+    model_gone = (services.model_availability.notice_model
+                  if services.model_availability is not None else None)
     return {
         **await form_context(services, form_values, errors=errors, notice=notice,
-                             children=children, used_today=told, budget=budget),
+                             children=children, used_today=told, budget=budget,
+                             cannot_write=cannot_write),
         "page_title": "A story for tonight",
         # One tap each: a plain form with the child's id and a key of its own (a double
         # tap is one story).
@@ -193,10 +211,9 @@ async def home_context(
         **await home_unfinished(request, {card.job.id for card in cards}),
         **await newest_besides(services, {card.job.story_id for card in cards}),
         # The provider no longer offers STORY_MODEL: said above everything else.
-        "model_gone": (services.model_availability.notice_model
-                       if services.model_availability is not None else None),
+        "model_gone": model_gone,
         # Endpoints this server lacks ("this storyteller has no /images/generations ...").
-        "missing_endpoints": services.endpoints.notices,
+        "missing_endpoints": missing_endpoints,
         # Configured models shutting down within 60 days, or shut down: each with its date.
         "model_shutdowns": model_shutdowns(services, tonight),
         # The last scheduled backup failed (whichever process wrote it): until one succeeds.
@@ -226,18 +243,20 @@ async def form_context(
     children: list[Child] | None = None,
     used_today: int | None = None,
     budget: BudgetNotes | None = None,
+    cannot_write: str | None | Unread = UNREAD,
 ) -> dict[str, object]:
     """What the story form alone shows (_story_form.html), with a fresh idempotency key:
     all a fragment that returns the form needs, without the rest of the home page.
-    `children`, `used_today` and `budget` (the month's budget's notes): when the caller
-    has read them already."""
+    `children`, `used_today`, `budget` (the month's budget's notes) and `cannot_write`
+    (why the storyteller cannot write, or None): when the caller has read them already."""
     if used_today is None:
         used_today = await services.intake.used_today()
     if budget is None:
         budget = await budget_notes(services)
     budget_closed = budget.closed
     # No story can be written at all (the model gone, the endpoint missing): said first.
-    cannot_write = services.readiness.closed_because()
+    if cannot_write is UNREAD:
+        cannot_write = services.readiness.closed_because()
     stories_left = services.intake.stories_left_today(used_today)
     if children is None:
         children = await services.children.all()
