@@ -1,6 +1,9 @@
 """The baselines the app is measured against, served by the same uvicorn with the same flags.
 
     uvicorn bench.baselines:bare     # bare Starlette: the least any endpoint can cost
+    uvicorn bench.baselines:stack    # the "stack floor": bare Starlette on the household's
+                                     # stack, `databases`' pool connected before its first
+                                     # 200 (the cold start's baseline)
     uvicorn bench.baselines:floor    # the "DB floor": + asyncpg doing the one statement an
                                      # endpoint minimally needs (DATABASE_URL)
     (the floor also serves the "render floor": the DB floor + the card's template)
@@ -13,8 +16,9 @@ so it is the least work, not merely the usual code.
     GET  /stories/jobs/{id}       SELECT the row, as JSON     (floor)
     GET  /stories/jobs/{id}       with HX-Request: the "render floor": one SELECT of the
                                   job and its story (a join), then the app's own card
-                                  template (templates/_job_card.html) rendered by plain
-                                  Jinja2 from that row: the same HTML, byte for byte, as
+                                  template (templates/_job_card.html) rendered from that
+                                  row in the app's template environment (its filters; no
+                                  translations): the same HTML, byte for byte, as
                                   the app's card of a finished job, story text, picture
                                   and all (bench/perf.py checks it).
                                   No middleware, no security headers, no compression, no
@@ -29,23 +33,24 @@ import contextlib
 import json
 import os
 import re
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import asyncpg
-import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-FLOOR_POOL_MAX = 8  # the app's DATABASE_POOL_MAX default
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-# The app's own card template, compiled once, autoescaped as Starlette's Jinja2Templates is.
-CARDS = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES_DIR), autoescape=True,
-                           auto_reload=False)
+if TYPE_CHECKING:
+    import jinja2
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR_POOL_MAX = 7  # the app's DATABASE_POOL_MAX default (app/config.py)
 CARD_SQL = (
     "SELECT j.*, s.title, s.screening, s.body, ps.picture_status, ps.picture_error,"
     " ps.picture_etag FROM story_jobs j"
@@ -60,6 +65,21 @@ async def healthz(request: Request) -> Response:
 
 
 bare = Starlette(routes=[Route("/healthz", healthz)])
+
+
+@contextlib.asynccontextmanager
+async def _stack_pool(app: Starlette) -> AsyncIterator[None]:
+    """What any app on this stack does before it serves: import `databases` (asyncpg,
+    SQLAlchemy's core) and connect its pool, one connection open."""
+    from databases import Database
+
+    async with Database(os.environ["DATABASE_URL"], min_size=1,
+                        max_size=FLOOR_POOL_MAX) as database:
+        await database.fetch_val("SELECT 1")
+        yield
+
+
+stack = Starlette(routes=[Route("/healthz", healthz)], lifespan=_stack_pool)
 
 
 def iso(moment: object) -> str | None:
@@ -102,7 +122,7 @@ async def card(request: Request) -> Response:
         draft=(None, []), language=row["language"] or "en",
         story=[b.strip() for b in BLANK_LINES.split(body.strip()) if b.strip()],
         picture=picture_frame(row))
-    html = CARDS.get_template("_job_card.html").render(card=card, notice=None,
+    html = request.app.state.cards.get_template("_job_card.html").render(card=card, notice=None,
                                                         csrf_token=None, card_poll_s="3")
     return HTMLResponse(html)
 
@@ -149,8 +169,25 @@ async def _no_reset(connection: asyncpg.Connection) -> None:
     """Nothing to undo: every statement here is one autocommitted round trip."""
 
 
+def _cards() -> jinja2.Environment:
+    """The app's own card template in the app's environment (its filters, {% trans %}),
+    with Jinja2's null translations for the app's: an English card's words as they stand
+    in the template, so the request's language costs the floor nothing (the app's must
+    cost nothing measurable either). Made by the floor's start-up alone, so the bare
+    baseline imports nothing of the app."""
+    sys.path.insert(0, str(ROOT))
+    from app.web.assets import Assets
+    from app.web.templates import STATIC_DIR, make_templates
+
+    assets = Assets(STATIC_DIR)
+    cards = make_templates(static=assets.urls, inline=assets.inline).env
+    cards.install_null_translations(newstyle=True)  # type: ignore[attr-defined]
+    return cards
+
+
 @contextlib.asynccontextmanager
 async def _pool(app: Starlette) -> AsyncIterator[None]:
+    app.state.cards = _cards()
     app.state.pool = await asyncpg.create_pool(
         os.environ["DATABASE_URL"], min_size=1, max_size=FLOOR_POOL_MAX, reset=_no_reset)
     await app.state.pool.execute(

@@ -35,12 +35,11 @@ async def run(tmp: Path, server_url: str) -> list[tuple[str, str, str, str]]:
         app = perf.Server("app.main:app", env, tmp / "app.log")
         bare = perf.Server("bench.baselines:bare", env, tmp / "bare.log")
         floor = perf.Server("bench.baselines:floor", env, tmp / "floor.log")
+        stack = perf.Server("bench.baselines:stack", env, tmp / "stack.log")
         conn = await asyncpg.connect(database_url)
         try:
             app.start().stop()  # migrate once, outside the timing
-            bare_s, app_s = perf.cold_start_s(bare), perf.cold_start_s(app)
-            rows.append(("cold start -> first /healthz 200", f"{app_s:.2f} s",
-                         f"bare Starlette {bare_s:.2f} s", f"{app_s / bare_s:.2f}x (<= 2x)"))
+            rows += perf.cold_start_rows(app, bare, stack)
             app.start()
             floor.start()
             fake.story = perf.STORY
@@ -64,13 +63,14 @@ async def run(tmp: Path, server_url: str) -> list[tuple[str, str, str, str]]:
                              f"{app_p50 / floor_p50:.2f}x (<= 1.5x)"))
         finally:
             await conn.close()
-            for server in (app, bare, floor):
+            for server in (app, bare, floor, stack):
                 server.stop()
     return rows
 
 
 async def main() -> None:
     argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    perf.compile_ahead()
     with tempfile.TemporaryDirectory() as tmp:
         server_url = perf.embedded_postgres_url(Path(tmp) / "pg", stop_at_exit=True)
         perf.print_table(await run(Path(tmp), server_url))
