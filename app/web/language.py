@@ -14,7 +14,6 @@ middleware: the choice is undone only after a response.
 
 from __future__ import annotations
 
-from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -22,6 +21,7 @@ from app.config import Settings
 from app.i18n import ENGLISH, reset_language, set_language
 from app.i18n.choice import choose_from, from_accept_language
 from app.web.access import PUBLIC_PREFIX, SHARED_PREFIX
+from app.web.compression import merge_vary
 from app.web.negotiation import error_as_json
 from app.web.offline import OFFLINE_ALIAS
 
@@ -60,7 +60,7 @@ def _varying(send: Send) -> Send:
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
-            MutableHeaders(scope=message).add_vary_header("Accept-Language")
+            message["headers"] = merge_vary(message["headers"], b"Accept-Language")
         await send(message)
 
     return sending
