@@ -182,13 +182,15 @@ chaos: $(STAMP)
 # installs; requirements-dev.txt adds the extras, held to the same versions.
 # One lock for every supported Python (--universal: markers where versions differ), then a
 # check that each pin has a wheel or a source for 3.14, which this machine may not have.
+# The pins already in the locks are kept where pyproject.toml still allows them; `make lock
+# UPGRADE=1` raises every pin to the newest release its range allows (what make outdated lists).
 lock:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 $(if $(UPGRADE),--upgrade) \
 	  --custom-compile-command "make lock" --quiet -o requirements.txt
 	$(BIN)/uv pip compile pyproject.toml --extra embedded --extra test --extra docs \
-	  -c requirements.txt \
+	  -c requirements.txt $(if $(UPGRADE),--upgrade) \
 	  --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements-dev.txt
 	$(BIN)/python tools/check_wheels.py 3.14
