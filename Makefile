@@ -88,11 +88,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/mypy
 
-# The docs/ site (mkdocs.yml) into site/, --strict: a broken link or a page left out of
-# the nav fails the build. docs/modules.md is written from the modules' docstrings first.
+# The docs/ site (mkdocs.yml) into site/ with zensical, --strict: a link to a missing page
+# or anchor fails the build. tools/docs_check.py fails it first on what zensical does not
+# check: a page left out of the nav (or named there and missing), a link to any other
+# missing file or out of docs/. docs/modules.md is written from the modules' docstrings first.
 docs: $(STAMP)
 	$(BIN)/python tools/module_map.py
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	$(BIN)/python tools/docs_check.py
+	$(BIN)/zensical build --strict --clean
 
 # sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump
 # of a new embedded database migrated by the app (tests/test_migrations.py checks it is current).
