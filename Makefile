@@ -88,11 +88,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(wildcard app tests bench tools)
 	$(BIN)/mypy
 
-# The docs/ site (mkdocs.yml) into site/, --strict: a broken link or a page left out of
-# the nav fails the build. docs/modules.md is written from the modules' docstrings first.
+# The docs/ site (mkdocs.yml) into site/ with zensical, --strict: a link to a missing page
+# or anchor fails the build. tools/docs_check.py fails it first on what zensical does not
+# check: a page left out of the nav (or named there and missing), a link to any other
+# missing file or out of docs/. docs/modules.md is written from the modules' docstrings first.
 docs: $(STAMP)
 	$(BIN)/python tools/module_map.py
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	$(BIN)/python tools/docs_check.py
+	$(BIN)/zensical build --strict --clean
 
 # sql/schema.sql, the tables the migrations make, to read in one file: a schema-only pg_dump
 # of a new embedded database migrated by the app (tests/test_migrations.py checks it is current).
@@ -182,13 +185,15 @@ chaos: $(STAMP)
 # installs; requirements-dev.txt adds the extras, held to the same versions.
 # One lock for every supported Python (--universal: markers where versions differ), then a
 # check that each pin has a wheel or a source for 3.14, which this machine may not have.
+# The pins already in the locks are kept where pyproject.toml still allows them; `make lock
+# UPGRADE=1` raises every pin to the newest release its range allows (what make outdated lists).
 lock:
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	$(BIN)/uv pip compile pyproject.toml --universal --python-version 3.11 $(if $(UPGRADE),--upgrade) \
 	  --custom-compile-command "make lock" --quiet -o requirements.txt
 	$(BIN)/uv pip compile pyproject.toml --extra embedded --extra test --extra docs \
-	  -c requirements.txt \
+	  -c requirements.txt $(if $(UPGRADE),--upgrade) \
 	  --universal --python-version 3.11 \
 	  --custom-compile-command "make lock" --quiet -o requirements-dev.txt
 	$(BIN)/python tools/check_wheels.py 3.14

@@ -1,8 +1,10 @@
-"""The docs that must stay true: the module map is generated from the code, and the state
-machine's one table (docs/architecture.md) is checked against the statements it names."""
+"""The docs that must stay true: the module map is generated from the code, the state
+machine's one table (docs/architecture.md) is checked against the statements it names, and
+`make docs` fails on a broken link or a page left out of the nav."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -93,3 +95,74 @@ def test_the_check_sees_a_guard_the_statement_lost(name, guard):
     rows = state_table()
     assert missing_guards(rows) == []
     assert missing_guards(rows, without_the_guard) == [f"{name}: {guard}"]
+
+
+# tools/docs_check.py (make docs, before zensical): what zensical's --strict does not check.
+_CHECK = importlib.util.spec_from_file_location("docs_check", ROOT / "tools" / "docs_check.py")
+assert _CHECK is not None and _CHECK.loader is not None
+docs_check = importlib.util.module_from_spec(_CHECK)
+_CHECK.loader.exec_module(docs_check)
+
+SITE = """\
+site_name: A site
+docs_dir: docs
+nav:
+  - Home: index.md
+  - Part:
+      - Guide: guide.md
+      - Elsewhere: https://example.com/
+"""
+
+
+def site(tmp_path: Path, guide: str, config: str = SITE) -> Path:
+    (tmp_path / "docs" / "pictures").mkdir(parents=True)
+    (tmp_path / "mkdocs.yml").write_text(config)
+    (tmp_path / "docs" / "index.md").write_text("# Home\n\nSee [the guide](guide.md#a-part).\n")
+    (tmp_path / "docs" / "guide.md").write_text(guide)
+    (tmp_path / "docs" / "pictures" / "fox.png").write_bytes(b"\x89PNG")
+    return tmp_path
+
+
+def test_the_docs_pass_their_own_check():
+    assert docs_check.problems() == []
+
+
+def test_a_site_whose_links_and_nav_hold_passes(tmp_path):
+    guide = ("# Guide\n\n![A fox](pictures/fox.png) [home](index.md \"Home\"), "
+             "[a part](#a-part), [mail](mailto:a@b.c), [web](https://example.com/x.md)\n\n"
+             "`[in code](../app/x.py)`\n\n```md\n[in a block](missing.png)\n```\n")
+    assert docs_check.problems(site(tmp_path, guide)) == []
+
+
+def test_a_page_left_out_of_the_nav_and_a_nav_entry_with_no_page_fail(tmp_path):
+    root = site(tmp_path, "# Guide\n", SITE.replace("guide.md", "gone.md"))
+    assert docs_check.problems(root) == [
+        "mkdocs.yml: the nav names gone.md, which is not in docs/",
+        "docs/guide.md: not in mkdocs.yml's nav"]
+
+
+def test_links_to_missing_files_or_out_of_the_docs_fail(tmp_path):
+    guide = ("# Guide\n\n![A cat](pictures/cat.png) [code](../app/config.py) "
+             "[root](/index.md)\n\n[ref]: ../README.md\n")
+    assert docs_check.problems(site(tmp_path, guide)) == [
+        "docs/guide.md: a link to pictures/cat.png: no such file",
+        "docs/guide.md: a link to ../app/config.py: outside docs/: link to the repository's "
+        "page instead",
+        "docs/guide.md: a link to /index.md: an absolute path: link relative to the page",
+        "docs/guide.md: a link to ../README.md: outside docs/: link to the repository's "
+        "page instead"]
+
+
+def test_zensical_s_strict_build_fails_on_a_link_to_a_missing_page_or_anchor(tmp_path):
+    """make docs's build itself: a link zensical can resolve fails it, strictly."""
+    def build(guide: str) -> subprocess.CompletedProcess[str]:
+        root = site(tmp_path / str(len(list(tmp_path.iterdir()))), guide)
+        return subprocess.run([sys.executable, "-m", "zensical", "build", "--strict",
+                               "--config-file", str(root / "mkdocs.yml")],
+                              cwd=root, capture_output=True, text=True)
+
+    assert build("# Guide\n\n## A part\n").returncode == 0
+    for guide in ("# Guide\n\n## A part\n\n[gone](gone.md)\n",
+                  "# Guide\n\n## A part\n\n[home](index.md#no-such-part)\n"):
+        failed = build(guide)
+        assert failed.returncode != 0 and "does not exist" in failed.stdout + failed.stderr

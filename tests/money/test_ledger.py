@@ -53,6 +53,9 @@ def test_the_pinned_table_prices_current_models_and_prices_can_be_added():
     # A dated snapshot, as the provider names the model that answered, finds its family.
     assert table.price_of("gpt-5.4-mini-2026-03-17") == table.price_of("gpt-5.4-mini")
     assert table.price_of("gpt-image-2.5-flare") is not None  # the default picture model
+    # The newest story models, priced since genai-prices 0.2.5.
+    assert table.price_of("gpt-6.2-sol") is not None
+    assert table.price_of("gpt-6.2-astra") is not None
     assert table.price_of("llama3") == Price()  # free, as PRICES says
     assert table.price_of("no-such-model") is None  # unpriced
 

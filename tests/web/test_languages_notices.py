@@ -22,6 +22,7 @@ UNPRICED = ("The budget does not count calls to %(models)s: no price is known fo
             "Whoever set up the app can add one with PRICES.",
             "The budget does not count calls to %(models)s: no price is known for them. "
             "Whoever set up the app can add them with PRICES.")
+UNPRICED_MODEL = "SmolLM2-135M-Instruct"  # a local server's: no price in the pinned table
 
 
 async def home_when(client, says: str, language: str) -> str:
@@ -39,12 +40,12 @@ async def test_the_home_page_s_notices_are_in_the_household_s_language(
         make_app, fake_llm, monkeypatch, language):
     monkeypatch.setattr("app.runtime.WARM_PRICES_AFTER_S", 0.0)
     fake_llm.responses_api = False
-    app = make_app(llm_api="responses", story_model="gpt-6.2-sol",
+    app = make_app(llm_api="responses", story_model=UNPRICED_MODEL,
                    monthly_budget_micros=5_000_000)
     with speaking(language):
         missing = gettext("This storyteller has no %(endpoint)s (set %(setting)s).") % {
             "endpoint": "/responses", "setting": "LLM_API=chat"}
-        unpriced = ngettext(*UNPRICED, 1) % {"models": names(["gpt-6.2-sol"])}
+        unpriced = ngettext(*UNPRICED, 1) % {"models": names([UNPRICED_MODEL])}
     async with serve(app, from_own_pages=True) as client:
         await home_when(client, missing, language)
         home = await home_when(client, unpriced, language)
