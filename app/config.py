@@ -290,9 +290,9 @@ def _narration(read: Callable[..., Any], storyteller: str, base_url: str | None,
         raise ConfigError("NARRATOR=speech needs VOICE_MODEL: the speech server's model "
                           "(kokoro, tts-1, ...)")
     voice: str = read("VOICE", values.text, DEFAULT_VOICE)
-    if narrator == "openai" and voice not in OPENAI_VOICES:
-        raise ConfigError(f"VOICE must be one of {', '.join(OPENAI_VOICES)} with "
-                          f"NARRATOR=openai, got {voice!r}")
+    if narrator == "openai" and voice not in OPENAI_VOICES and not voice.startswith("voice_"):
+        raise ConfigError(f"VOICE must be one of {', '.join(OPENAI_VOICES)} (or a custom "
+                          f"voice's id, voice_...) with NARRATOR=openai, got {voice!r}")
     if len(voice) > VOICE_MAX_CHARS:
         raise ConfigError(f"VOICE must be at most {VOICE_MAX_CHARS} characters")
     return narrator, model or DEFAULT_VOICE_MODEL, voice
