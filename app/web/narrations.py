@@ -30,6 +30,7 @@ from app.storytelling.endpoints import SPEECH
 from app.web.assets import etag_matches
 from app.web.inputs import parse_form, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
+from app.web.pictures import picture_url
 from app.web.templates import render
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
@@ -64,9 +65,13 @@ def can_narrate(services: Services) -> bool:
 
 async def frame_context(services: Services, story_id: int,
                         state: NarrationState | None) -> dict[str, object]:
-    """What `_narration.html` shows: the player, a note while it is read, or Listen."""
-    return {"narration": state, "narration_story_id": story_id,
-            "narration_src": narration_url(story_id, state),
+    """What `_narration.html` shows: the player, a note while it is read, or Listen; the
+    story's title and picture for the lock screen (Media Session)."""
+    src = narration_url(story_id, state)
+    title = await services.shelf.story_title(story_id) if src else None
+    artwork = picture_url(story_id, await services.pictures.state(story_id)) if src else None
+    return {"narration": state, "narration_story_id": story_id, "narration_src": src,
+            "title": title, "artwork": artwork,
             "can_narrate": can_narrate(services), "narration_key": uuid.uuid4().hex}
 
 
