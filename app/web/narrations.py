@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import Conflict, NotFound
 from app.i18n import N_
+from app.money.ledger import Ledger
 from app.narrating.parts import parts
 from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import NarrationState, PictureStatus
@@ -70,9 +71,27 @@ async def frame_context(services: Services, story_id: int,
     src = narration_url(story_id, state)
     title = await services.shelf.story_title(story_id) if src else None
     artwork = picture_url(story_id, await services.pictures.state(story_id)) if src else None
+    offered = can_narrate(services) and (state is None or state.status in (
+        None, PictureStatus.FAILED))
     return {"narration": state, "narration_story_id": story_id, "narration_src": src,
-            "title": title, "artwork": artwork,
-            "can_narrate": can_narrate(services), "narration_key": uuid.uuid4().hex}
+            "title": title, "artwork": artwork, "can_narrate": can_narrate(services),
+            "no_room": offered and not await narration_fits(services, story_id),
+            "narration_key": uuid.uuid4().hex}
+
+
+async def narration_fits(services: Services, story_id: int) -> bool:
+    """Whether the month's budget has room for every part of the story read aloud (asked
+    only where Listen would be offered, and only with a budget)."""
+    meter = services.meter
+    if meter is None or meter.budget_micros is None or services.narrator is None:
+        return True
+    story = await services.shelf.get_story(story_id)
+    if story is None:
+        return True
+    await meter.ready(meter.voice_model)
+    need = sum(meter.narration_set_aside(text) for text in parts(
+        story.title, story.body, limit=services.narrator.part_chars))
+    return await Ledger(services.db).fits(meter, need)
 
 
 def byte_range(header: str | None, size: int) -> tuple[int, int] | None | Literal[False]:

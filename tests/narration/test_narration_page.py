@@ -5,9 +5,11 @@ NARRATOR off, the device's own voice reads aloud as before."""
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 import pytest
 
+from app.money import Price
 from tests.helpers.app import serve
 from tests.helpers.narrations import SHORT_STORY, narration_when
 from tests.helpers.pictures import story_of
@@ -50,3 +52,17 @@ async def test_with_narrator_off_the_device_reads_aloud_as_before(make_app, fake
         story_id = await story_of(client)
         page = (await client.get(f"/stories/{story_id}")).text
         assert "data-read-aloud" in page and "data-listen-frame" not in page
+
+
+async def test_listen_is_closed_before_the_tap_when_the_budget_has_no_room(make_app, fake_llm):
+    fake_llm.story = SHORT_STORY
+    voice = Price(input_per_mtok=Decimal("2.5"), output_per_mtok=Decimal("10"),
+                  audio_output_per_mtok=Decimal("64"))
+    for budget, closed in ((10_000, True), (50_000_000, False)):  # $0.01, then $50
+        app = make_app(narrator="openai", voice_model="fake-voice", monthly_budget_micros=budget,
+                       prices={"fake-voice": voice, "fake-model": Price()})
+        async with serve(app, from_own_pages=True) as client:
+            story_id = await story_of(client)
+            page = (await client.get(f"/stories/{story_id}")).text
+        assert ("the budget has no room for it" in page) is closed
+        assert (f'action="/stories/{story_id}/narration"' in page) is not closed
