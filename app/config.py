@@ -14,7 +14,7 @@ import zoneinfo
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from starlette.config import Config
 
@@ -40,6 +40,17 @@ ILLUSTRATORS = ("auto", "openai", "demo", "off")
 # (tests/money/test_ledger.py), so that the budget counts its pictures. The fast, cheap one
 # of the 2.5 pair: the library lists a 2.6 pair too, which that table does not price yet.
 DEFAULT_IMAGE_MODEL = "gpt-image-2.5-flare"
+# Stories read aloud: Chat Completions' audio output (openai), any server's /audio/speech
+# (speech), or none (off: the device's own voice reads); auto: openai with OpenAI itself.
+NARRATORS = ("auto", "openai", "speech", "off")
+# A current audio model (listed by the pinned openai library, not marked deprecated there:
+# tests/test_models.py; priced by the pinned table: docs/narration.md), and a calm voice of
+# the ones the library lists for it (OPENAI_VOICES, held to the library by the same test).
+DEFAULT_VOICE_MODEL = "gpt-audio-1.5"
+DEFAULT_VOICE = "sage"
+OPENAI_VOICES = ("alloy", "ash", "ballad", "coral", "echo", "sage", "shimmer", "verse",
+                 "marin", "cedar")
+VOICE_MAX_CHARS = 100
 # A heartbeat is judged stale only after this many intervals went by without one.
 HEARTBEAT_STALE_MIN_BEATS = 3
 # Set by the hosting platforms we document (Heroku, Render, Fly, Railway, Cloud Run): there,
@@ -86,6 +97,9 @@ class Settings:
     storyteller: str = "demo"
     illustrator: str = "off"  # resolved from auto: openai, demo or off
     image_model: str = DEFAULT_IMAGE_MODEL
+    narrator: str = "off"  # resolved from auto: openai, speech or off
+    voice_model: str = DEFAULT_VOICE_MODEL
+    voice: str = DEFAULT_VOICE
     # chat: Chat Completions, streamed on this process's connection; responses: background
     # mode, the story written at the provider and picked up again by id (resolved from auto).
     llm_api: str = "chat"
@@ -170,6 +184,7 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
                        "openai" if base_url is None else "off")
     if illustrator == "openai" and not api_key:
         raise ConfigError("ILLUSTRATOR=openai needs OPENAI_API_KEY to be set")
+    narrator, voice_model, voice = _narration(read, storyteller, base_url, api_key)
     llm_api = read("LLM_API", values.choice(LLM_APIS), "auto")
     if llm_api == "auto":  # OpenAI itself has background mode; other servers may not
         llm_api = "responses" if base_url is None else "chat"
@@ -216,6 +231,9 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         storyteller=storyteller,
         illustrator=illustrator,
         image_model=read("IMAGE_MODEL", values.text, DEFAULT.image_model),
+        narrator=narrator,
+        voice_model=voice_model,
+        voice=voice,
         llm_timeout_s=read("LLM_TIMEOUT_S", values.number(minimum=1, maximum=3600),
                            DEFAULT.llm_timeout_s),
         queue_max=read("QUEUE_MAX", values.whole(minimum=1, maximum=10_000), DEFAULT.queue_max),
@@ -256,3 +274,25 @@ def load_settings(environ: Mapping[str, str] | None = None, env_file: str = ".en
         prices=read("PRICES", money.prices, {}),
         ui_language=read("UI_LANGUAGE", values.choice(tuple(LANGUAGES)), None),
     )
+
+
+def _narration(read: Callable[..., Any], storyteller: str, base_url: str | None,
+               api_key: str | None) -> tuple[str, str, str]:
+    """NARRATOR (resolved from auto), VOICE_MODEL and VOICE, checked together (`read`:
+    load_settings' reader of one variable)."""
+    narrator: str = read("NARRATOR", values.choice(NARRATORS), "auto")
+    if narrator == "auto":  # a local server has no audio output, as a rule
+        narrator = "openai" if storyteller == "openai" and base_url is None else "off"
+    if narrator != "off" and not api_key:
+        raise ConfigError(f"NARRATOR={narrator} needs OPENAI_API_KEY to be set")
+    model: str | None = read("VOICE_MODEL", values.text, None)
+    if narrator == "speech" and model is None:
+        raise ConfigError("NARRATOR=speech needs VOICE_MODEL: the speech server's model "
+                          "(kokoro, tts-1, ...)")
+    voice: str = read("VOICE", values.text, DEFAULT_VOICE)
+    if narrator == "openai" and voice not in OPENAI_VOICES and not voice.startswith("voice_"):
+        raise ConfigError(f"VOICE must be one of {', '.join(OPENAI_VOICES)} (or a custom "
+                          f"voice's id, voice_...) with NARRATOR=openai, got {voice!r}")
+    if len(voice) > VOICE_MAX_CHARS:
+        raise ConfigError(f"VOICE must be at most {VOICE_MAX_CHARS} characters")
+    return narrator, model or DEFAULT_VOICE_MODEL, voice

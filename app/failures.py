@@ -13,7 +13,8 @@ the illustrator's errors carry their Failure; the provider's own detail goes to 
 
 STORY_FAILURES are the contract's `error_code` list (CONTRACT.md, docs/api.md); a picture
 job fails with those it shares (interrupted, internal) or with one of PICTURE_FAILURES,
-which its frame names after "The picture could not be drawn:".
+which its frame names after "The picture could not be drawn:"; a narration part with
+those it shares (interrupted, internal, story_gone) or one of NARRATION_FAILURES.
 """
 
 from __future__ import annotations
@@ -169,9 +170,33 @@ PICTURE_FAILURES: tuple[Failure, ...] = (
     ILLUSTRATOR_UNREADABLE, ILLUSTRATOR_EMPTY, PICTURE_UNSHOWABLE, PICTURE_DECLINED,
     PICTURE_MODEL_UNAVAILABLE, PICTURES_UNSUPPORTED, PICTURES_OFF, STORY_GONE, OVER_BUDGET)
 
+# -- a narration part's (said after "The story could not be read aloud:") ----------------
+
+NARRATOR_FAILED = Failure("narrator_failed", N_("the narrator failed"))
+NARRATOR_BUSY = Failure("narrator_busy", N_("the narrator is busy (rate limited)"))
+NARRATOR_TIMEOUT = Failure("narrator_timeout", N_("the narrator took too long"))
+NARRATOR_UNREACHABLE = Failure("narrator_unreachable", N_("could not reach the narrator"))
+NARRATOR_UNREADABLE = Failure("narrator_unreadable",
+                              N_("the narrator sent an unreadable answer"))
+# Not audio of the format asked, or more of it than a part can be.
+NARRATION_UNPLAYABLE = Failure("narration_unplayable",
+                               N_("the narrator sent audio that cannot be played"))
+NARRATION_MODEL_UNAVAILABLE = Failure(
+    "narration_model_unavailable", N_("the narrator does not offer this model (set "
+                                      "VOICE_MODEL)"))
+NARRATION_UNSUPPORTED = Failure(  # a server without /audio/speech
+    "narration_unsupported", N_("this storyteller has no /audio/speech (set NARRATOR=off)"))
+NARRATIONS_OFF = Failure("narrations_off", N_("reading aloud is off here"))
+
+NARRATION_FAILURES: tuple[Failure, ...] = (
+    NARRATOR_FAILED, NARRATOR_BUSY, NARRATOR_TIMEOUT, NARRATOR_UNREACHABLE,
+    NARRATOR_UNREADABLE, NARRATION_UNPLAYABLE, NARRATION_MODEL_UNAVAILABLE,
+    NARRATION_UNSUPPORTED, NARRATIONS_OFF)
+
 # Every code a failed job may store: story_jobs_error_known's list (tests/test_failures.py).
-FAILURES: dict[str, Failure] = {failure.code: failure
-                                for failure in (*STORY_FAILURES, *PICTURE_FAILURES)}
+FAILURES: dict[str, Failure] = {
+    failure.code: failure
+    for failure in (*STORY_FAILURES, *PICTURE_FAILURES, *NARRATION_FAILURES)}
 
 
 def failure_of(code: str | None) -> Failure:

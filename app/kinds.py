@@ -7,11 +7,12 @@
 Every kind is a row of story_jobs, claimed, heartbeated, swept and completed by the same
 guarded statements (DESIGN.md, "Kinds of job"). What differs is said here:
 
-- claimed: in JOB_KINDS' order (claim_next_job takes a waiting story before any picture),
+- claimed: in JOB_KINDS' order (claim_next_job takes a waiting story before any picture,
+  and a picture before any narration),
   and only by a worker that has the kind's `maker`;
 - drawn: by its `maker`, the writer the worker hands it to (app/queue/worker.py);
 - what it costs: at its maker's model's price (Meter.billing), set aside before it runs
-  (Meter.story_set_aside, Meter.picture_set_aside);
+  (Meter.story_set_aside, Meter.picture_set_aside, Meter.narration_set_aside);
 - charged: its call's ledger row carries its code (spend.kind), named on the spend page
   by its `label`.
 
@@ -34,6 +35,7 @@ class Maker(enum.StrEnum):
 
     STORYTELLER = "storyteller"  # writes it: the worker's ChatWriter or BackgroundWriter
     ILLUSTRATOR = "illustrator"  # draws it: the worker's painter (ILLUSTRATOR=off: none)
+    NARRATOR = "narrator"  # reads it aloud: the worker's reader (NARRATOR=off: none)
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,11 @@ class JobKind:
 
 STORY = JobKind("story", Maker.STORYTELLER, N_("Stories"))
 PICTURE = JobKind("picture", Maker.ILLUSTRATOR, N_("Pictures"))  # a stored story's picture
+# One part of a stored story read aloud (a long story is read in several parts, one job each).
+NARRATION = JobKind("narration", Maker.NARRATOR, N_("Narrations"))
 
-JOB_KINDS = (STORY, PICTURE)  # in the order they are claimed: a picture never delays a story
+# In the order they are claimed: a picture never delays a story, a narration neither.
+JOB_KINDS = (STORY, PICTURE, NARRATION)
 
 # The ledger's kinds: each kind of job's calls under its code, and the one charge with no
 # job of its own, the screening of a stored story (MODERATION=on; free at OpenAI, counted

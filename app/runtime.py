@@ -22,11 +22,19 @@ from app.illustrating.openai_images import ImagesIllustrator
 from app.logs import log
 from app.money.meter import Meter
 from app.money.prices import PriceTable
+from app.narrating import Narrator
+from app.narrating.chat_audio import ChatNarrator
+from app.narrating.speech import SpeechNarrator
 from app.services import Services
 from app.stories import Storyteller
-from app.storytelling.availability import ModelAvailability, check_image_model, check_model
+from app.storytelling.availability import (
+    ModelAvailability,
+    check_image_model,
+    check_model,
+    check_voice_model,
+)
 from app.storytelling.demo import DemoStoryteller
-from app.storytelling.endpoints import IMAGES, MODERATIONS, RESPONSES, Endpoints, probe
+from app.storytelling.endpoints import IMAGES, MODERATIONS, RESPONSES, SPEECH, Endpoints, probe
 from app.storytelling.limits import RequestLimits
 from app.storytelling.moderation import MODERATION_TIMEOUT_S, Moderator
 from app.storytelling.openai import OpenAIStoryteller
@@ -48,19 +56,22 @@ async def running_services(
     chosen_storyteller = storyteller or make_storyteller(settings, endpoints)
     moderator = make_moderator(settings, endpoints)
     illustrator = make_illustrator(settings, endpoints)
+    narrator = make_narrator(settings, endpoints)
     services = Services.build(settings, db, chosen_storyteller, moderator, database_url=url,
                               follower=follower_for(chosen_storyteller),
                               illustrator=illustrator, meter=meter_for(settings),
-                              readiness=readiness_of(chosen_storyteller, endpoints))
+                              readiness=readiness_of(chosen_storyteller, endpoints),
+                              narrator=narrator)
     try:
         await services.start()
         checked = (chosen_storyteller if storyteller is None and isinstance(
             chosen_storyteller, OpenAIStoryteller | BackgroundStoryteller) else None)
         images = illustrator if isinstance(illustrator, ImagesIllustrator) else None
-        if checked is not None or images is not None:
+        if checked is not None or images is not None or narrator is not None:
             services.tasks.append(asyncio.create_task(
                 after_start_up(checked, endpoints, endpoints_in_use(settings),
-                               images=images, shutdowns=services.shutdowns),
+                               images=images, shutdowns=services.shutdowns,
+                               narrator=narrator),
                 name="warm_up"))
         if services.meter is not None:
             services.tasks.append(asyncio.create_task(warm_prices(services.meter),
@@ -75,6 +86,8 @@ async def running_services(
             await moderator.aclose()
         if illustrator is not None:
             await illustrator.aclose()
+        if narrator is not None:
+            await narrator.aclose()
         await db.close()
 
 
@@ -130,10 +143,11 @@ def readiness_of(storyteller: object, endpoints: Endpoints) -> Readiness:
 async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller | None,
                          endpoints: Endpoints, in_use: list[str], *,
                          images: ImagesIllustrator | None = None,
-                         shutdowns: Shutdowns | None = None) -> None:
+                         shutdowns: Shutdowns | None = None,
+                         narrator: Narrator | None = None) -> None:
     """Once the app serves: load the provider's library, then ask for the model once, and
     for each endpoint the settings use beyond Chat Completions (a server of one's own);
-    then for IMAGE_MODEL (its shutdown date)."""
+    then for IMAGE_MODEL and VOICE_MODEL (their shutdown dates)."""
     await warm_up()
     if storyteller is not None:
         await check_model(storyteller.client, storyteller.availability, shutdowns)
@@ -141,6 +155,11 @@ async def after_start_up(storyteller: OpenAIStoryteller | BackgroundStoryteller 
             await probe(storyteller.client, endpoints, endpoint)
     if images is not None:
         await check_image_model(images.client, images.model, shutdowns)
+    if isinstance(narrator, ChatNarrator | SpeechNarrator):
+        if storyteller is None and SPEECH in in_use:
+            await probe(narrator.client, endpoints, SPEECH)
+        await check_voice_model(narrator.client, narrator.model, shutdowns,
+                                speech=isinstance(narrator, SpeechNarrator))
 
 
 def endpoints_in_use(settings: Settings) -> list[str]:
@@ -149,7 +168,8 @@ def endpoints_in_use(settings: Settings) -> list[str]:
     if settings.openai_base_url is None:
         return []
     used = {RESPONSES: settings.llm_api == "responses",
-            IMAGES: settings.illustrator == "openai", MODERATIONS: settings.moderation}
+            IMAGES: settings.illustrator == "openai", MODERATIONS: settings.moderation,
+            SPEECH: settings.narrator == "speech"}
     return [endpoint for endpoint, using in used.items() if using]
 
 
@@ -179,6 +199,23 @@ def make_illustrator(settings: Settings, endpoints: Endpoints | None = None) -> 
     return ImagesIllustrator(client, model=settings.image_model, endpoints=endpoints)
 
 
+def make_narrator(settings: Settings, endpoints: Endpoints | None = None) -> Narrator | None:
+    """NARRATOR (resolved from auto): Chat Completions' audio output, a speech server, or
+    none (the device's own voice reads aloud)."""
+    if settings.narrator not in ("openai", "speech"):
+        return None
+    client = ProviderClient(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        max_retries=0,  # one request per narration part, ever: a retry is a second bill
+        timeout_s=settings.llm_timeout_s,
+    )
+    if settings.narrator == "speech":
+        return SpeechNarrator(client, model=settings.voice_model, voice=settings.voice,
+                              endpoints=endpoints)
+    return ChatNarrator(client, model=settings.voice_model, voice=settings.voice)
+
+
 def make_moderator(settings: Settings, endpoints: Endpoints | None = None) -> Moderator | None:
     """MODERATION=on screens through the provider's endpoint; the demo storyteller has none."""
     if not settings.moderation:
@@ -204,4 +241,5 @@ def meter_for(settings: Settings) -> Meter:
     return Meter(PriceTable(dict(settings.prices)), budget_micros=settings.monthly_budget_micros,
                  timezone=settings.tz, story_model=settings.model,
                  image_model=settings.image_model if settings.illustrator == "openai" else "demo",
+                 voice_model=settings.voice_model if settings.narrator != "off" else "",
                  reasoning_tokens=settings.reasoning_tokens)

@@ -24,9 +24,12 @@ from app.illustrating import Illustrator
 from app.lengths import LENGTHS
 from app.logs import log
 from app.money.meter import Meter
+from app.narrating import Narrator
 from app.queue.estimates import DEFAULT_EXPECTED_S, Estimates
 from app.queue.intake import Intake
 from app.queue.liveness import ProcessLiveness
+from app.queue.narration_writer import NarrationWriter
+from app.queue.narrations import NarrationStore
 from app.queue.picture_writer import PictureWriter
 from app.queue.pictures import PictureStore
 from app.queue.processes import ProcessRegistry
@@ -80,7 +83,9 @@ class Services:
     estimates: Estimates
     schedules: Schedules  # read by every process's home page, whoever writes the backups
     pictures: PictureStore
+    narrations: NarrationStore
     illustrator: Illustrator | None = None  # ILLUSTRATOR=off: None
+    narrator: Narrator | None = None  # NARRATOR=off: None
     meter: Meter | None = None  # prices and the month's budget
     screener: StoryScreener | None = None  # MODERATION=on
     backups: ScheduledBackups | None = None  # BACKUP_DIR is set
@@ -106,6 +111,7 @@ class Services:
         illustrator: Illustrator | None = None,
         meter: Meter | None = None,
         readiness: Readiness | None = None,
+        narrator: Narrator | None = None,
     ) -> Services:
         """`database_url`: where to LISTEN for new jobs (None: the re-check timer alone).
         `follower`: follows stories by response id when the storyteller does not.
@@ -133,6 +139,11 @@ class Services:
             painter = PictureWriter(store, boot_id, illustrator=illustrator,
                                     pictures=pictures, llm_timeout_s=settings.llm_timeout_s,
                                     meter=meter)
+        narrations = NarrationStore(db)
+        reader = None
+        if narrator is not None:
+            reader = NarrationWriter(store, boot_id, narrator=narrator, narrations=narrations,
+                                     llm_timeout_s=settings.llm_timeout_s, meter=meter)
         backups = None
         if settings.backup_dir is not None:
             backups = ScheduledBackups(
@@ -148,7 +159,8 @@ class Services:
             children=Children(db),
             household=Household(db),
             wakeup=wakeup,
-            intake=Intake(store, pictures, wakeup, queue_max=settings.queue_max,
+            intake=Intake(store, pictures, wakeup, narrations=narrations,
+                          queue_max=settings.queue_max,
                           daily_story_limit=settings.daily_story_limit, timezone=settings.tz,
                           moderator=moderator, meter=meter, readiness=readiness),
             worker=Worker(
@@ -163,6 +175,7 @@ class Services:
                 screener=screener,
                 follower=follower,
                 painter=painter,
+                reader=reader,
                 meter=meter,
             ),
             sweeper=Sweeper(
@@ -183,7 +196,9 @@ class Services:
             estimates=estimates_for(settings, db),
             schedules=schedules,
             pictures=pictures,
+            narrations=narrations,
             illustrator=illustrator,
+            narrator=narrator,
             meter=meter,
             screener=screener,
             backups=backups,

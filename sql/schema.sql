@@ -48,11 +48,16 @@ CREATE TABLE public.story_jobs (
     call_model text,
     call_price jsonb,
     dismissed_at timestamp with time zone,
+    narration_of bigint,
+    narration_part integer,
+    narration_parts integer,
+    narration_text text,
     CONSTRAINT claimed_as_its_kind CHECK (((kind = 'story'::text) OR (started_at IS NULL) OR (NOT (claimed_kind IS DISTINCT FROM kind)))),
     CONSTRAINT completed_has_story CHECK (((kind <> 'story'::text) OR ((status = 'completed'::text) = (story_id IS NOT NULL)))),
     CONSTRAINT failed_has_error CHECK (((status = 'failed'::text) = (error_text IS NOT NULL))),
     CONSTRAINT finished_has_time CHECK (((status = ANY (ARRAY['completed'::text, 'failed'::text])) = (completed_at IS NOT NULL))),
     CONSTRAINT handed_over_had_response CHECK (((claimed_by IS NOT NULL) OR (started_at IS NULL) OR (status <> 'running'::text) OR (response_id IS NOT NULL))),
+    CONSTRAINT narration_reads_a_story CHECK ((((kind = 'narration'::text) = (narration_of IS NOT NULL)) AND ((kind <> 'narration'::text) OR (((narration_parts >= 1) AND (narration_parts <= 100)) AND (narration_part >= 0) AND (narration_part < narration_parts) AND ((length(narration_text) >= 1) AND (length(narration_text) <= 5000)))))),
     CONSTRAINT pending_not_claimed CHECK (((status <> 'pending'::text) OR (started_at IS NULL))),
     CONSTRAINT picture_draws_a_story CHECK ((((kind = 'picture'::text) = (picture_of IS NOT NULL)) AND ((kind = 'story'::text) OR (story_id IS NULL)))),
     CONSTRAINT running_was_claimed CHECK (((status <> 'running'::text) OR (started_at IS NOT NULL))),
@@ -62,9 +67,9 @@ CREATE TABLE public.story_jobs (
     CONSTRAINT story_jobs_child_name_check CHECK (((length(child_name) >= 1) AND (length(child_name) <= 40))),
     CONSTRAINT story_jobs_companions_short CHECK (((length(companions) >= 1) AND (length(companions) <= 402))),
     CONSTRAINT story_jobs_dates_readable CHECK ((((created_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((started_at IS NULL) OR ((started_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (started_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((heartbeat_at IS NULL) OR ((heartbeat_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (heartbeat_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((completed_at IS NULL) OR ((completed_at >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (completed_at <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))))),
-    CONSTRAINT story_jobs_error_known CHECK ((error_text = ANY (ARRAY['storyteller_failed'::text, 'storyteller_busy'::text, 'storyteller_timeout'::text, 'storyteller_unreachable'::text, 'storyteller_unreadable'::text, 'storyteller_empty'::text, 'key_refused'::text, 'model_unavailable'::text, 'declined'::text, 'cut_short'::text, 'stopped'::text, 'interrupted'::text, 'expired'::text, 'not_saved'::text, 'internal'::text, 'illustrator_failed'::text, 'illustrator_busy'::text, 'illustrator_timeout'::text, 'illustrator_unreachable'::text, 'illustrator_unreadable'::text, 'illustrator_empty'::text, 'picture_unshowable'::text, 'picture_declined'::text, 'picture_model_unavailable'::text, 'pictures_unsupported'::text, 'pictures_off'::text, 'story_gone'::text, 'over_budget'::text]))),
+    CONSTRAINT story_jobs_error_known CHECK ((error_text = ANY (ARRAY['storyteller_failed'::text, 'storyteller_busy'::text, 'storyteller_timeout'::text, 'storyteller_unreachable'::text, 'storyteller_unreadable'::text, 'storyteller_empty'::text, 'key_refused'::text, 'model_unavailable'::text, 'declined'::text, 'cut_short'::text, 'stopped'::text, 'interrupted'::text, 'expired'::text, 'not_saved'::text, 'internal'::text, 'illustrator_failed'::text, 'illustrator_busy'::text, 'illustrator_timeout'::text, 'illustrator_unreachable'::text, 'illustrator_unreadable'::text, 'illustrator_empty'::text, 'picture_unshowable'::text, 'picture_declined'::text, 'picture_model_unavailable'::text, 'pictures_unsupported'::text, 'pictures_off'::text, 'story_gone'::text, 'over_budget'::text, 'narrator_failed'::text, 'narrator_busy'::text, 'narrator_timeout'::text, 'narrator_unreachable'::text, 'narrator_unreadable'::text, 'narration_unplayable'::text, 'narration_model_unavailable'::text, 'narration_unsupported'::text, 'narrations_off'::text]))),
     CONSTRAINT story_jobs_idempotency_key_check CHECK (((length(idempotency_key) >= 1) AND (length(idempotency_key) <= 255))),
-    CONSTRAINT story_jobs_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text]))),
+    CONSTRAINT story_jobs_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text, 'narration'::text]))),
     CONSTRAINT story_jobs_language_known CHECK ((language = ANY (ARRAY['en'::text, 'es'::text, 'fr'::text, 'de'::text, 'it'::text, 'pt'::text, 'nl'::text, 'pl'::text, 'ar'::text, 'uk'::text, 'ja'::text]))),
     CONSTRAINT story_jobs_length_check CHECK ((length = ANY (ARRAY['short'::text, 'medium'::text, 'long'::text]))),
     CONSTRAINT story_jobs_likes_short CHECK (((length(likes) >= 1) AND (length(likes) <= 402))),
@@ -96,6 +101,77 @@ BEGIN
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING * INTO job;
     RETURN job;
+END
+$$;
+
+--
+-- Name: insert_narration_jobs(bigint, text, text[], bigint[], text[], bigint, timestamp with time zone, bigint); Type: FUNCTION; Schema: public; Owner: -
+--
+
+CREATE FUNCTION public.insert_narration_jobs(p_story_id bigint, p_key text, p_texts text[], p_set_asides bigint[], p_columns text[], p_budget_micros bigint, p_month_start timestamp with time zone, p_lock_key bigint, OUT outcome text, OUT job_ids bigint[], OUT spent bigint, OUT set_aside bigint) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    v_parts integer := cardinality(p_texts);
+    v_missing integer[];
+    v_needed bigint;
+    v_job story_jobs;
+    v_part integer;
+BEGIN
+    PERFORM pg_advisory_xact_lock(p_lock_key);
+    IF NOT EXISTS (SELECT 1 FROM stories WHERE id = p_story_id AND deleted_at IS NULL) THEN
+        outcome := 'gone';
+        RETURN;
+    END IF;
+    SELECT array_agg(id ORDER BY narration_part) INTO job_ids FROM story_jobs
+     WHERE narration_of = p_story_id AND kind = 'narration'
+       AND idempotency_key LIKE p_key || ':%';
+    IF job_ids IS NOT NULL THEN
+        outcome := 'replayed';
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT 1 FROM story_jobs WHERE narration_of = p_story_id
+                AND kind = 'narration' AND status IN ('pending', 'running')) THEN
+        outcome := 'in_progress';
+        RETURN;
+    END IF;
+    SELECT array_agg(n - 1 ORDER BY n) INTO v_missing
+      FROM generate_subscripts(p_texts, 1) AS n
+     WHERE NOT EXISTS (SELECT 1 FROM story_narration_parts p
+                        WHERE p.story_id = p_story_id AND p.part = n - 1
+                          AND p.parts = v_parts AND p.text_md5 = md5(p_texts[n]));
+    IF v_missing IS NULL THEN
+        outcome := 'complete';
+        RETURN;
+    END IF;
+    SELECT coalesce(sum(p_set_asides[m + 1]), 0) INTO v_needed FROM unnest(v_missing) AS m;
+    IF p_budget_micros IS NOT NULL THEN
+        SELECT m.spent, m.set_aside INTO spent, set_aside FROM month_spend(p_month_start) AS m;
+        IF spent + set_aside + v_needed > p_budget_micros THEN
+            outcome := 'over_budget';
+            RETURN;
+        END IF;
+    END IF;
+    job_ids := ARRAY[]::bigint[];
+    FOREACH v_part IN ARRAY v_missing LOOP
+        -- In FROM, so insert_job runs once (`(f()).*` would call it once per column).
+        SELECT made.* INTO v_job
+          FROM stories s JOIN story_jobs j ON j.id = s.job_id,
+               LATERAL insert_job(
+                   (SELECT jsonb_object_agg(key, value) FROM jsonb_each(to_jsonb(j))
+                     WHERE key = ANY (p_columns))
+                   || jsonb_build_object('kind', 'narration', 'narration_of', s.id,
+                                         'narration_part', v_part, 'narration_parts', v_parts,
+                                         'narration_text', p_texts[v_part + 1],
+                                         'idempotency_key', p_key || ':' || v_part,
+                                         'request_hash', j.request_hash,
+                                         'set_aside_micros',
+                                         coalesce(p_set_asides[v_part + 1], 0))) AS made
+         WHERE s.id = p_story_id;
+        job_ids := job_ids || v_job.id;
+    END LOOP;
+    outcome := 'made';
+    PERFORM pg_notify('story_jobs', job_ids[1]::text);
 END
 $$;
 
@@ -565,7 +641,7 @@ CREATE TABLE public.spend (
     CONSTRAINT spend_cost_micros_check CHECK ((cost_micros >= 0)),
     CONSTRAINT spend_images_check CHECK ((images >= 0)),
     CONSTRAINT spend_input_tokens_check CHECK ((input_tokens >= 0)),
-    CONSTRAINT spend_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text, 'moderation'::text]))),
+    CONSTRAINT spend_kind_known CHECK ((kind = ANY (ARRAY['story'::text, 'picture'::text, 'narration'::text, 'moderation'::text]))),
     CONSTRAINT spend_output_tokens_check CHECK ((output_tokens >= 0))
 );
 
@@ -619,6 +695,29 @@ CREATE SEQUENCE public.story_jobs_id_seq
 --
 
 ALTER SEQUENCE public.story_jobs_id_seq OWNED BY public.story_jobs.id;
+
+--
+-- Name: story_narration_parts; Type: TABLE; Schema: public; Owner: -
+--
+
+CREATE TABLE public.story_narration_parts (
+    story_id bigint NOT NULL,
+    part integer NOT NULL,
+    parts integer NOT NULL,
+    job_id bigint,
+    text_md5 text NOT NULL,
+    content_type text NOT NULL,
+    audio bytea NOT NULL,
+    seconds numeric(9,2) NOT NULL,
+    model text NOT NULL,
+    voice text NOT NULL,
+    etag text GENERATED ALWAYS AS (md5(audio)) STORED,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT story_narration_parts_audio_bounded CHECK (((octet_length(audio) >= 1) AND (octet_length(audio) <= 8388608))),
+    CONSTRAINT story_narration_parts_counted CHECK ((((parts >= 1) AND (parts <= 100)) AND (part >= 0) AND (part < parts))),
+    CONSTRAINT story_narration_parts_seconds_bounded CHECK (((seconds > (0)::numeric) AND (seconds < (3600)::numeric))),
+    CONSTRAINT story_narration_parts_type_known CHECK ((content_type = ANY (ARRAY['audio/mpeg'::text, 'audio/ogg'::text, 'audio/wav'::text, 'audio/aac'::text])))
+);
 
 --
 -- Name: story_pictures; Type: TABLE; Schema: public; Owner: -
@@ -811,6 +910,20 @@ ALTER TABLE ONLY public.story_jobs
     ADD CONSTRAINT story_jobs_pkey PRIMARY KEY (id);
 
 --
+-- Name: story_narration_parts story_narration_parts_job_id_key; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_narration_parts
+    ADD CONSTRAINT story_narration_parts_job_id_key UNIQUE (job_id);
+
+--
+-- Name: story_narration_parts story_narration_parts_pkey; Type: CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_narration_parts
+    ADD CONSTRAINT story_narration_parts_pkey PRIMARY KEY (story_id, part);
+
+--
 -- Name: story_pictures story_pictures_job_id_key; Type: CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -930,6 +1043,18 @@ CREATE INDEX story_jobs_cut_short ON public.story_jobs USING btree (id) WHERE ((
 CREATE UNIQUE INDEX story_jobs_finish_of_once ON public.story_jobs USING btree (finish_of) WHERE (finish_of IS NOT NULL);
 
 --
+-- Name: story_jobs_narrations; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE INDEX story_jobs_narrations ON public.story_jobs USING btree (narration_of, id) WHERE (narration_of IS NOT NULL);
+
+--
+-- Name: story_jobs_one_narration_part_at_a_time; Type: INDEX; Schema: public; Owner: -
+--
+
+CREATE UNIQUE INDEX story_jobs_one_narration_part_at_a_time ON public.story_jobs USING btree (narration_of, narration_part) WHERE ((kind = 'narration'::text) AND (status = ANY (ARRAY['pending'::text, 'running'::text])));
+
+--
 -- Name: story_jobs_one_picture_at_a_time; Type: INDEX; Schema: public; Owner: -
 --
 
@@ -987,6 +1112,13 @@ ALTER TABLE ONLY public.story_jobs
     ADD CONSTRAINT story_jobs_finish_of_fkey FOREIGN KEY (finish_of) REFERENCES public.story_jobs(id) ON DELETE SET NULL;
 
 --
+-- Name: story_jobs story_jobs_narration_of_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_jobs
+    ADD CONSTRAINT story_jobs_narration_of_fkey FOREIGN KEY (narration_of) REFERENCES public.stories(id) ON DELETE CASCADE;
+
+--
 -- Name: story_jobs story_jobs_picture_of_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
 --
 
@@ -1006,6 +1138,20 @@ ALTER TABLE ONLY public.story_jobs
 
 ALTER TABLE ONLY public.story_jobs
     ADD CONSTRAINT story_jobs_story_fk FOREIGN KEY (story_id) REFERENCES public.stories(id);
+
+--
+-- Name: story_narration_parts story_narration_parts_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_narration_parts
+    ADD CONSTRAINT story_narration_parts_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.story_jobs(id) ON DELETE SET NULL;
+
+--
+-- Name: story_narration_parts story_narration_parts_story_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -
+--
+
+ALTER TABLE ONLY public.story_narration_parts
+    ADD CONSTRAINT story_narration_parts_story_id_fkey FOREIGN KEY (story_id) REFERENCES public.stories(id) ON DELETE CASCADE;
 
 --
 -- Name: story_pictures story_pictures_job_id_fkey; Type: FK CONSTRAINT; Schema: public; Owner: -

@@ -15,6 +15,10 @@
      readable;
    - a story's picture (/stories/123/picture?v=...), whole or small: as a story page, so
      a story kept offline keeps its picture;
+   - a story's narration (/stories/123/narration?v=...): kept whole the first time it is
+     played (fetched once without a Range, as the cache keeps no partial answer), then
+     every request for it, Range included (a player asks for bytes, and seeks by them), is
+     answered from that copy, with the network or without;
    - any other page (home, library, a job): always the network; with none, the calm
      offline page, which lists the stories this device can still open.
    Never kept: anything but a GET (the story form, favourites, deletes), htmx requests
@@ -34,6 +38,8 @@ var OFFLINE_PAGE = "/offline";
 var SHELL_MATCH = { cacheName: SHELL_CACHE, ignoreSearch: true, ignoreVary: true };
 var STORY_PAGE = /^\/stories\/\d+$/;
 var STORY_PICTURE = /^\/stories\/\d+\/picture$/;
+var STORY_NARRATION = /^\/stories\/\d+\/narration$/;
+var RANGE = /^bytes=(\d*)-(\d*)$/;
 
 self.addEventListener("install", function (event) {
   event.waitUntil(
@@ -85,7 +91,8 @@ function storyPage(event, url) {
       event.waitUntil(caches.open(STORIES_CACHE).then(function (cache) {
         return cache.keys().then(function (kept) {
           return Promise.all(kept.filter(function (request) {
-            return request.url === key || request.url.indexOf(key + "/picture") === 0;
+            return request.url === key || request.url.indexOf(key + "/picture") === 0 ||
+              request.url.indexOf(key + "/narration") === 0;
           }).map(function (request) { return cache.delete(request); }));
         });
       }));
@@ -114,6 +121,52 @@ function storyPicture(event, request) {
   });
 }
 
+// The part of a whole audio file a Range asks for (206), all of it with no Range (200), or
+// 416 for a range past its end: as the app itself answers (app/web/narrations.py).
+function ranged(whole, range) {
+  return whole.blob().then(function (blob) {
+    var headers = { "Content-Type": whole.headers.get("Content-Type") || "audio/mpeg",
+                    "Accept-Ranges": "bytes" };
+    var etag = whole.headers.get("ETag");
+    if (etag) headers.ETag = etag;
+    var found = range && RANGE.exec(range.trim());
+    if (!found || (!found[1] && !found[2])) {
+      headers["Content-Length"] = String(blob.size);
+      return new Response(blob, { status: 200, headers: headers });
+    }
+    var first, last;
+    if (!found[1]) {
+      first = Math.max(blob.size - Number(found[2]), 0);
+      last = blob.size - 1;
+    } else {
+      first = Number(found[1]);
+      last = found[2] ? Math.min(Number(found[2]), blob.size - 1) : blob.size - 1;
+    }
+    if (first >= blob.size || last < first) {
+      headers["Content-Range"] = "bytes */" + blob.size;
+      return new Response(null, { status: 416, headers: headers });
+    }
+    headers["Content-Range"] = "bytes " + first + "-" + last + "/" + blob.size;
+    headers["Content-Length"] = String(last - first + 1);
+    return new Response(blob.slice(first, last + 1), { status: 206, headers: headers });
+  });
+}
+
+function storyNarration(event, request) {
+  var range = request.headers.get("Range");
+  return caches.open(STORIES_CACHE).then(function (cache) {
+    return cache.match(request.url, { ignoreVary: true }).then(function (kept) {
+      if (kept) return ranged(kept, range);
+      return fetch(request.url, { credentials: "same-origin" }).then(function (whole) {
+        if (whole.status !== 200) return whole;
+        return cache.put(request.url, whole.clone()).then(function () {
+          return ranged(whole, range);
+        });
+      });
+    });
+  }).catch(function () { return Response.error(); });
+}
+
 self.addEventListener("fetch", function (event) {
   var request = event.request;
   if (request.method !== "GET") return;
@@ -126,6 +179,10 @@ self.addEventListener("fetch", function (event) {
   }
   if (STORY_PICTURE.test(url.pathname)) {
     event.respondWith(storyPicture(event, request));
+    return;
+  }
+  if (STORY_NARRATION.test(url.pathname) && url.search) {
+    event.respondWith(storyNarration(event, request));
     return;
   }
   if (request.mode !== "navigate") return;

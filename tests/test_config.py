@@ -257,3 +257,40 @@ def test_a_bad_illustrator_stops_start_up_naming_it(environ, named):
     with pytest.raises(ConfigError) as refused:
         load_settings(environ, env_file="/nonexistent")
     assert named in str(refused.value) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("env", "narrator"), [
+    ({"OPENAI_API_KEY": "k"}, "openai"),  # OpenAI itself reads aloud
+    ({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://localhost:11434/v1"}, "off"),
+    ({}, "off"),  # the demo: the device's own voice
+    ({"OPENAI_API_KEY": "k", "STORYTELLER": "demo"}, "off"),
+    ({"OPENAI_API_KEY": "k", "NARRATOR": "off"}, "off"),
+    ({"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": "http://kokoro:8880/v1", "NARRATOR": "speech",
+      "VOICE_MODEL": "kokoro", "VOICE": "af_heart"}, "speech"),
+])
+def test_narrator_auto_reads_aloud_with_openai_itself_only(env, narrator):
+    assert settings_from(**env).narrator == narrator
+
+
+def test_the_voice_settings_are_read_and_defaulted():
+    openai = settings_from(OPENAI_API_KEY="k")
+    assert (openai.voice_model, openai.voice) == ("gpt-audio-1.5", "sage")
+    chosen = settings_from(OPENAI_API_KEY="k", VOICE_MODEL="gpt-audio-mini", VOICE="marin")
+    assert (chosen.voice_model, chosen.voice) == ("gpt-audio-mini", "marin")
+    speech = settings_from(OPENAI_API_KEY="k", NARRATOR="speech", VOICE_MODEL="kokoro",
+                           VOICE="af_heart")
+    assert (speech.voice_model, speech.voice) == ("kokoro", "af_heart")
+
+
+@pytest.mark.parametrize(("env", "named"), [
+    ({"OPENAI_API_KEY": "k", "NARRATOR": "loud"}, "NARRATOR must be one of"),
+    ({"NARRATOR": "openai"}, "NARRATOR=openai needs OPENAI_API_KEY"),
+    ({"NARRATOR": "speech", "VOICE_MODEL": "kokoro"}, "NARRATOR=speech needs OPENAI_API_KEY"),
+    ({"OPENAI_API_KEY": "k", "NARRATOR": "speech"}, "NARRATOR=speech needs VOICE_MODEL"),
+    ({"OPENAI_API_KEY": "k", "VOICE": "robot"}, "VOICE must be one of"),
+    ({"OPENAI_API_KEY": "k", "NARRATOR": "speech", "VOICE_MODEL": "kokoro", "VOICE": "v" * 101},
+     "VOICE must be at most 100"),
+])
+def test_a_bad_narration_setting_names_its_variable(env, named):
+    with pytest.raises(ConfigError, match=named):
+        settings_from(**env)

@@ -60,7 +60,7 @@ def missing_guards(rows: list[tuple[str, list[str], list[str]]],
 _SETS_STATE = re.compile(
     r"\bUPDATE story_jobs\s+SET\b(?:(?!\bWHERE\b).)*?\b(status|claimed_by)\s*=", re.S)
 _MAKES_OR_DROPS = re.compile(r"\b(DELETE FROM story_jobs|(intake_job|insert_job|"
-                             r"insert_picture_job)\s*\()")
+                             r"insert_picture_job|insert_narration_jobs)\s*\()")
 
 
 def status_writers() -> set[str]:

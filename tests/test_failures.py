@@ -12,6 +12,7 @@ import pytest
 from app.failures import (
     FAILURES,
     INTERNAL,
+    NARRATION_FAILURES,
     PICTURE_FAILURES,
     STORY_FAILURES,
     Failure,
@@ -78,11 +79,13 @@ def test_a_story_fails_with_one_of_the_contracts_codes_and_each_is_in_the_docs()
     assert not missing, f"docs/api.md does not name {missing}"
 
 
-def test_codes_are_one_each_and_pictures_have_their_own():
-    codes = [failure.code for failure in (*STORY_FAILURES, *PICTURE_FAILURES)]
+def test_codes_are_one_each_and_pictures_and_narrations_have_their_own():
+    codes = [failure.code for failure in (*STORY_FAILURES, *PICTURE_FAILURES,
+                                          *NARRATION_FAILURES)]
     assert len(codes) == len(set(codes)) == len(FAILURES)
     assert all(re.fullmatch(r"[a-z]+(_[a-z]+)*", code) for code in codes)
-    assert {"over_budget", "illustrator_failed", "pictures_unsupported"} <= set(FAILURES)
+    assert {"over_budget", "illustrator_failed", "pictures_unsupported", "narrator_failed",
+            "narration_unsupported"} <= set(FAILURES)
 
 
 @pytest.mark.parametrize("failure", STORY_FAILURES, ids=lambda failure: failure.code)

@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from app.kinds import CHARGES, JOB_KINDS, MODERATION, PICTURE, STORY, Maker, claimable, kind_of
+from app.kinds import (
+    CHARGES,
+    JOB_KINDS,
+    MODERATION,
+    NARRATION,
+    PICTURE,
+    STORY,
+    Maker,
+    claimable,
+    kind_of,
+)
 from app.money.meter import Meter
 from app.money.prices import PriceTable
 
@@ -85,18 +95,21 @@ def test_the_reader_sees_each_way_the_sql_names_a_kind():
 
 
 def test_each_kind_is_claimed_in_its_order_and_only_by_a_worker_that_makes_it():
-    assert [kind.code for kind in JOB_KINDS] == claimable(Maker) == ["story", "picture"]
+    assert [kind.code for kind in JOB_KINDS] == claimable(Maker) == [
+        "story", "picture", "narration"]
     assert claimable({Maker.STORYTELLER}) == ["story"]
     assert claimable({Maker.ILLUSTRATOR}) == ["picture"]
-    assert [kind_of(code) for code in claimable(Maker)] == [STORY, PICTURE]
-    with pytest.raises(ValueError, match="narration"):
-        kind_of("narration")  # a newer release's kind: this one never claims it
+    assert claimable({Maker.STORYTELLER, Maker.NARRATOR}) == ["story", "narration"]
+    assert [kind_of(code) for code in claimable(Maker)] == [STORY, PICTURE, NARRATION]
+    with pytest.raises(ValueError, match="lullaby"):
+        kind_of("lullaby")  # a newer release's kind: this one never claims it
 
 
 def test_each_kind_is_priced_at_its_maker_s_model_and_charged_under_its_code():
     meter = Meter(PriceTable(), budget_micros=None, timezone=UTC,
-                  story_model="a-story-model", image_model="an-image-model")
+                  story_model="a-story-model", image_model="an-image-model",
+                  voice_model="a-voice-model")
     assert {kind.code: meter.model_of(kind) for kind in JOB_KINDS} == {
-        "story": "a-story-model", "picture": "an-image-model"}
+        "story": "a-story-model", "picture": "an-image-model", "narration": "a-voice-model"}
     assert list(CHARGES) == [*(kind.code for kind in JOB_KINDS), MODERATION]
     assert all(CHARGES.values())  # each named on the spend page

@@ -46,9 +46,14 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "config": ("config",),
     "illustrating": ("illustrating", "illustrating.demo", "illustrating.openai_images",
                      "illustrating.prompt", "illustrating.small", "illustrating.svg"),
+    # Stories read aloud: the narrators (Chat Completions' audio, a speech server), the
+    # audio checked and joined, the words cut into parts.
+    "narrating": ("narrating", "narrating.audio", "narrating.chat_audio", "narrating.parts",
+                  "narrating.speech"),
     "queue": ("queue", "queue.background_writer", "queue.chat_writer", "queue.check",
               "queue.control", "queue.estimates", "queue.intake", "queue.intake_params",
-              "queue.jobs", "queue.liveness", "queue.picture_writer", "queue.pictures",
+              "queue.jobs", "queue.liveness", "queue.narration_writer", "queue.narrations",
+              "queue.picture_writer", "queue.pictures",
               "queue.processes", "queue.screener", "queue.store", "queue.storing",
               "queue.sweeper", "queue.unfinished", "queue.wakeup", "queue.worker",
               "queue.writing"),
@@ -56,14 +61,16 @@ LAYERS: dict[str, tuple[str, ...]] = {
                  "security.guard", "security.headers", "security.limits",
                  "security.secret_key", "security.sessions"),
     "shelf": ("shelf", "shelf.archive", "shelf.backup", "shelf.backup_files",
-              "shelf.backup_pictures", "shelf.children", "shelf.household", "shelf.imports",
+              "shelf.backup_narrations", "shelf.backup_pictures",
+              "shelf.children", "shelf.household", "shelf.imports",
               "shelf.schedule", "shelf.scheduled", "shelf.sequels", "shelf.shares",
               "shelf.store", "shelf.story_form"),
     # The long-lived parts of one running app, built by the lifespan, handed to the web.
     "services": ("services",),
     "web": ("web", "web.access", "web.assets", "web.backups", "web.cards", "web.children",
             "web.compression", "web.errors", "web.generate", "web.inputs",
-            "web.jobs", "web.login", "web.negotiation", "web.offline", "web.pages",
+            "web.jobs", "web.login", "web.narrations", "web.negotiation", "web.offline",
+            "web.pages",
             "web.pictures", "web.preferences", "web.routes", "web.shares", "web.spend",
             "web.stories", "web.story_page", "web.templates", "web.unfinished", "web.language"),
     # What a process runs, the app factory, the command line.
@@ -79,6 +86,8 @@ NEVER = {
               "runtime"},  # pure: the core types only
     "storytelling": {"queue", "shelf", "web", "security", "services", "main", "runtime"},
     "illustrating": {"queue", "shelf", "web", "security", "services", "main", "runtime"},
+    "narrating": {"queue", "shelf", "web", "security", "services", "main", "runtime",
+                  "illustrating"},
     "queue": {"shelf", "web", "security", "services", "main", "runtime"},
     "shelf": {"web", "security", "services", "main", "runtime"},
     "security": {"web", "shelf", "queue", "storytelling", "services", "main", "runtime"},
@@ -88,7 +97,7 @@ NEVER = {
 # language a story is in is one of its core facts).
 ALWAYS = {"logs", "languages", "idea_words"}
 # The parts below the handlers: none of them imports app.web, not even for a type.
-BELOW_WEB = ("queue", "security", "shelf", "storytelling", "illustrating")
+BELOW_WEB = ("queue", "security", "shelf", "storytelling", "illustrating", "narrating")
 
 
 def imported_parts(path: Path) -> set[str]:

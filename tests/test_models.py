@@ -83,3 +83,30 @@ def test_the_default_image_model_is_listed_by_the_openai_library_and_not_depreca
     assert load_settings({}, env_file="/nonexistent").image_model == DEFAULT_IMAGE_MODEL
     assert known.is_current(DEFAULT_IMAGE_MODEL)
     assert "gpt-image-1" in known.deprecated  # the library's own word: shut down
+
+
+def test_the_default_voice_model_is_not_deprecated_and_its_voice_is_the_library_s():
+    import typing
+
+    from openai.types.chat.chat_completion_audio_param import ChatCompletionAudioParam
+
+    from app.config import DEFAULT_VOICE, DEFAULT_VOICE_MODEL, OPENAI_VOICES
+    from app.storytelling.models import speech_models
+
+    settings = load_settings({"OPENAI_API_KEY": "k"}, env_file="/nonexistent")
+    assert (settings.narrator, settings.voice_model, settings.voice) == (
+        "openai", DEFAULT_VOICE_MODEL, DEFAULT_VOICE)
+    assert DEFAULT_VOICE_MODEL not in chat_models().deprecated
+    assert DEFAULT_VOICE_MODEL not in speech_models().deprecated
+    # Every voice the app lets VOICE name is one the library lists for audio output.
+    voice = typing.get_type_hints(ChatCompletionAudioParam)["voice"]
+    listed = {value for arg in typing.get_args(voice) for value in typing.get_args(arg)}
+    assert set(OPENAI_VOICES) == listed and DEFAULT_VOICE in listed
+
+
+def test_the_speech_models_are_all_announced_to_shut_down():
+    from app.storytelling.models import speech_models
+
+    known = speech_models()
+    assert "tts-1" in known.names and known.deprecated["tts-1"] == date(2027, 1, 6)
+    assert all(known.deprecated.get(model) == date(2027, 1, 6) for model in known.names)

@@ -35,6 +35,7 @@ class Usage:
     cached_tokens: int = 0
     output_tokens: int = 0
     images: int = 0
+    audio_tokens: int = 0  # of the output tokens, those that are audio (a narration's)
 
 
 def bounded(reported: Usage, most: Usage) -> Usage | None:
@@ -44,7 +45,8 @@ def bounded(reported: Usage, most: Usage) -> Usage | None:
     `-5`, `1e300`, `"many"` or 10**18, and none of them may lose a story or lock a month."""
     counts: dict[str, int] = {}
     for name, value in vars(reported).items():
-        ceiling = counts["input_tokens"] if name == "cached_tokens" else getattr(most, name)
+        ceiling = (counts["input_tokens"] if name == "cached_tokens" else
+                   counts["output_tokens"] if name == "audio_tokens" else getattr(most, name))
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= ceiling:
@@ -61,23 +63,30 @@ class Price:
     output_per_mtok: Decimal = Decimal(0)
     cached_per_mtok: Decimal | None = None  # None: as the input's
     per_image: Decimal | None = None  # a picture at this price, not by its tokens
+    audio_output_per_mtok: Decimal | None = None  # audio written (a narration); None: as output
 
     def cost_usd(self, usage: Usage) -> Decimal:
         if usage.images and self.per_image is not None:
             return self.per_image * usage.images
         cached = min(usage.cached_tokens, usage.input_tokens)
         cached_rate = self.input_per_mtok if self.cached_per_mtok is None else self.cached_per_mtok
+        audio = min(usage.audio_tokens, usage.output_tokens)
+        audio_rate = (self.output_per_mtok if self.audio_output_per_mtok is None
+                      else self.audio_output_per_mtok)
         return ((usage.input_tokens - cached) * self.input_per_mtok + cached * cached_rate
-                + usage.output_tokens * self.output_per_mtok) / PER_MTOK
+                + (usage.output_tokens - audio) * self.output_per_mtok
+                + audio * audio_rate) / PER_MTOK
 
     def charge(self, usage: Usage) -> int:
         """The call's cost in micro-dollars (half a micro-dollar rounds up)."""
         return micros(self.cost_usd(usage))
 
     def as_json(self) -> dict[str, str | None]:
-        """The price as recorded with each call (a later change rewrites no history)."""
+        """The price as recorded with each call (a later change rewrites no history); an
+        audio rate only where the model has one of its own."""
         return {name: None if value is None else str(value)
-                for name, value in vars(self).items()}
+                for name, value in vars(self).items()
+                if not (name == "audio_output_per_mtok" and value is None)}
 
 
 def micros(amount_usd: Decimal) -> int:

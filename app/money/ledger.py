@@ -122,6 +122,14 @@ class Ledger(Statements):
         spent, set_aside = await self.used(meter)
         return spent + set_aside + meter.picture_set_aside() <= meter.budget_micros
 
+    async def fits(self, meter: Meter, set_aside: int) -> bool:
+        """Whether `set_aside` more (a narration's parts, say) fits this month's budget (True
+        with no MONTHLY_BUDGET): its button is closed before the tap when not."""
+        if meter.budget_micros is None:
+            return True
+        spent, held = await self.used(meter)
+        return spent + held + set_aside <= meter.budget_micros
+
     async def used(self, meter: Meter) -> tuple[int, int]:
         """The month's (spent, set aside), in micro-dollars."""
         totals = await self._one("month_totals", {"month_start": meter.month_start()})

@@ -5,6 +5,7 @@
                   image_model=...)        # app/runtime.py's meter_for(settings)
     meter.budget()                      # MonthBudget for the month under way, or None
     meter.story_set_aside(request)      # micro-dollars, held while the job lives
+    meter.narration_set_aside(text)     # one part read aloud, at VOICE_MODEL's price
     charge = await meter.charge(STORY, story.model, usage, set_aside=job.set_aside_micros,
                                 child=job.request.child_name, most=meter.story_most(request),
                                 job_id=17)   # a ledger row's values
@@ -28,7 +29,7 @@ from app.kinds import JobKind, Maker
 from app.lengths import LENGTHS
 from app.logs import log
 from app.money import MonthBudget, Price, Usage, bounded
-from app.money.prices import PICTURE_MOST, PriceTable, story_most
+from app.money.prices import PICTURE_MOST, PriceTable, narration_most, story_most
 from app.stories import StoryRequest
 from app.storytelling.limits import REASONING_ALLOWANCE_TOKENS
 
@@ -79,7 +80,7 @@ def billing_params(billed_at: Billing | None) -> dict[str, object]:
 
 class Meter:
     def __init__(self, prices: PriceTable, *, budget_micros: int | None, timezone: tzinfo,
-                 story_model: str, image_model: str,
+                 story_model: str, image_model: str, voice_model: str = "",
                  reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> None:
         self.prices = prices
         # The room the cap leaves for hidden reasoning (STORY_REASONING_TOKENS): the
@@ -89,6 +90,7 @@ class Meter:
         self.timezone = timezone
         self.story_model = story_model
         self.image_model = image_model
+        self.voice_model = voice_model  # "": no narrator
         self.prices.overrides.setdefault("demo", FREE)
         self._warm = False
 
@@ -99,7 +101,7 @@ class Meter:
     def warm(self, *models: str) -> None:
         """Look up this installation's models and `models` (in a thread: the table's first
         import)."""
-        self.prices.warm(self.story_model, self.image_model, *models)
+        self.prices.warm(*self._models, *models)
         self._warm = True
 
     async def ready(self, *models: str) -> None:
@@ -113,8 +115,14 @@ class Meter:
         """This installation's models (its story's, its pictures') with no price: their
         calls are counted at 0, so a budget does not hold them."""
         await self.ready()
-        models = dict.fromkeys((self.story_model, self.image_model))
+        models = dict.fromkeys(self._models)
         return [model for model in models if self.prices.price_of(model) is None]
+
+    @property
+    def _models(self) -> tuple[str, ...]:
+        """The models this installation calls: its stories', pictures' and narrations'."""
+        voice = (self.voice_model,) if self.voice_model else ()
+        return (self.story_model, self.image_model, *voice)
 
     def month_start(self, now: datetime | None = None) -> datetime:
         now = now or datetime.now(self.timezone)
@@ -133,8 +141,8 @@ class Meter:
 
     def model_of(self, kind: JobKind) -> str:
         """The model that makes a job of `kind` (its maker's), at whose price it is charged."""
-        return {Maker.STORYTELLER: self.story_model, Maker.ILLUSTRATOR: self.image_model}[
-            kind.maker]
+        return {Maker.STORYTELLER: self.story_model, Maker.ILLUSTRATOR: self.image_model,
+                Maker.NARRATOR: self.voice_model}[kind.maker]
 
     async def billing(self, kind: JobKind) -> Billing:
         """The model and its price, for a call of `kind` about to be sent."""
@@ -161,6 +169,13 @@ class Meter:
 
     def picture_most(self) -> Usage:
         return PICTURE_MOST
+
+    def narration_set_aside(self, text: str) -> int:
+        """The most reading one part's `text` aloud can cost."""
+        return self.prices.narration_set_aside(text, self.voice_model)
+
+    def narration_most(self, text: str) -> Usage:
+        return narration_most(text)
 
     async def charge(self, kind: JobKind, model: str, usage: Usage | None, *, set_aside: int,
                      child: str | None, most: Usage, counted: Usage | None = None,

@@ -14,6 +14,7 @@ read at 1,000 tokens (below any tier), per million. Its first lookup imports the
 
 from __future__ import annotations
 
+import math
 import re
 import threading
 from decimal import Decimal
@@ -72,6 +73,11 @@ class PriceTable:
         price = self.price_of(model)
         return 0 if price is None else price.charge(PICTURE_MOST)
 
+    def narration_set_aside(self, text: str, model: str) -> int:
+        """The most reading `text` aloud can cost (micro-dollars; 0 when unpriced)."""
+        price = self.price_of(model)
+        return 0 if price is None else price.charge(narration_most(text))
+
 
 def story_most(request: StoryRequest, reasoning_tokens: int = REASONING_ALLOWANCE_TOKENS) -> Usage:
     """The most a story's call can use: the cap it is sent with (`reasoning_tokens` of room
@@ -81,6 +87,23 @@ def story_most(request: StoryRequest, reasoning_tokens: int = REASONING_ALLOWANC
         len(str(value)) for value in vars(request).values() if value is not None)
     return Usage(input_tokens=prompt, output_tokens=token_budget(
         request.length, reasoning_tokens, language=request.language))
+
+
+# A narration part's most: its instructions and words read (a token is never less than a
+# character), and its audio written at no slower than NARRATION_CHARS_PER_S_MIN (a slow
+# bedtime voice reads 12 to 15), at AUDIO_TOKENS_PER_S (OpenAI's audio output: one token
+# per 50 ms), with its transcript (a token per character at most) beside it. Chat audio is
+# sent this as its cap (app/narrating/chat_audio.py), so the provider holds it too.
+NARRATION_INSTRUCTION_TOKENS_MAX = 300
+NARRATION_CHARS_PER_S_MIN = 5
+AUDIO_TOKENS_PER_S = 20
+
+
+def narration_most(text: str) -> Usage:
+    chars = len(text)
+    audio = math.ceil(chars / NARRATION_CHARS_PER_S_MIN * AUDIO_TOKENS_PER_S)
+    return Usage(input_tokens=NARRATION_INSTRUCTION_TOKENS_MAX + chars,
+                 output_tokens=audio + chars, audio_tokens=audio)
 
 
 # The most a picture's call can use.
@@ -98,8 +121,10 @@ def pinned_price(model: str) -> Price | None:
         return Decimal(calculation.total_price) * PER_MTOK / _SAMPLE
 
     try:
-        return Price(input_per_mtok=rate(input_tokens=_SAMPLE),
-                     output_per_mtok=rate(output_tokens=_SAMPLE),
-                     cached_per_mtok=rate(input_tokens=_SAMPLE, cache_read_tokens=_SAMPLE))
+        output = rate(output_tokens=_SAMPLE)
+        audio = rate(output_tokens=_SAMPLE, output_audio_tokens=_SAMPLE)
+        return Price(input_per_mtok=rate(input_tokens=_SAMPLE), output_per_mtok=output,
+                     cached_per_mtok=rate(input_tokens=_SAMPLE, cache_read_tokens=_SAMPLE),
+                     audio_output_per_mtok=audio if audio != output else None)
     except LookupError:
         return None

@@ -20,7 +20,8 @@ BUDGET_MAX_USD = Decimal(1_000_000)
 # model's, low enough that no cost the app reckons can overflow (a story's most possible
 # cost is a few dollars even at this price; the ledger's bigint holds nine quintillion).
 PRICE_MAX_USD = Decimal(1_000)
-PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "cached_per_mtok", "per_image")
+PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "cached_per_mtok", "per_image",
+              "audio_output_per_mtok")
 
 
 def budget_micros(name: str, raw: str) -> int:
@@ -59,6 +60,7 @@ def prices(name: str, raw: str) -> dict[str, Price]:
         parsed[model] = Price(input_per_mtok=entry.get("input_per_mtok", Decimal(0)),
                               output_per_mtok=entry.get("output_per_mtok", Decimal(0)),
                               cached_per_mtok=entry.get("cached_per_mtok"),
-                              per_image=entry.get("per_image"))
+                              per_image=entry.get("per_image"),
+                              audio_output_per_mtok=entry.get("audio_output_per_mtok"))
     return parsed
 

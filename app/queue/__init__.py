@@ -12,7 +12,8 @@ says how long; `check.py` reports broken invariants.
 May use: app.stories, app.languages and app.lengths (their records), app.failures (why a job
 failed), app.kinds (the kinds of job), app.requests, app.finishing, app.db, app.queries,
 app.errors, app.logs, app.config, app.backoff, app.i18n (the words a card says), app.money
-(set-asides and charges), app.illustrating (the illustrator it is handed, a picture's types)
+(set-asides and charges), app.illustrating (the illustrator it is handed, a picture's types),
+app.narrating (the narrator it is handed, a narration's types and joining its parts)
 and app.storytelling (the storyteller and moderator it is handed). Never app.web, app.shelf
 or app.security.
 """

@@ -3,9 +3,10 @@
     report = await check_invariants(db, settings)
     print(report.format()); sys.exit(1 if report.broken else 0)
 
-Every finding is a defect: a story (or a picture) its job cannot reach was paid for and
-is not where the family looks; a job expired while a worker was alive should have run; a
-provider call missing from the ledger was paid for and not counted against the budget.
+Every finding is a defect: a story (or a picture, or a narration's part) its job cannot
+reach was paid for and is not where the family looks; a job expired while a worker was
+alive should have run; a provider call missing from the ledger was paid for and not
+counted against the budget.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ async def check_invariants(db: Queryable, settings: Settings) -> Report:
                 await store.ids("check_completed_without_picture")),
         Finding("pictures not reachable from their job",
                 await store.ids("check_unreachable_pictures")),
+        Finding("completed narration parts without audio",
+                await store.ids("check_completed_without_narration")),
+        Finding("narration parts not reachable from their job",
+                await store.ids("check_unreachable_narrations")),
         Finding("running jobs with a dead heartbeat",
                 await store.ids("check_dead_running", stale_s=stale_s)),
         Finding("pending jobs with no live worker",

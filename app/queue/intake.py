@@ -17,11 +17,12 @@ the moment it commits: the lock, the replay check, the counts, the insert and th
 notification are one statement (`intake_job`, sql/functions/intake_job.sql), so an
 accepted job costs one round trip.
 
-It is the one door every paid job a family asks for comes in by: a story, a finish and a
-redraw of a picture (`redraw`), each set aside against the month before it is accepted and
-refused (429 `budget_reached`, nothing written) when it does not fit. The only other paid
-job, a story's first picture, is made with its story (app/queue/storing.py), set aside the
-same way, and skipped when it does not fit. tests/queue/test_door.py fails when any other
+It is the one door every paid job a family asks for comes in by: a story, a finish, a
+redraw of a picture (`redraw`) and a story read aloud (`narrate`, a job per part), each
+set aside against the month before it is accepted and refused (429 `budget_reached`,
+nothing written) when it does not fit. The only other paid job, a story's first picture,
+is made with its story (app/queue/storing.py), set aside the same way, and skipped when it
+does not fit. tests/queue/test_door.py fails when any other
 module makes a job.
 """
 
@@ -44,6 +45,7 @@ from app.money.ledger import Ledger
 from app.money.meter import Meter
 from app.queries import transaction_on
 from app.queue.jobs import IntakeResult, Job
+from app.queue.narrations import NarrationStore, narration_key
 from app.queue.pictures import PictureStore, picture_key
 from app.queue.store import JobStore
 from app.queue.wakeup import Wakeup
@@ -100,6 +102,7 @@ class Intake:
     timezone: tzinfo
     moderator: Moderator | None = None
     meter: Meter | None = None
+    narrations: NarrationStore | None = None  # a story read aloud comes in here too
     # What start-up (or a job) found of the storyteller: while it cannot write, a new
     # story is refused 503 storyteller_unavailable (a replay is answered as ever).
     readiness: Readiness | None = None
@@ -187,6 +190,46 @@ class Intake:
             raise refusal
         self.wakeup.poke()
         return job
+
+    async def narrate(self, story_id: int, client_key: str, texts: list[str]) -> int | None:
+        """A story read aloud, in the parts `texts`, asked for with `client_key`: the id of
+        the first of the key's jobs, made now (one per part not read aloud yet) or earlier
+        (a replay, answered first); None when every part is read aloud already. Set aside
+        against the month, part by part, before anything is written: Busy
+        `budget_reached` when they do not fit; Conflict while a part waits or is read;
+        NotFound once the story is gone."""
+        assert self.narrations is not None
+        if self.closed:
+            self._closing()
+        meter = self.meter
+        if meter is not None:
+            await meter.ready(meter.voice_model)
+        made = await self.narrations.make_parts(
+            story_id, narration_key(story_id, client_key), texts,
+            budget=meter.budget() if meter else None,
+            set_aside=[meter.narration_set_aside(text) if meter else 0 for text in texts])
+        if made.outcome == "replayed":
+            return made.job_ids[0]
+        if made.outcome == "gone":
+            raise NotFound(N_("There is no story with that number."))
+        if made.outcome == "in_progress":
+            raise Conflict(N_("This story is being read aloud already."),
+                           code="narration_in_progress")
+        if made.outcome == "over_budget":
+            assert meter is not None and meter.budget_micros is not None
+            amounts = {"budget": money(meter.budget_micros), "spent": money(made.spent),
+                       "set_aside": money(made.set_aside), "day": long_day(
+                           meter.next_month_start()),
+                       "narration": money(sum(meter.narration_set_aside(t) for t in texts))}
+            raise Busy(gettext("This month's budget is %(budget)s: %(spent)s is spent and "
+                               "%(set_aside)s set aside. Reading this story aloud could cost "
+                               "up to %(narration)s, more than is left. More from %(day)s."
+                               ) % amounts,
+                       code="budget_reached", retry_after_s=self._to_next_month_s())
+        if made.outcome == "complete":
+            return None
+        self.wakeup.poke()
+        return made.job_ids[0]
 
     def _closing(self) -> NoReturn:
         raise Unavailable(

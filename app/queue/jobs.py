@@ -85,6 +85,38 @@ def picture_state(row: Any, story_id: int) -> PictureState:
                         etag, row["picture_small_etag"])
 
 
+@dataclass(frozen=True)
+class NarrationState:
+    """Where a story's narration stands (NarrationStore.state): its parts stored, of how
+    many, and its parts' jobs."""
+
+    story_id: int
+    stored: int  # parts kept, all of one reading
+    parts: int | None  # how many that reading has (None: none kept)
+    seconds: float | None
+    etag: str | None  # one validator for the whole narration
+    pending: int
+    running: int
+    failed: int  # parts whose newest job failed and that are still missing
+
+    @property
+    def whole(self) -> bool:
+        return self.parts is not None and self.stored == self.parts
+
+    @property
+    def status(self) -> PictureStatus | None:
+        """As the JSON API says it (the picture's four words); None: never asked for."""
+        if self.running:
+            return PictureStatus.RUNNING
+        if self.pending:
+            return PictureStatus.PENDING
+        if self.whole:
+            return PictureStatus.READY
+        if self.failed or self.stored:
+            return PictureStatus.FAILED
+        return None
+
+
 class CardStory(NamedTuple):
     """What a status card shows of a job's story (ShelfStore.story_for_card's answer)."""
 
@@ -114,6 +146,10 @@ class Job:
     cancel_requested: bool = False  # the family asked to stop it
     kind: JobKind = STORY  # what it makes (app/kinds.py)
     picture_of: int | None = None  # a picture job's story
+    narration_of: int | None = None  # a narration part's story
+    narration_part: int | None = None  # which part (from 0) ...
+    narration_parts: int | None = None  # ... of how many
+    narration_text: str | None = None  # the words the part reads
     set_aside_micros: int = 0  # the most it can cost, held against the month while it lives
 
     @property
@@ -148,6 +184,11 @@ class Job:
             cancel_requested=row["cancel_requested_at"] is not None,
             kind=kind_of(row["kind"]),
             picture_of=row["picture_of"],
+            # A database before migration 040 (a rolling deploy's) has no narrations.
+            narration_of=row.get("narration_of"),
+            narration_part=row.get("narration_part"),
+            narration_parts=row.get("narration_parts"),
+            narration_text=row.get("narration_text"),
             set_aside_micros=row["set_aside_micros"],
         )
 

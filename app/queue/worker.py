@@ -29,7 +29,9 @@ With a `screener` (MODERATION=on) the story is stored hidden and screened after 
 completed, outside `llm_timeout_s`, which bounds the storyteller's call alone.
 
 A picture job (kind 'picture') is drawn by the `painter` (app/queue/picture_writer.py) in
-the same slot, heartbeat and all; a worker without one (ILLUSTRATOR=off) claims none.
+the same slot, heartbeat and all; a worker without one (ILLUSTRATOR=off) claims none. So
+is a narration part (kind 'narration') by the `reader` (app/queue/narration_writer.py;
+NARRATOR=off: none, and no narration is claimed).
 """
 
 from __future__ import annotations
@@ -40,13 +42,14 @@ import logging
 import uuid
 
 from app.db import DATABASE_UNAVAILABLE
-from app.failures import INTERNAL, INTERRUPTED, PICTURES_OFF, STOPPED
+from app.failures import INTERNAL, INTERRUPTED, NARRATIONS_OFF, PICTURES_OFF, STOPPED
 from app.kinds import Maker, claimable
 from app.logs import log
 from app.money.meter import Meter
 from app.queue.background_writer import BackgroundWriter
 from app.queue.chat_writer import ChatWriter
 from app.queue.jobs import Job
+from app.queue.narration_writer import NarrationWriter
 from app.queue.picture_writer import PictureWriter
 from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
@@ -80,6 +83,7 @@ class Worker:
         screener: StoryScreener | None = None,
         follower: BackgroundStoryteller | None = None,
         painter: PictureWriter | None = None,
+        reader: NarrationWriter | None = None,
         meter: Meter | None = None,
     ) -> None:
         self.store = store
@@ -90,8 +94,11 @@ class Worker:
         # A background writer (LLM_API=responses) starts, follows, hands over, adopts.
         self.background = isinstance(self.writer, BackgroundWriter)
         self.painter = painter
-        # The kinds this worker can make, in claim order: no picture without a painter.
-        self.kinds = claimable({Maker.STORYTELLER} | ({Maker.ILLUSTRATOR} if painter else set()))
+        self.reader = reader
+        # The kinds this worker can make, in claim order: no picture without a painter, no
+        # narration without a reader.
+        self.kinds = claimable({Maker.STORYTELLER} | ({Maker.ILLUSTRATOR} if painter else set())
+                               | ({Maker.NARRATOR} if reader else set()))
         self.storing = Storing(store, boot_id, screener=screener, meter=meter,
                                pictures=painter.pictures if painter is not None else None)
         self.concurrency = concurrency
@@ -201,6 +208,12 @@ class Worker:
                                "no illustrator")
                 else:
                     await self.painter.draw(writing)
+                return
+            if job.kind.maker is Maker.NARRATOR:  # one part of a story read aloud
+                if self.reader is None:
+                    await fail(writing, self.store, self.boot_id, NARRATIONS_OFF, "no narrator")
+                else:
+                    await self.reader.read(writing)
                 return
             if job.response_id is None:
                 log("job_started", job_id=job.id)

@@ -8,6 +8,7 @@ into BACKUP_DIR every BACKUP_EVERY_H (its turns claimed in `schedule.py`, its fi
 
 May use: app.queue (the store's story reads and writes), app.stories, app.languages,
 app.lengths, app.requests, app.dates, app.i18n, app.ideas (the form's ideas), app.errors,
-app.db, app.queries, app.illustrating (a picture's checks) and app.logs. Never app.web: its
+app.db, app.queries, app.illustrating (a picture's checks), app.narrating (a narration's
+checks) and app.logs. Never app.web: its
 pages are app/web/stories.py.
 """

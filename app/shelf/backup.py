@@ -47,6 +47,12 @@ from app.shelf.archive import (
     stories_json,
 )
 from app.shelf.archive import BackupError as BackupError  # re-exported: the refusal
+from app.shelf.backup_narrations import (
+    NarrationBackups,
+    NarrationPart,
+    narration_parts,
+    write_parts,
+)
 from app.shelf.backup_pictures import member_name, picture_name
 from app.shelf.children import CHILD_FIELDS, CHILDREN_MAX, Children, child_json, parse_child
 from app.shelf.store import BackupStory, ShelfStore, StoredStory
@@ -99,7 +105,8 @@ def markdown_name(story: StoredStory | BackupStory, timezone: tzinfo) -> str:
     return f"{file_stamp(story.created_at, timezone)}-{slug}{suffix}.md"
 
 
-def story_json(story: BackupStory, file: str, picture: str | None = None) -> dict[str, object]:
+def story_json(story: BackupStory, file: str, picture: str | None = None,
+               narration: list[dict[str, object]] | None = None) -> dict[str, object]:
     return {
         "uid": str(story.uid), "title": story.title, "body": story.body,
         "created_at": iso_time(story.created_at, exact=True),
@@ -109,11 +116,13 @@ def story_json(story: BackupStory, file: str, picture: str | None = None) -> dic
         "sequel_of": str(story.sequel_of_uid) if story.sequel_of_uid else None,
         "file": file,
         **({"picture": picture} if picture else {}),
+        **({"narration": narration} if narration else {}),
     }
 
 
 def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: datetime,
-              children: list[Child] | None = None) -> bytes:
+              children: list[Child] | None = None,
+              narrations: dict[uuid.UUID, list[NarrationPart]] | None = None) -> bytes:
     buffer = io.BytesIO()
     entries = []
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -124,7 +133,8 @@ def build_zip(stories: list[BackupStory], timezone: tzinfo, *, exported_at: date
             if story.picture is not None:
                 picture = member_name(story.uid, image_type(story.picture) or "image/png")
                 archive.writestr(picture, story.picture, compress_type=zipfile.ZIP_STORED)
-            entries.append(story_json(story, file, picture))
+            narration = write_parts(archive, story.uid, (narrations or {}).get(story.uid, []))
+            entries.append(story_json(story, file, picture, narration))
         document = {"format": FORMAT, "version": FORMAT_VERSION,
                     "exported_at": iso_time(exported_at, exact=True), "count": len(entries),
                     "children": [child_json(child) for child in children or []],
@@ -138,9 +148,10 @@ async def export_zip(shelf: ShelfStore, timezone: tzinfo) -> bytes:
     as a backup zip."""
     stories = await shelf.export_stories()
     children = await Children(shelf.db).all()
+    narrations = await NarrationBackups(shelf.db).export()
     exported_at = datetime.now(UTC)
     return await asyncio.to_thread(build_zip, stories, timezone, exported_at=exported_at,
-                                   children=children)
+                                   children=children, narrations=narrations)
 
 
 # -- importing ------------------------------------------------------------------------
@@ -222,6 +233,7 @@ def _story_from_json(entry: object) -> BackupStory:
         favourite=_flag(entry, "favourite"),
         sequel_of_uid=_optional_uid(entry, "sequel_of"),
         picture_file=picture_name(entry),
+        narration=narration_parts(entry),
     )
 
 

@@ -26,6 +26,7 @@ from app.queries import Queryable, Statements, transaction_on
 from app.requests import request_hash, to_params
 from app.shelf.archive import Source
 from app.shelf.backup import read_stories
+from app.shelf.backup_narrations import NarrationBackups, read_part
 from app.shelf.backup_pictures import read_picture
 from app.shelf.children import Children
 from app.shelf.store import BackupStory
@@ -59,11 +60,14 @@ async def import_backup(db: Queryable, source: Source) -> ImportResult:
 
 
 def checked_stories(source: Source, children: list[Child]) -> int:
-    """How many stories the backup holds, every one and its picture checked."""
+    """How many stories the backup holds, every one, its picture and narration checked."""
     total = 0
     for story in read_stories(source, children):
         if story.picture_file is not None:
             read_picture(source, story.picture_file)
+        for part in story.narration:
+            assert part.file is not None
+            read_part(source, part.file)
         total += 1
     return total
 
@@ -106,6 +110,10 @@ class ImportStore(Statements):
         assert completed is not None, "an imported job is ours until it commits"
         if story.picture_file is not None:
             await self._import_picture(story_id, story, source)
+        for part in story.narration:  # as it was, byte for byte: read aloud by no job here
+            assert part.file is not None
+            audio = await asyncio.to_thread(read_part, source, part.file)
+            await NarrationBackups(self.db).restore(story_id, part, audio)
         return True
 
     async def _import_picture(self, story_id: int, story: BackupStory, source: Source) -> None:

@@ -21,6 +21,7 @@ from app.lengths import minutes_to_read, reading_minutes
 from app.queries import Statements
 from app.queue.jobs import CardStory, PictureState, Screening, picture_state
 from app.requests import request_from_row
+from app.shelf.backup_narrations import NarrationPart
 from app.stories import (
     DELETED_KEEP_S,
     StoryRequest,
@@ -75,6 +76,7 @@ class BackupStory:
     sequel_of_title: str | None = None
     picture: bytes | None = None  # exported: its bytes; read from a backup: None
     picture_file: str | None = None  # read from a backup: its zip member
+    narration: tuple[NarrationPart, ...] = ()  # read from a backup: its parts' members
 
 @dataclass(frozen=True)
 class StorySummary:

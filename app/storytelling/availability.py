@@ -22,7 +22,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from app.logs import log
-from app.storytelling.models import chat_models, image_models
+from app.storytelling.models import chat_models, image_models, speech_models
 from app.storytelling.shutdowns import Shutdowns
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 # The start-up check is a courtesy: a provider that does not answer this fast is not waited for.
 MODEL_CHECK_TIMEOUT_S = 5.0
 MODEL_NOT_FOUND = "model_not_found"
-SETTING, IMAGE_SETTING = "STORY_MODEL", "IMAGE_MODEL"
+SETTING, IMAGE_SETTING, VOICE_SETTING = "STORY_MODEL", "IMAGE_MODEL", "VOICE_MODEL"
 OFFERED, NOT_FOUND = "offered", "not_found"  # what the provider's answer says
 
 
@@ -120,6 +120,22 @@ async def check_image_model(client: ProviderClient, model: str,
     (shutdowns or Shutdowns()).announce(IMAGE_SETTING, model, said=shutdown,
                                         library=(await asyncio.to_thread(image_models)).deprecated)
     _log_check(IMAGE_SETTING, model, said)
+
+
+async def check_voice_model(client: ProviderClient, model: str,
+                            shutdowns: Shutdowns | None = None, *, speech: bool) -> None:
+    """VOICE_MODEL's shutdown, from the provider's answer or the library's list (its chat
+    models for Chat Completions' audio, its speech models for /audio/speech); a model the
+    provider does not have is named in the log (a part it refuses says so itself)."""
+    said, shutdown = await ask_provider(client, model)
+    listed = speech_models if speech else chat_models
+    (shutdowns or Shutdowns()).announce(VOICE_SETTING, model, said=shutdown,
+                                        library=(await asyncio.to_thread(listed)).deprecated)
+    if said == NOT_FOUND:
+        log("model_unavailable", level=logging.WARNING, setting=VOICE_SETTING, model=model,
+            seen_by="start-up check", detail=f"stories can't be read aloud: set "
+            f"{VOICE_SETTING} to a model the provider offers, or NARRATOR=off")
+    _log_check(VOICE_SETTING, model, said)
 
 
 def _log_check(setting: str, model: str, said: str) -> None:

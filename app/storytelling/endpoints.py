@@ -12,7 +12,7 @@ model (`model_not_found`, app/storytelling/availability.py) is about the route: 
 named, with the setting that mends it, never blamed on a model. The start-up check is a GET
 of the route, which creates nothing and bills nothing: a server with the route answers it
 405 (the route takes POST only), one without answers 404. It runs only with OPENAI_BASE_URL
-set (OpenAI itself has all three).
+set (OpenAI itself has them all).
 """
 
 from __future__ import annotations
@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
 
 IMAGES, RESPONSES, MODERATIONS = "/images/generations", "/responses", "/moderations"
+SPEECH = "/audio/speech"
 # Who can mend each: the setting that stops the app from asking for it.
-MENDED_BY = {IMAGES: "ILLUSTRATOR=off", RESPONSES: "LLM_API=chat", MODERATIONS: "MODERATION=off"}
+MENDED_BY = {IMAGES: "ILLUSTRATOR=off", RESPONSES: "LLM_API=chat", MODERATIONS: "MODERATION=off",
+             SPEECH: "NARRATOR=off"}
 PROBE_TIMEOUT_S = 5.0
 # The home page's notice, in the page's language; the endpoint and setting are not words.
 NOTICE = N_("This storyteller has no %(endpoint)s (set %(setting)s).")

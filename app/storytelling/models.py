@@ -23,6 +23,7 @@ from pathlib import Path
 # Where each list lives inside the installed package (the first that exists is read).
 CHAT_MODEL_FILES = ("types/shared/chat_model.py", "types/chat_model.py")
 IMAGE_MODEL_FILES = ("types/image_model.py", "types/shared/image_model.py")
+SPEECH_MODEL_FILES = ("types/audio/speech_model.py",)
 DEPRECATED_HEADING = "Deprecated values:"
 
 _QUOTED = re.compile(r'"([^"]+)"')
@@ -52,6 +53,11 @@ def chat_models() -> ModelList:
 def image_models() -> ModelList:
     """The library's `ImageModel` list."""
     return read_model_list(_library_file(IMAGE_MODEL_FILES))
+
+
+def speech_models() -> ModelList:
+    """The library's `SpeechModel` list (the speech API's: NARRATOR=speech)."""
+    return read_model_list(_library_file(SPEECH_MODEL_FILES))
 
 
 def _library_file(candidates: tuple[str, ...]) -> Path | None:

@@ -27,6 +27,12 @@ from app.failures import (
     ILLUSTRATOR_UNREACHABLE,
     ILLUSTRATOR_UNREADABLE,
     KEY_REFUSED,
+    NARRATION_MODEL_UNAVAILABLE,
+    NARRATOR_BUSY,
+    NARRATOR_FAILED,
+    NARRATOR_TIMEOUT,
+    NARRATOR_UNREACHABLE,
+    NARRATOR_UNREADABLE,
     PICTURE_MODEL_UNAVAILABLE,
     STORYTELLER_BUSY,
     STORYTELLER_FAILED,
@@ -90,19 +96,25 @@ class Asked(NamedTuple):
 
     story: Failure
     picture: Failure
+    narration: Failure
 
 
-# Each way a provider call goes wrong, as a story's failure and a picture's (a 401/403 is the
-# illustrator's failing: the story, written with the same key, was not refused).
+# Each way a provider call goes wrong, as a story's failure, a picture's and a narration
+# part's (a 401/403 is the illustrator's or narrator's failing: the story, written with the
+# same key, was not refused).
 FAILURES = {
-    Trouble.TOO_LARGE: Asked(STORYTELLER_UNREADABLE, ILLUSTRATOR_UNREADABLE),
-    Trouble.TIMEOUT: Asked(STORYTELLER_TIMEOUT, ILLUSTRATOR_TIMEOUT),
-    Trouble.UNREACHABLE: Asked(STORYTELLER_UNREACHABLE, ILLUSTRATOR_UNREACHABLE),
-    Trouble.BUSY: Asked(STORYTELLER_BUSY, ILLUSTRATOR_BUSY),
-    Trouble.NOT_FOUND: Asked(STORYTELLER_FAILED, PICTURE_MODEL_UNAVAILABLE),
-    Trouble.KEY_REFUSED: Asked(KEY_REFUSED, ILLUSTRATOR_FAILED),
-    Trouble.FAILED: Asked(STORYTELLER_FAILED, ILLUSTRATOR_FAILED),
-    Trouble.UNREADABLE: Asked(STORYTELLER_UNREADABLE, ILLUSTRATOR_UNREADABLE),
+    Trouble.TOO_LARGE: Asked(STORYTELLER_UNREADABLE, ILLUSTRATOR_UNREADABLE,
+                             NARRATOR_UNREADABLE),
+    Trouble.TIMEOUT: Asked(STORYTELLER_TIMEOUT, ILLUSTRATOR_TIMEOUT, NARRATOR_TIMEOUT),
+    Trouble.UNREACHABLE: Asked(STORYTELLER_UNREACHABLE, ILLUSTRATOR_UNREACHABLE,
+                               NARRATOR_UNREACHABLE),
+    Trouble.BUSY: Asked(STORYTELLER_BUSY, ILLUSTRATOR_BUSY, NARRATOR_BUSY),
+    Trouble.NOT_FOUND: Asked(STORYTELLER_FAILED, PICTURE_MODEL_UNAVAILABLE,
+                             NARRATION_MODEL_UNAVAILABLE),
+    Trouble.KEY_REFUSED: Asked(KEY_REFUSED, ILLUSTRATOR_FAILED, NARRATOR_FAILED),
+    Trouble.FAILED: Asked(STORYTELLER_FAILED, ILLUSTRATOR_FAILED, NARRATOR_FAILED),
+    Trouble.UNREADABLE: Asked(STORYTELLER_UNREADABLE, ILLUSTRATOR_UNREADABLE,
+                              NARRATOR_UNREADABLE),
 }
 
 

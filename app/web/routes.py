@@ -16,7 +16,8 @@ rule, and are JSON for a client that takes no HTML at all.
 Every handler lives in app/web, one module per resource: `jobs` (a job, and healthz),
 `generate` (a new job), `unfinished` (stories cut short), `stories` (the library, a story
 and its actions, downloads), `children`, `login`, `pages` (home, preferences), `pictures`
-(a story's picture, its place and a redraw), `backups` (the import form) and `offline` (the
+(a story's picture, its place and a redraw), `narrations` (a story read aloud: the
+audio, its player's place, asking for it), `backups` (the import form) and `offline` (the
 service worker).
 """
 
@@ -30,6 +31,7 @@ from app.web import (
     generate,
     jobs,
     login,
+    narrations,
     offline,
     pages,
     pictures,
@@ -79,6 +81,9 @@ def routes(assets: Assets) -> list[Route]:
         Route("/stories/{story_id}/picture", pictures.image, methods=["GET"]),
         Route("/stories/{story_id}/picture", pictures.redraw, methods=["POST"]),
         Route("/stories/{story_id}/picture/frame", pictures.frame, methods=["GET"]),
+        Route("/stories/{story_id}/narration", narrations.audio, methods=["GET"]),
+        Route("/stories/{story_id}/narration", narrations.narrate, methods=["POST"]),
+        Route("/stories/{story_id}/narration/frame", narrations.frame, methods=["GET"]),
         Route("/stories/{story_id}/share", shares.make_share, methods=["POST"]),
         Route("/stories/{story_id}/shares", shares.list_shares, methods=["GET"]),
         Route("/stories/{story_id}/shares/{share_id}/revoke", shares.revoke_share,

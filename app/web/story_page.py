@@ -1,4 +1,5 @@
-"""One story's page: the story (or its JSON), its picture, its sequels and its share links.
+"""One story's page: the story (or its JSON), its picture, its narration, its sequels and its
+share links.
 
 The story's own URL (app/web/stories.py) and the share forms without htmx
 (app/web/shares.py) both answer with it, so it sits below both of them.
@@ -15,6 +16,7 @@ from app.i18n import N_
 from app.shelf.shares import Made, ShareStore
 from app.shelf.store import StoredStory
 from app.web.inputs import services_of
+from app.web.narrations import frame_context, narration_json
 from app.web.negotiation import VARY, answers_json
 from app.web.pictures import page_frame, picture_json
 from app.web.templates import render
@@ -49,13 +51,17 @@ async def render_story_page(request: Request, story_id: int, *,
             raise NotFound(N_("There is no story with that number."))
         context = {"page_title": deleted.title, "story": deleted}
         return render(request, "story_deleted.html", context, status_code=404, headers=VARY)
-    picture = await services_of(request).pictures.state(story.id)
+    services = services_of(request)
+    picture = await services.pictures.state(story.id)
+    narration = await services.narrations.state(story.id)
     if answers_json(request):
-        return JSONResponse(story_json(story) | {"picture": picture_json(story.id, picture)},
+        return JSONResponse(story_json(story) | {"picture": picture_json(story.id, picture),
+                                                 "narration": narration_json(story.id, narration)},
                             headers=VARY)
     sequels = await shelf.story_sequels(story.id)
     context = {"story": story, "sequels": sequels,
                "picture_frame": await page_frame(request, story.id, story.title, picture),
+               "listen": await frame_context(services, story.id, narration),
                **await shares_context(request, story.id, new_share)}
     return render(request, "story.html", context, headers=VARY)
 

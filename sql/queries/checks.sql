@@ -20,6 +20,22 @@ SELECT p.story_id AS id FROM story_pictures p JOIN story_jobs j ON j.id = p.job_
  WHERE j.status <> 'completed' OR j.kind <> 'picture' OR j.picture_of <> p.story_id
  ORDER BY p.story_id
 
+-- name: check_completed_without_narration
+-- Invariant: a completed narration part's story has that part (its own audio, or a later
+-- reading's: the audio and the completion are one statement).
+SELECT j.id FROM story_jobs j
+  LEFT JOIN story_narration_parts p ON p.story_id = j.narration_of AND p.part = j.narration_part
+ WHERE j.kind = 'narration' AND j.status = 'completed' AND p.story_id IS NULL
+ ORDER BY j.id
+
+-- name: check_unreachable_narrations
+-- Invariant: a part read aloud here belongs to a completed narration job of its story and
+-- part.
+SELECT p.story_id AS id FROM story_narration_parts p JOIN story_jobs j ON j.id = p.job_id
+ WHERE j.status <> 'completed' OR j.kind <> 'narration' OR j.narration_of <> p.story_id
+    OR j.narration_part <> p.part
+ ORDER BY p.story_id
+
 -- name: check_unreachable_stories
 -- Invariant: every story is reachable from its job (the job completed with it). A story
 -- whose job did not was paid for and is not where the family looks for it.

@@ -109,7 +109,9 @@ the Responses writing exactly as they pace a chat stream. In the Responses API, 
 the create with garbage; in_flight counts the responses being written.
 
 Pictures: `POST /v1/images/generations`, its own counts and modes (fake.images, a
-FakeImages: tests/helpers/fake_images.py).
+FakeImages: tests/helpers/fake_images.py). Voices: `POST /v1/audio/speech` and chat
+completions asked for audio, their own counts and modes (fake.audio, a FakeAudio:
+tests/helpers/fake_audio.py).
 
 It runs uvicorn in a thread with its own event loop, so it keeps answering while a test's
 own loop is blocked on a database lock.
@@ -138,6 +140,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from tests.helpers.fake_audio import FakeAudio
 from tests.helpers.fake_images import FakeImages
 from tests.helpers.waits import WAIT_S
 
@@ -301,6 +304,7 @@ class FakeLLM:
         self.usage: object = None
         self.retrieve_status: int | None = None  # 401/403: the key refused for retrieves
         self.images = FakeImages()
+        self.audio = FakeAudio()
         self._responses: dict[str, _Stored] = {}
         self._ids_by_job: defaultdict[str, list[str]] = defaultdict(list)
         self._lock = threading.Lock()
@@ -315,6 +319,7 @@ class FakeLLM:
             Route("/v1/chat/completions", self._complete, methods=["POST"]),
             Route("/v1/moderations", self._moderate, methods=["POST"]),
             Route("/v1/images/generations", self.images.generate, methods=["POST"]),
+            Route("/v1/audio/speech", self.audio.speech, methods=["POST"]),
             Route("/v1/models/{model:path}", self._retrieve_model, methods=["GET"]),
             Route("/v1/responses", self._create_response, methods=["POST"]),
             Route("/v1/responses/{response_id}", self._retrieve_response, methods=["GET"]),
@@ -351,6 +356,7 @@ class FakeLLM:
     def reset(self) -> None:
         self.forget_all()  # a previous test's writing stops and leaves no trace
         self.images.reset()
+        self.audio.reset()
         with self._lock:
             self.calls.clear()
             self.requests.clear()
@@ -506,6 +512,8 @@ class FakeLLM:
 
     async def _complete(self, request: Request) -> Response:
         body = await request.json()
+        if "audio" in (body.get("modalities") or []):  # a narration part: the voices' own
+            return await self.audio.chat(request, body)
         job_id = request.headers.get("x-story-job-id", "none")
         refused = self._refused_before_the_model(body, job_id, "chat")
         if refused is not None:
@@ -539,6 +547,7 @@ class FakeLLM:
         self.probes.append(endpoint)
         there = {"/moderations": self.moderations_api, "/responses": self.responses_api,
                  "/images/generations": self.images.mode != "no_route",
+                 "/audio/speech": self.audio.mode != "no_route",
                  "/chat/completions": True}
         if not there.get(endpoint, False):
             return _error(404, f"Invalid URL (GET /v1{endpoint})")

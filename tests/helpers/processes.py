@@ -124,10 +124,11 @@ def problems_in_logs_and_check(apps: list[AppProcess]) -> list[str]:
 async def ledger_problems(conn, fake) -> list[str]:
     """Once every job is over: nothing is still set aside, and the ledger holds one row per
     provider call, counted at the fake per job (`fake`: the FakeLLM; a story's chat call or
-    background create, a picture's images call): each stored story's and drawn picture's,
-    and each call cut off after it reached the provider (a crash, a stop, a timeout, a
-    picture refused), once. A row with no call seen is a crash between the call's mark and
-    its request (the job `interrupted`), nothing else."""
+    background create, a picture's images call, a narration part's audio call): each
+    stored story's, drawn picture's and read part's, and each call cut off after it reached
+    the provider (a crash, a stop, a timeout, a picture refused), once. A row with no call
+    seen is a crash between the call's mark and its request (the job `interrupted`), nothing
+    else."""
     problems = []
     set_aside = await conn.fetchval(
         "SELECT set_aside FROM month_spend(date_trunc('month', now()) - interval '1 day')")
@@ -140,6 +141,7 @@ async def ledger_problems(conn, fake) -> list[str]:
     for row in rows:
         job_id = row["id"]
         calls = (fake.images.calls_for(job_id) if row["kind"] == "picture"
+                 else fake.audio.calls_for(job_id) if row["kind"] == "narration"
                  else fake.calls_for(job_id))
         if row["charged"] > 1:
             problems.append(f"{row['kind']} job {job_id} is in the ledger"
