@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: outdated run test test-unit test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-bytes bench-pictures bench-startup bench-growth profile chaos lock clean
+.PHONY: outdated run test test-unit test-fast test-all test-real lint docs schema messages smoke bench bench-handover bench-queue bench-lighthouse bench-bytes bench-pictures bench-startup bench-growth profile chaos lock lock-real clean
 
 $(STAMP): requirements-dev.txt
 	@$(PYTHON) -c 'import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 14))' 2>/dev/null || { \
@@ -76,12 +76,25 @@ test-all: test
 
 # The real tier (tests/real_model, left out of make test): llama-cpp-python's OpenAI-compatible
 # server with SmolLM2-135M on the CPU, and the app started as the README says. The server is
-# built once into ~/.cache/bedtime-stories/ (tools/real_model_env.py: about ten minutes on two
-# cores, then reused); without a compiler the tier is skipped, except in CI. Then 5 to 20
-# minutes, by the machine's load (SmolLM2-135M wrote 2 to 40 tokens a second here).
+# built once into ~/.cache/bedtime-stories/ from tools/real_model/*.lock, every file
+# hash-checked (tools/real_model_env.py: 16 minutes on two busy cores here, a progress line
+# every 30 s, stopped past REAL_MODEL_BUILD_MINUTES, default 40; then reused until a lock
+# changes); without a compiler the tier is skipped, except in CI. Then 5 to 20 minutes, by
+# the machine's load (SmolLM2-135M wrote 2 to 40 tokens a second here).
 test-real: $(STAMP)
 	$(BIN)/python tools/real_model_env.py || [ -z "$$CI$$REAL_MODEL_REQUIRED" ] || exit 1
 	$(PYTEST) -p no:xdist -m real_model tests/real_model $(PYTEST_ARGS)
+
+# Re-pin the real tier's server and its build (tools/real_model/*.in) with every file's hash;
+# a changed lock is a new cache key, so the next make test-real builds anew. Run from that
+# folder: the locks name their .in as written, and the same pins must give the same bytes.
+lock-real:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet uv
+	cd tools/real_model && for lock in build server; do \
+	  $(abspath $(BIN))/uv pip compile --universal --python-version 3.11 --generate-hashes \
+	    --custom-compile-command "make lock-real" --quiet $$lock.in -o $$lock.lock || exit 1; \
+	done
 
 # ruff, then mypy: strict over app/ (pyproject.toml's tool.mypy).
 lint: $(STAMP)

