@@ -191,10 +191,12 @@ class Intake:
         self.wakeup.poke()
         return job
 
-    async def narrate(self, story_id: int, client_key: str, texts: list[str]) -> int | None:
+    async def narrate(self, story_id: int, client_key: str,
+                      texts: list[str]) -> tuple[int | None, bool]:
         """A story read aloud, in the parts `texts`, asked for with `client_key`: the id of
         the first of the key's jobs, made now (one per part not read aloud yet) or earlier
-        (a replay, answered first); None when every part is read aloud already. Set aside
+        (a replay, answered first), and False; when every part is read aloud already, the
+        first job that read one (None for an imported narration), and True. Set aside
         against the month, part by part, before anything is written: Busy
         `budget_reached` when they do not fit; Conflict while a part waits or is read;
         NotFound once the story is gone."""
@@ -209,7 +211,7 @@ class Intake:
             budget=meter.budget() if meter else None,
             set_aside=[meter.narration_set_aside(text) if meter else 0 for text in texts])
         if made.outcome == "replayed":
-            return made.job_ids[0]
+            return made.job_ids[0], False
         if made.outcome == "gone":
             raise NotFound(N_("There is no story with that number."))
         if made.outcome == "in_progress":
@@ -227,9 +229,9 @@ class Intake:
                                ) % amounts,
                        code="budget_reached", retry_after_s=self._to_next_month_s())
         if made.outcome == "complete":
-            return None
+            return (made.job_ids[0] if made.job_ids else None), True
         self.wakeup.poke()
-        return made.job_ids[0]
+        return made.job_ids[0], False
 
     def _closing(self) -> NoReturn:
         raise Unavailable(

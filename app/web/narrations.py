@@ -4,7 +4,8 @@
     GET  /stories/{id}/narration/frame   the player's place on the page (its poll while read)
     POST /stories/{id}/narration         read it aloud: 202 {"job_id"} (the first part's job);
                                          the same key again, the same job; 409 while a part
-                                         is read; 200 {"job_id": null} when it is whole already
+                                         is read; 200 {"job_id"} when it is whole already
+                                         (the job that read its first part; null: imported)
 
 Phones play and seek audio by asking for byte ranges, and the service worker answers those
 from its copy offline, so every answer says `Accept-Ranges: bytes`: one range gets 206 with
@@ -169,9 +170,9 @@ async def narrate(request: Request) -> Response:
         raise Conflict(N_("Reading aloud with the app's voice is off here (NARRATOR=off)."),
                        code="narrations_off")
     texts = parts(story.title, story.body, limit=services.narrator.part_chars)
-    job_id = await services.intake.narrate(story_id, key, texts)  # the budget's door
+    job_id, whole = await services.intake.narrate(story_id, key, texts)  # the budget's door
     if answers_json(request):
-        return JSONResponse({"job_id": job_id}, status_code=200 if job_id is None else 202,
+        return JSONResponse({"job_id": job_id}, status_code=200 if whole else 202,
                             headers=VARY)
     if is_htmx(request):
         state = await services.narrations.state(story_id)

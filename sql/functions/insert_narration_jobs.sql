@@ -9,7 +9,8 @@
 --   'gone'         the story is deleted, or never was: nothing made
 --   'replayed'     the key made its jobs before: those (job_ids), nothing made
 --   'in_progress'  a part of this story waits or is being read: nothing made
---   'complete'     every part is read aloud already (with these words): nothing made
+--   'complete'     every part is read aloud already (with these words): the jobs that
+--                  read them (job_ids; none for an imported narration), nothing made
 --   'over_budget'  with a budget (p_budget_micros), spent + set aside + these parts would
 --                  pass it: nothing made (spent and set_aside say the month's money)
 --   'made'         the missing parts' jobs (job_ids, in part order), each setting aside
@@ -50,6 +51,8 @@ BEGIN
                           AND p.parts = v_parts AND p.text_md5 = md5(p_texts[n]));
     IF v_missing IS NULL THEN
         outcome := 'complete';
+        SELECT array_agg(job_id ORDER BY part) INTO job_ids FROM story_narration_parts
+         WHERE story_id = p_story_id AND job_id IS NOT NULL;
         RETURN;
     END IF;
     SELECT coalesce(sum(p_set_asides[m + 1]), 0) INTO v_needed FROM unnest(v_missing) AS m;
