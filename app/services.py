@@ -256,6 +256,7 @@ class Services:
             daily_story_limit=self.settings.daily_story_limit,
             moderation="on" if self.intake.moderator else "off",
             illustrator=self.illustrator.name if self.illustrator else "off",
+            narrator=self.narrator.name if self.narrator else "off",
         )
 
     def _process_found_gone(self) -> None:
