@@ -142,6 +142,8 @@ BEGIN
                           AND p.parts = v_parts AND p.text_md5 = md5(p_texts[n]));
     IF v_missing IS NULL THEN
         outcome := 'complete';
+        SELECT array_agg(job_id ORDER BY part) INTO job_ids FROM story_narration_parts
+         WHERE story_id = p_story_id AND job_id IS NOT NULL;
         RETURN;
     END IF;
     SELECT coalesce(sum(p_set_asides[m + 1]), 0) INTO v_needed FROM unnest(v_missing) AS m;
