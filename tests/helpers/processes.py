@@ -162,11 +162,15 @@ async def start_and_submit(apps: list[AppProcess], rng, run: int, most: int) -> 
     job_ids: list[int] = []
     for app in apps:
         async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
-            job_ids += await submit(client, rng.randint(2, most), run, start=len(job_ids))
+            job_ids += await submit(client, rng.randint(2, most), run, start=len(job_ids),
+                                  app=app)
     return job_ids
 
 
-async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0) -> list[int]:
+async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0,
+                 app: AppProcess | None = None) -> list[int]:
+    """Ask for n stories; a refusal fails with its answer and, given the `app` that
+    answered, the WARNING and ERROR lines of its log (why a 503 was a 503)."""
     ids = []
     for i in range(start, start + n):
         response = await client.post(
@@ -174,7 +178,11 @@ async def submit(client: httpx.AsyncClient, n: int, run: int, start: int = 0) ->
             headers={"Idempotency-Key": uuid.uuid4().hex},
         )
         if response.status_code != 202:
-            raise RuntimeError(f"submit refused: {response.status_code} {response.text}")
+            lines = [] if app is None else [
+                line for line in app.log_path.read_text(errors="replace").splitlines()
+                if line.startswith(("WARNING", "ERROR"))]
+            raise RuntimeError(f"submit refused: {response.status_code} {response.text}"
+                               + "".join("\n  " + line for line in lines[-10:]))
         ids.append(response.json()["job_id"])
     return ids
 

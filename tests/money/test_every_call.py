@@ -24,6 +24,7 @@ from app.queue.store import JobStore
 from app.stories import StoryRequest
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.jobs import add_job
+from tests.helpers.locks import holding
 from tests.helpers.pictures import picture_when
 from tests.helpers.sql import execute, fetch_all, fetch_one, fetch_val
 from tests.helpers.waits import WAIT_S
@@ -42,11 +43,16 @@ async def until(check, what: str) -> None:
         await asyncio.sleep(0.02)
 
 
-async def owner_dies(db, job_id: int) -> None:
+async def swept_when_owner_dies(database_url: str, sweeper, job_id: int) -> list[int]:
     """The process that owns the job is found gone (as a host's liveness check finds a dead
-    pid): the sweep ends the job whatever its heartbeat says, with no race against it."""
-    await execute(db, "UPDATE workers SET gone_at = now() WHERE boot_id ="
+    pid), and a sweep ends the job whatever its heartbeat says: both in one transaction
+    that holds the owner's row, so its next beat (which would register it again) waits.
+    The jobs that sweep interrupted."""
+    async with holding(database_url) as sweeper_side:
+        await execute(sweeper_side.db, "UPDATE workers SET gone_at = now() WHERE boot_id ="
                       " (SELECT claimed_by FROM story_jobs WHERE id = :id)", {"id": job_id})
+        _, interrupted, _ = await sweeper_side.sweep_dead_running(sweeper.heartbeat_stale_s)
+    return interrupted
 
 
 async def ledger(db) -> list[tuple]:
@@ -101,7 +107,7 @@ async def test_a_key_refused_while_following_cancels_the_response_then_charges_i
 @pytest.mark.parametrize("llm_api", ["chat", "responses"])
 @pytest.mark.slow
 async def test_a_call_cut_off_by_a_crash_before_any_word_is_charged_once(
-        make_app, fake_llm, db, llm_api):
+        make_app, fake_llm, db, database_url, llm_api):
     """The process dies while its call is at the provider and nothing has come back (with
     LLM_API=responses: the create accepted, its answer, and so the response id, not yet
     back): the sweep that fails the job charges the call, estimated, once."""
@@ -115,9 +121,8 @@ async def test_a_call_cut_off_by_a_crash_before_any_word_is_charged_once(
             job_id = (await post_story(client, {"prompt": "a fox", "child_name": "Mia"})
                       ).json()["job_id"]
             await asyncio.to_thread(fake_llm.wait_for_call, job_id)
-            await owner_dies(db, job_id)
             sweeper = app.state.services.sweeper
-            assert (await sweeper.sweep()).interrupted == [job_id]
+            assert await swept_when_owner_dies(database_url, sweeper, job_id) == [job_id]
             assert (await sweeper.sweep()).interrupted == []
             set_aside = await set_aside_of(db, job_id)
             assert await ledger(db) == [(job_id, "story", "fake-model", set_aside, True)]
@@ -149,15 +154,15 @@ def drawing(make_app, fake_llm):
 
 
 @pytest.mark.slow
-async def test_a_picture_cut_off_by_a_crash_is_charged_once(drawing, fake_llm, db):
+async def test_a_picture_cut_off_by_a_crash_is_charged_once(drawing, fake_llm, db,
+                                                          database_url):
     fake_llm.images.hold()
     try:
         async with serve(drawing) as client:
             story_id, picture = await picture_job_of(client, db)
             await asyncio.to_thread(fake_llm.images.wait_for_call, picture)
-            await owner_dies(db, picture)
             sweeper = drawing.state.services.sweeper
-            assert (await sweeper.sweep()).interrupted == [picture]
+            assert await swept_when_owner_dies(database_url, sweeper, picture) == [picture]
             assert (await sweeper.sweep()).interrupted == []
             rows = await ledger(db)
             assert rows[1:] == [(picture, "picture", "fake-image", PICTURE_SET_ASIDE, True)]

@@ -163,12 +163,12 @@ async def test_a_deploy_overlap_runs_every_job_either_release_accepted(
     try:
         await old.start()
         async with httpx.AsyncClient(base_url=old.url, timeout=HTTP_TIMEOUT_S) as client:
-            job_ids = await submit(client, 3, run=0)
+            job_ids = await submit(client, 3, run=0, app=old)
             await new.start()  # the new release boots while the old one still serves
-            job_ids += await submit(client, 3, run=1, start=3)
+            job_ids += await submit(client, 3, run=1, start=3, app=old)
         old.process.send_signal(signal.SIGTERM)
         async with httpx.AsyncClient(base_url=new.url, timeout=HTTP_TIMEOUT_S) as client:
-            job_ids += await submit(client, 2, run=2, start=6)
+            job_ids += await submit(client, 2, run=2, start=6, app=new)
         assert await asyncio.to_thread(old.process.wait, 30) == 0
         jobs = await wait_all_terminal(database_url, job_ids)
     finally:
