@@ -6,9 +6,8 @@ Screenshots in test-artifacts/."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
