@@ -108,3 +108,16 @@ def test_a_stopped_story_waits_in_the_library_until_finished_or_dismissed(
     expect(row.get_by_role("button", name="Finish")).to_be_visible()
     expect(kept).to_have_count(0)
     assert watched.problems == []
+
+    # Without JavaScript, the same: the page comes back saying so, with its Undo.
+    plain = open_page(slow, size, java_script_enabled=False).page
+    plain.goto(slow + "/stories")
+    listed = plain.locator(".unfinished > .unfinished-list")
+    listed.locator("li", has_text=idea).get_by_role("button", name="Dismiss").click()
+    plain.wait_for_url(re.compile(r"/stories\?dismissed=\d+#unfinished$"))
+    expect(listed.locator("li", has_text=idea)).to_have_count(0)
+    expect(listed.locator(".unfinished-dismissed")).to_contain_text("Dismissed.")
+    listed.locator(".unfinished-dismissed").get_by_role("button", name="Undo").click()
+    plain.wait_for_url(re.compile(r"/stories$"))
+    again = listed.locator("li", has_text=idea)
+    expect(again.get_by_role("button", name="Dismiss")).to_be_visible()
