@@ -1,10 +1,12 @@
 """Stories cut short and not finished yet: every failed story job with words kept stays
 listed ("Not finished yet": the library page, the home page while recent, and
 `GET /stories/unfinished`) until it is finished or the family dismisses it. Dismissing
-deletes nothing. The statements: sql/queries/unfinished.sql.
+deletes nothing, and is undone as easily: the library finds a dismissed story too, to
+bring back. The statements: sql/queries/unfinished.sql.
 
     found = await Unfinished(db).jobs(search="owl")       # newest first
     await Unfinished(db).dismiss(17)                      # False: no such failed job
+    await Unfinished(db).undismiss(17)                    # back on the lists (None: no such)
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ class UnfinishedStory:
     """One story cut short, as the lists show it."""
 
     job: Job
+    dismissed: bool = False
 
     @property
     def words(self) -> str:
@@ -57,17 +60,30 @@ class Unfinished(Statements):
     """`db`: the pool, or one connection whose open transaction every statement joins."""
 
     async def jobs(self, *, search: str = "", within_s: float | None = None,
-                   now: datetime | None = None, limit: int = LIST_MAX) -> list[UnfinishedStory]:
+                   now: datetime | None = None, limit: int = LIST_MAX,
+                   dismissed: bool = False) -> list[UnfinishedStory]:
         """Newest first; `search`: every word of it in the words, the idea or a name;
-        `within_s`: failed no longer ago than that (the home page's "recent")."""
+        `within_s`: failed no longer ago than that (the home page's "recent");
+        `dismissed`: only those dismissed, instead of those listed."""
         since = None
         if within_s is not None:
             since = (now or datetime.now().astimezone()) - timedelta(seconds=within_s)
         words = [word.lower() for word in search.split()]
         rows = await self._all("unfinished_jobs",
-                               {"since": since, "words": words, "limit": limit})
-        return [UnfinishedStory(Job.from_row(row)) for row in rows]
+                               {"since": since, "words": words, "limit": limit,
+                                "dismissed": dismissed})
+        return [UnfinishedStory(Job.from_row(row), dismissed=dismissed) for row in rows]
 
     async def dismiss(self, job_id: int) -> bool:
         """Off the lists (once or again); False: no failed story job by that id."""
         return await self._val("dismiss_job", {"job_id": job_id}) is not None
+
+    async def undismiss(self, job_id: int) -> UnfinishedStory | None:
+        """Back on the lists (once or again), as they show it; None: no failed story job
+        by that id."""
+        row = await self._one("undismiss_job", {"job_id": job_id})
+        return UnfinishedStory(Job.from_row(row)) if row is not None else None
+
+    async def is_dismissed(self, job_id: int) -> bool:
+        """A failed story job, dismissed (a page without JavaScript offers its Undo)."""
+        return await self._val("dismissed_job", {"job_id": job_id}) is not None

@@ -57,6 +57,7 @@ def routes(assets: Assets) -> list[Route]:
         Route("/stories/jobs/{job_id}/cancel", jobs.stop, methods=["POST"]),
         Route("/stories/jobs/{job_id}/finish", jobs.finish, methods=["POST"]),
         Route("/stories/jobs/{job_id}/dismiss", unfinished.dismiss, methods=["POST"]),
+        Route("/stories/jobs/{job_id}/undismiss", unfinished.undismiss, methods=["POST"]),
         Route("/login", login.login_page, methods=["GET"]),
         Route("/login", login.login, methods=["POST"]),
         Route("/logout", login.logout, methods=["POST"]),

@@ -1,10 +1,12 @@
 """A story cut short is never lost from view, in a real browser at the three sizes: stopped
 on the home page, it is listed "Not finished yet" in the library (its search finds it) with
-Finish and Dismiss, each in reach; Dismiss says so in place and deletes nothing.
+Finish and Dismiss, each in reach; Dismiss says so in place with an Undo, deletes nothing,
+and after a reload the library still finds it (its search too), to bring back.
 Screenshots in test-artifacts/."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -66,9 +68,56 @@ def test_a_stopped_story_waits_in_the_library_until_finished_or_dismissed(
     expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
     expect(page.locator("#library-results #unfinished li", has_text=idea)).to_be_visible()
 
-    row = page.locator("#unfinished li", has_text=idea)
+    listed = page.locator(".unfinished > .unfinished-list")
+    row = listed.locator("li", has_text=idea)
     row.get_by_role("button", name="Dismiss").click()
-    expect(page.locator("#unfinished .unfinished-dismissed")).to_contain_text("Dismissed.")
+    said = listed.locator(".unfinished-dismissed")
+    expect(said).to_contain_text("Dismissed.")
+    expect(row).to_have_count(0)
+    # Nothing gone by one tap: its Undo is where Dismiss was, and brings the row back.
+    undo = said.get_by_role("button", name="Undo")
+    expect(undo).to_be_visible()
+    assert undo.bounding_box()["height"] >= 44
+    page.screenshot(path=str(ARTIFACTS / f"unfinished-undo-{size}.png"), full_page=True)
+    undo.click()
+    expect(row.get_by_role("button", name="Dismiss")).to_be_visible()
+    expect(said).to_have_count(0)
+    row.get_by_role("button", name="Dismiss").click()
+    expect(said.get_by_role("button", name="Undo")).to_be_visible()
+
+    # After a reload: off the list, yet the library keeps it, out of the way, to bring back.
     page.goto(slow + "/stories")
-    expect(page.locator("#unfinished li", has_text=idea)).to_have_count(0)
+    expect(row).to_have_count(0)
+    put_away = page.locator("details.unfinished-put-away")
+    expect(put_away.locator("summary")).to_have_text(re.compile(r"Dismissed \(\d+\)"))
+    put_away.locator("summary").click()
+    kept = put_away.locator("li", has_text=idea)
+    expect(kept).to_be_visible()
+    # And its search finds it, shown at once.
+    page.goto(slow + "/stories")
+    with page.expect_response(lambda response: "q=moonlight" in response.url):
+        page.fill("#q", "moonlight")
+    expect(page.locator(".htmx-request, .htmx-swapping, .htmx-settling")).to_have_count(0)
+    bring_back = kept.get_by_role("button", name="Bring back")
+    expect(bring_back).to_be_visible()
+    assert bring_back.bounding_box()["height"] >= 44
+    assert not overflows(page) and duplicate_ids_on(page) == []
+    page.screenshot(path=str(ARTIFACTS / f"unfinished-dismissed-found-{size}.png"), full_page=True)
+    bring_back.click()
+    page.wait_for_url(re.compile(r"/stories#unfinished-\d+$"))
+    expect(row.get_by_role("button", name="Finish")).to_be_visible()
+    expect(kept).to_have_count(0)
     assert watched.problems == []
+
+    # Without JavaScript, the same: the page comes back saying so, with its Undo.
+    plain = open_page(slow, size, java_script_enabled=False).page
+    plain.goto(slow + "/stories")
+    listed = plain.locator(".unfinished > .unfinished-list")
+    listed.locator("li", has_text=idea).get_by_role("button", name="Dismiss").click()
+    plain.wait_for_url(re.compile(r"/stories\?dismissed=\d+#unfinished$"))
+    expect(listed.locator("li", has_text=idea)).to_have_count(0)
+    expect(listed.locator(".unfinished-dismissed")).to_contain_text("Dismissed.")
+    listed.locator(".unfinished-dismissed").get_by_role("button", name="Undo").click()
+    plain.wait_for_url(re.compile(r"/stories$"))
+    again = listed.locator("li", has_text=idea)
+    expect(again.get_by_role("button", name="Dismiss")).to_be_visible()

@@ -1,6 +1,8 @@
 """Stories cut short stay in view until finished or dismissed: "Not finished yet" on the
 library page and (while recent) the home page, `GET /stories/unfinished`, the library's
-search, and `POST /stories/jobs/{id}/dismiss` (nothing deleted)."""
+search, and `POST /stories/jobs/{id}/dismiss` (nothing deleted). Nothing is gone by one
+tap: a Dismiss offers its Undo (`.../undismiss`), and the library (its search too) keeps
+those dismissed apart, each to bring back."""
 
 from __future__ import annotations
 
@@ -33,8 +35,14 @@ async def listed(http) -> list[int]:
 
 
 def section(page: str) -> str:
-    """The page's "Not finished yet" list ("" : none)."""
+    """The page's "Not finished yet" list, without those dismissed ("" : none)."""
     found = re.search(r'<section id="unfinished".*?</section>', page, re.S)
+    return found.group(0).split('<details class="unfinished-put-away"')[0] if found else ""
+
+
+def put_away(page: str) -> str:
+    """The library's stories cut short and dismissed, each to bring back ("": none)."""
+    found = re.search(r'<details class="unfinished-put-away".*?</details>', page, re.S)
     return found.group(0) if found else ""
 
 
@@ -82,6 +90,7 @@ async def test_dismissing_takes_it_off_every_list_and_deletes_nothing(http, db):
     await aged(db, owl.id, "1 hour")
     for path in ("/stories", "/"):
         assert "The Owl Who Knitted" not in section((await http.get(path)).text), path
+    assert "The Owl Who Knitted" not in (await http.get("/")).text
     job = (await http.get(f"/stories/jobs/{owl.id}", headers=ACCEPT_JSON)).json()
     assert job["text_so_far"] == OWL  # its page still finishes it
     again = await http.post(f"/stories/jobs/{owl.id}/dismiss", json={},
@@ -98,12 +107,101 @@ async def test_dismiss_as_a_form_and_with_htmx(http, db):
     fox = await cut_short(store, "a quiet fox", FOX)
     form = await http.post(f"/stories/jobs/{owl.id}/dismiss", data={"next": "/"},
                            headers=SAME_ORIGIN)
-    assert form.status_code == 303 and form.headers["location"] == "/"
-    fragment = await http.post(f"/stories/jobs/{fox.id}/dismiss", data={},
+    # Back where it was tapped, which says so and offers its Undo (no JavaScript needed).
+    assert form.status_code == 303
+    assert form.headers["location"] == f"/?dismissed={owl.id}#unfinished"
+    home = section((await http.get(form.headers["location"])).text)
+    assert "Dismissed." in home and "The Owl Who Knitted" not in home
+    assert f'action="/stories/jobs/{owl.id}/undismiss"' in home
+    fragment = await http.post(f"/stories/jobs/{fox.id}/dismiss", data={"next": "/stories"},
                                headers={**SAME_ORIGIN, "HX-Request": "true"})
     assert fragment.status_code == 200
     assert fragment.text.lstrip().startswith('<li class="unfinished-item unfinished-dismissed"')
+    assert f'hx-post="/stories/jobs/{fox.id}/undismiss"' in fragment.text
+    assert '<input type="hidden" name="next" value="/stories">' in fragment.text
     assert await listed(http) == []
+    # An Undo for what is not dismissed (a link kept from before) is not offered.
+    await http.post(f"/stories/jobs/{owl.id}/undismiss", json={}, headers={**JSON, **SAME_ORIGIN})
+    assert "Dismissed." not in section((await http.get(f"/?dismissed={owl.id}")).text)
+
+
+async def test_undo_puts_a_dismissed_story_back_on_every_list(http, db):
+    store = JobStore(db)
+    owl = await cut_short(store, "an owl who knits", OWL)
+    fox = await cut_short(store, "a quiet fox", FOX)
+    for job in (owl, fox):
+        await http.post(f"/stories/jobs/{job.id}/dismiss", json={}, headers={**JSON, **SAME_ORIGIN})
+    assert await listed(http) == []
+    answer = await http.post(f"/stories/jobs/{owl.id}/undismiss", json={},
+                             headers={**JSON, **SAME_ORIGIN})
+    assert answer.status_code == 200 and answer.json() == {"job_id": owl.id, "dismissed": False}
+    again = await http.post(f"/stories/jobs/{owl.id}/undismiss", json={},
+                            headers={**JSON, **SAME_ORIGIN})
+    assert again.status_code == 200  # a second tap: the same answer
+    assert await listed(http) == [owl.id]
+    await aged(db, owl.id, "1 hour")  # a card no more: the home page's list has it
+    for path in ("/stories", "/"):
+        assert "The Owl Who Knitted" in section((await http.get(path)).text), path
+    # With htmx: its row again, in place, with Finish and Dismiss.
+    row = await http.post(f"/stories/jobs/{fox.id}/undismiss", data={"next": "/"},
+                          headers={**SAME_ORIGIN, "HX-Request": "true"})
+    assert row.status_code == 200
+    assert row.text.lstrip().startswith(f'<li class="unfinished-item" id="unfinished-{fox.id}">')
+    assert "The Quiet Fox" in row.text
+    assert f'action="/stories/jobs/{fox.id}/finish"' in row.text
+    assert f'hx-post="/stories/jobs/{fox.id}/dismiss"' in row.text
+    assert '<input type="hidden" name="next" value="/">' in row.text
+    assert await listed(http) == [fox.id, owl.id]
+    # As a plain form: back to the page it was tapped on.
+    await http.post(f"/stories/jobs/{fox.id}/dismiss", json={}, headers={**JSON, **SAME_ORIGIN})
+    form = await http.post(f"/stories/jobs/{fox.id}/undismiss", data={"next": "/"},
+                           headers=SAME_ORIGIN)
+    assert form.status_code == 303 and form.headers["location"] == "/"
+    assert await listed(http) == [fox.id, owl.id]
+    missing = await http.post("/stories/jobs/999999/undismiss", json={},
+                              headers={**JSON, **SAME_ORIGIN})
+    assert missing.status_code == 404
+    assert missing.json()["error"]["code"] == "not_found"
+
+
+async def test_undo_from_another_site_is_refused(http, db):
+    owl = await cut_short(JobStore(db), "an owl who knits", OWL)
+    await http.post(f"/stories/jobs/{owl.id}/dismiss", json={}, headers={**JSON, **SAME_ORIGIN})
+    answer = await http.post(f"/stories/jobs/{owl.id}/undismiss", data={},
+                             headers={"Origin": "https://elsewhere.example"})
+    assert answer.status_code == 403
+    assert await listed(http) == []
+
+
+async def test_the_library_keeps_a_dismissed_story_to_find_and_bring_back(http, db):
+    store = JobStore(db)
+    owl = await cut_short(store, "an owl who knits", OWL, child_name="Mia")
+    fox = await cut_short(store, "a quiet fox", FOX)
+    await http.post(f"/stories/jobs/{owl.id}/dismiss", json={}, headers={**JSON, **SAME_ORIGIN})
+    await aged(db, owl.id, "1 hour")
+    library = (await http.get("/stories")).text
+    assert "The Owl Who Knitted" not in section(library)
+    assert "The Quiet Fox" in section(library)
+    kept = put_away(library)
+    assert "Dismissed (1)" in kept and "The Owl Who Knitted" in kept and "The Quiet Fox" not in kept
+    assert "<details class=\"unfinished-put-away\">" in kept  # out of the way: closed
+    assert f'action="/stories/jobs/{owl.id}/undismiss"' in kept
+    assert f'action="/stories/jobs/{owl.id}/dismiss"' not in kept
+    # The search finds it, in the page and in htmx's answer, shown at once (open).
+    for headers in ({}, {"HX-Request": "true"}):
+        found = (await http.get("/stories", params={"q": "scarf"}, headers=headers)).text
+        assert "The Owl Who Knitted" in put_away(found) and " open>" in put_away(found)
+        assert "The Quiet Fox" not in found and "No stories match" not in found
+    assert "The Owl Who Knitted" in put_away((await http.get("/stories", params={"q": "mia"})).text)
+    # The JSON list is the contract's: those not dismissed.
+    assert await listed(http) == [fox.id]
+    # Bring back: on the lists again, the library opened where it is.
+    back = await http.post(f"/stories/jobs/{owl.id}/undismiss",
+                           data={"next": f"/stories#unfinished-{owl.id}"}, headers=SAME_ORIGIN)
+    assert back.status_code == 303 and back.headers["location"] == f"/stories#unfinished-{owl.id}"
+    library = (await http.get("/stories")).text
+    assert "The Owl Who Knitted" in section(library) and put_away(library) == ""
+    assert await listed(http) == [fox.id, owl.id]
 
 
 async def test_dismiss_from_another_site_is_refused(http, db):
