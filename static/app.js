@@ -751,4 +751,23 @@
     });
     toggle.hidden = false;
   });
+  // A list's thumbnails (templates/_thumb.html) are fetched as their rows come into view,
+  // or just before: on a phone, home's newest stories are below the first screen.
+  var THUMB_MARGIN = "0px 0px 200px 0px";
+  var thumbsSeen = "IntersectionObserver" in window && new IntersectionObserver(
+    function (entries, observer) {
+      entries.forEach(function (entry) {
+        if (!entry.isIntersecting) return;
+        observer.unobserve(entry.target);
+        showThumb(entry.target);
+      });
+    }, { rootMargin: THUMB_MARGIN });
+  function showThumb(img) { img.src = img.getAttribute("data-src"); img.removeAttribute("data-src"); }
+  function watchThumbs(scope) {
+    scope.querySelectorAll("img.thumb[data-src]").forEach(function (img) {
+      if (thumbsSeen) thumbsSeen.observe(img); else showThumb(img);
+    });
+  }
+  watchThumbs(document);
+  document.addEventListener("htmx:load", function (event) { watchThumbs(event.detail.elt); });
 })();

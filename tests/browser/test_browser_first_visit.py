@@ -2,14 +2,22 @@
 measures it: at most 30 KB on the wire (headers included, br/gzip as the browser asks),
 a repeat visit at most 5 KB; htmx is fetched only once the page is touched; and a page
 rendered just now works out no household clock of its own (a phone's first time-zone
-lookup, in shelf.js, cost a tenth of a second of every load)."""
+lookup, in shelf.js, cost a tenth of a second of every load). With pictures, the
+thumbnails of home's newest stories, below a phone's first screen, come only as they are
+scrolled to."""
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
+
+import httpx
 import pytest
 
 from tests.browser.test_browser_pictures import finished_story
 from tests.helpers.browser import byte_counters, needs_chromium, served_over_http
+from tests.helpers.fake_images import painted
+from tests.helpers.waits import WAIT_S
 
 pytestmark = needs_chromium
 
@@ -34,6 +42,23 @@ def evening(settings, fake_llm):
     with served_over_http(settings) as url:
         for _ in range(EVENING):
             finished_story(url)
+        yield url
+
+
+@pytest.fixture
+def evening_with_pictures(settings, fake_llm):
+    """An evening of 10 stories, each with its picture drawn (as heavy as a painted one)."""
+    fake_llm.images.picture = painted((768, 512), "WEBP")
+    drawing = replace(settings, illustrator="openai", image_model="fake-image")
+    with served_over_http(drawing) as url:
+        story_ids = [finished_story(url) for _ in range(EVENING)]
+        with httpx.Client(base_url=url, timeout=10) as client:
+            deadline = time.monotonic() + WAIT_S
+            for story_id in story_ids:
+                while (client.get(f"/stories/{story_id}", headers={"Accept": "application/json"}
+                                  ).json()["picture"] or {}).get("status") != "ready":
+                    assert time.monotonic() < deadline, f"story {story_id}'s picture"
+                    time.sleep(0.05)
         yield url
 
 
@@ -62,6 +87,27 @@ def test_a_first_visit_to_home_fits_in_30_kb_and_a_repeat_in_5(browser, evening)
         # A tap, and htmx comes (from /static/), ready for the form.
         page.locator("#prompt").click()
         page.wait_for_function("() => typeof htmx === 'object'")
+    finally:
+        context.close()
+
+
+def test_thumbnails_below_the_first_screen_come_only_when_scrolled_to(
+        browser, evening_with_pictures):
+    context = browser.new_context(service_workers="block", viewport={"width": 390,
+                                                                     "height": 844})
+    try:
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        first = visit(page, cdp, evening_with_pictures + "/")
+        assert not [url for url in first if "size=small" in url], first
+        assert 0 < sum(first.values()) <= FIRST_VISIT_MAX_BYTES, first
+        thumbs = page.locator("#newest-stories img.thumb")
+        assert thumbs.count() > 0
+        # Scrolled to, each comes, in its place (its box was there all along).
+        thumbs.last.scroll_into_view_if_needed()
+        page.wait_for_function("""() => [...document.querySelectorAll(
+            '#newest-stories img.thumb')].every(img => img.complete && img.naturalWidth > 0)""")
     finally:
         context.close()
 
