@@ -11,6 +11,7 @@ and a picture comes into a placeholder of its own size.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -24,7 +25,9 @@ from tests.helpers.browser import (
     app_of_its_own,
     box_of,
     needs_chromium,
+    picture_loaded,
     request_story,
+    settled_scroll,
 )
 from tests.helpers.waits import HTTP_TIMEOUT_S
 
@@ -142,3 +145,46 @@ def test_a_wifi_drop_moves_no_word_on_any_page_that_shows_one(open_page, househo
     print(size, {page_name: [round(top, 1) for top in tops] for page_name, tops in moved.items()})
     for page_name, tops in moved.items():
         assert max(tops) - min(tops) <= STILL_PX, (page_name, tops)
+
+
+def ask(page, child: str, prompt: str) -> str:
+    page.locator("label.for-choice", has_text=child).click()
+    page.fill("#prompt", prompt)
+    return request_story(page)
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_second_story_moves_nothing_in_view(open_page, household, size):
+    watched = open_page(household, size, reduced_motion="reduce")
+    page = watched.page
+    page.goto(household + "/")
+    first = ask(page, "Mia", f"a whale who sings to the lighthouse ({size})")
+    asked_at = time.monotonic()
+    first_card = page.locator(f"#job-{first}")
+    expect(first_card.locator(".job-draft p").first).to_be_visible(timeout=STORY_WAIT_MS)
+    time.sleep(max(0.0, SECOND_STORY_AFTER_S - (time.monotonic() - asked_at)))
+    second = ask(page, "Leo", f"a badger who builds a boat ({size})")
+    settled_scroll(page)  # the new card brought to the top: the tap's answer
+
+    # The new card in view while the first, above it, goes on growing and gets its picture.
+    page.evaluate(WATCH_TOP, [f"job-{second}", ""])
+    first_card.locator("figure.picture img").wait_for(timeout=STORY_WAIT_MS)
+    picture_loaded(page, f"#job-{first} figure.picture img")
+    page.wait_for_timeout(1200)  # a poll more: the finished card swapped in
+    new_card = page.evaluate(WATCHED)
+    watched.shot(f"words-stay-two-stories-{size}-second")
+
+    # Back to the first story: it stays while the second grows below it, and gets its
+    # picture too.
+    first_card.locator(".story-text p").nth(1).evaluate("p => p.scrollIntoView()")
+    page.evaluate(WATCH_TOP, [f"job-{first}", ".story-text p:nth-of-type(2)"])
+    picture_loaded(page, f"#job-{second} figure.picture img")
+    page.wait_for_timeout(1200)
+    first_paragraph = page.evaluate(WATCHED)
+    watched.shot(f"words-stay-two-stories-{size}-first")
+    print(size, "second card's top", new_card, "first card's paragraph", first_paragraph)
+    assert new_card["frames"] > 10 and first_paragraph["frames"] > 10
+    assert 0 <= new_card["min"] < SIZES[size]["height"] / 3  # it was the card in view
+    assert new_card["max"] - new_card["min"] <= STILL_PX, new_card
+    assert first_paragraph["max"] - first_paragraph["min"] <= STILL_PX, first_paragraph
+    assert watched.problems == []
