@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -20,13 +21,16 @@ from playwright.sync_api import expect
 
 from tests.helpers.browser import (
     ARTIFACTS,
+    CARD_POLL_S,
     SIZES,
     STORY_WAIT_MS,
     app_of_its_own,
     box_of,
     needs_chromium,
     picture_loaded,
+    read_attached,
     request_story,
+    served_over_http,
     settled_scroll,
 )
 from tests.helpers.waits import HTTP_TIMEOUT_S
@@ -188,3 +192,26 @@ def test_a_second_story_moves_nothing_in_view(open_page, household, size):
     assert new_card["max"] - new_card["min"] <= STILL_PX, new_card
     assert first_paragraph["max"] - first_paragraph["min"] <= STILL_PX, first_paragraph
     assert watched.problems == []
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_cards_picture_comes_into_a_placeholder_of_its_size(open_page, settings, fake_llm,
+                                                              size):
+    fake_llm.images.hold()  # the card is finished while its picture is drawn
+    drawing = replace(settings, illustrator="openai", image_model="fake-image",
+                      card_poll_s=CARD_POLL_S)
+    with served_over_http(drawing) as url:
+        page = open_page(url, size, reduced_motion="reduce").page
+        page.goto(url + "/")
+        page.fill("#prompt", f"a hedgehog who paints the stars ({size})")
+        card_id = request_story(page)
+        card = page.locator(f"#job-{card_id}")
+        placeholder = card.locator("figure.picture:has(.picture-placeholder)")
+        placeholder.wait_for(timeout=STORY_WAIT_MS)
+        size_of = "f => { const r = f.getBoundingClientRect(); return [r.width, r.height]; }"
+        waiting = read_attached(placeholder, size_of)
+        fake_llm.images.release()
+        picture_loaded(page, f"#job-{card_id} figure.picture img")
+        drawn = read_attached(card.locator("figure.picture"), size_of)
+        print(size, "placeholder", waiting, "picture", drawn)
+        assert waiting == pytest.approx(drawn, abs=STILL_PX)
