@@ -406,12 +406,12 @@
 
   var keptInView = null;  // {id, top}: the card to hold still through the swap under way
   var heldAt = null;  // {id, top}: where it was held last, to the fraction of a pixel
+  // Whatever the swap: its own card's (whose top only what is above it can move), or one
+  // above, or a part of the page above swapped out of band with it.
   document.addEventListener("htmx:beforeSwap", function (event) {
     keptInView = null;
-    var target = event.detail.target;
     var card = cardInView();
-    if (!event.detail.shouldSwap || !card || !target || target === card ||
-        target.contains(card) || card.contains(target)) return;
+    if (!event.detail.shouldSwap || !card) return;
     var top = card.getBoundingClientRect().top;
     // Where it was held, unless the reader has scrolled since: a scroll is whole pixels,
     // and the rounding of one hold is not carried into the next.
