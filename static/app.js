@@ -387,6 +387,54 @@
                                               parseFloat(main.style.minHeight) || 0)) + "px";
   });
 
+  // The card in view stays where it is when another one above it changes: two stories
+  // written at once, the earlier one still growing (and getting its picture) above the
+  // one being read. The page has no scroll anchoring (style.css), so the scroll is moved
+  // by what the swap added above, in the same turn, before anything is painted. The card
+  // in view: the last one that begins above the screen's upper third (the one read
+  // there), else the first one on the screen.
+  function cardInView() {
+    var line = window.innerHeight / 3;
+    var chosen = null;
+    document.querySelectorAll(".job-card[id]").forEach(function (card) {
+      var rect = card.getBoundingClientRect();
+      if (rect.bottom <= 0 || rect.top >= window.innerHeight) return;
+      if (chosen === null || rect.top <= line) chosen = card;
+    });
+    return chosen;
+  }
+
+  var keptInView = null;  // {id, top}: the card to hold still through the swap under way
+  var heldAt = null;  // {id, top}: where it was held last, to the fraction of a pixel
+  // Whatever the swap: its own card's (whose top only what is above it can move), or one
+  // above, or a part of the page above swapped out of band with it.
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    keptInView = null;
+    var card = cardInView();
+    if (!event.detail.shouldSwap || !card) return;
+    var top = card.getBoundingClientRect().top;
+    // Where it was held, unless the reader has scrolled since: a scroll is whole pixels,
+    // and the rounding of one hold is not carried into the next.
+    if (heldAt && heldAt.id === card.id && Math.abs(heldAt.top - top) < 1) top = heldAt.top;
+    keptInView = { id: card.id, top: top };
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var kept = keptInView;
+    keptInView = null;
+    var card = kept && document.getElementById(kept.id);
+    if (!card) return;
+    var moved = card.getBoundingClientRect().top - kept.top;
+    if (Math.abs(moved) < 0.5) return;
+    // The room kept below the cards (roomToRead) may hold the page's height as a card
+    // above grows: it grows by what the scroll needs.
+    var room = card.closest(".in-progress") || card.closest("main");
+    var short = window.scrollY + moved + window.innerHeight -
+      document.documentElement.scrollHeight;
+    if (room && short > 0) room.style.minHeight = Math.ceil(room.offsetHeight + short) + "px";
+    window.scrollBy({ top: moved, behavior: "instant" });
+    heldAt = kept;
+  });
+
   watchCards(true);
   // After settling: htmx keeps a replaced card's old class until then.
   document.addEventListener("htmx:afterSettle", function (event) {

@@ -127,8 +127,9 @@
     });
   }
 
-  // A page that needs the network says so, calmly, while there is none. A story page does
-  // not: it reads the same offline. The offline page says it already.
+  // A page that needs the network says so, calmly, while there is none, in a note floating
+  // over the page's foot (style.css): never above the words, which stay where they are
+  // read. A story page does not: it reads the same offline. The offline page says it already.
   var needsNetwork = !document.body.classList.contains("page-story") &&
     !document.querySelector("[data-offline-page]");
   var note = null;
