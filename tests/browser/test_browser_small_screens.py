@@ -172,3 +172,25 @@ def test_the_import_button_takes_night_s_colours(open_page, evening):
     assert file_button == app_button
     watched.shot("small-screens-import-night")
     assert watched.problems == []
+
+
+def test_dollars_read_us_dollar_in_an_arabic_page(open_page, settings):
+    """Arabic writes "US$" after the amount; right to left, the bidi algorithm gave the "$"
+    the line's direction and the reader saw "$US"."""
+    with served_over_http(replace(settings, monthly_budget_micros=5_000_000)) as url:
+        watched = open_page(url, "phone", extra_http_headers={"Accept-Language": "ar"})
+        page = watched.page
+        page.goto(url + "/spend")
+        expect(page.locator("html")).to_have_attribute("dir", "rtl")
+        order = page.locator(".spend-total bdi").last.evaluate("""(amount) => {
+          const text = amount.firstChild, at = text.data.indexOf("US$");
+          const left = (i) => {
+            const range = document.createRange();
+            range.setStart(text, i);
+            range.setEnd(text, i + 1);
+            return range.getBoundingClientRect().left;
+          };
+          return [left(at), left(at + 1), left(at + 2)];  // U, S, $
+        }""")
+        assert order == sorted(order), f"U, S and $ at {order}: it reads \"$US\""
+        assert watched.problems == []
