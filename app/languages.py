@@ -66,10 +66,9 @@ class Language:
     # PostgreSQL's text search configuration for its words' stems (the library's search,
     # story_search_config in sql/); None: it has none, and 'simple' is used.
     search_config: str | None = None
-    # Babel's format of a day on a page, and whether its days and months take the order
-    # CLDR's skeletons give (Japanese: "12月4日", "2026年12月") over the app's own.
+    # Babel's format of a day on a page (a day without its year, and a month, follow
+    # CLDR's skeletons in every language: app/i18n/formats.py).
     day_format: str = "medium"
-    dates_by_skeleton: bool = False
 
     @property
     def direction(self) -> str:
@@ -489,7 +488,7 @@ JAPANESE = Language(
     spaced=False, read_aloud_per_minute=250,
     instruction="Write it as a Japanese picture book is written: mostly hiragana, with only "
                 "the kanji a young child learns first.",
-    day_format="long", dates_by_skeleton=True,
+    day_format="long",
     ideas=IdeaWords(
         ideas=(
             "月夜のおさんぽ：{season}の夜に、{company}{like}をさがしに",

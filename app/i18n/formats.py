@@ -2,15 +2,19 @@
 money: app/money/amounts.py.
 
     day(moment, timezone)      # "29 November 2026"; in French "29 nov. 2026"; "2026年11月29日"
-    when(moment, timezone)     # "29 November 2026, 20:01"; in Arabic "٢٩ نوفمبر ٢٠٢٦، ٨:٠١ م"
+    when(moment, timezone)     # "29 November 2026, 20:01"; in Arabic "29 نوفمبر 2026، 8:01 م"
     calendar_day(date)         # a date with no moment, as `day` writes one: "11 December 2026"
     short_day(date)            # "29 Nov", a chart's end
+    long_day(date)             # "29 November"; in Spanish "29 de noviembre"
+    month_name(date)           # "November 2026"; in Spanish "noviembre de 2026"
     number(7)                  # "7" in the language's own digits
     names(["a", "b", "c"])     # "a, b and c"; in Spanish "a, b y c"
 
 English keeps the app's own forms (app/dates.py): the contract quotes them. A
-language's record says how long a day is written and whether its days and months follow
-CLDR's skeletons (Japanese: "11月29日", "2026年11月"; app/languages.py).
+language's record says how long a day is written (app/languages.py); a day without its
+year and a month are written by CLDR's skeletons, which know each language's order and
+linking words ("29 de noviembre", "4. Dezember", "11月29日"), and a day and its time are
+joined as the language joins them (the Arabic comma "،").
 """
 
 from __future__ import annotations
@@ -44,10 +48,11 @@ def when(moment: datetime, timezone: tzinfo) -> str:
     local = _local(moment, timezone) if language != ENGLISH else None
     if local is None:
         return dates.when(moment, timezone)
-    written = language_of(language)
-    between = " " if written.dates_by_skeleton else ", "
-    return (f"{format_date(local, written.day_format, locale=language)}{between}"
-            f"{format_time(local, 'short', locale=language)}")
+    from babel import Locale
+
+    joined: str = Locale.parse(language).datetime_formats["medium"]  # "{1}, {0}", "{1}، {0}"
+    return joined.format(format_time(local, "short", locale=language),
+                         format_date(local, language_of(language).day_format, locale=language))
 
 
 def calendar_day(moment: date) -> str:
@@ -61,17 +66,18 @@ def calendar_day(moment: date) -> str:
 
 
 def short_day(moment: date) -> str:
-    return _day_of(moment, f"{moment.day} {moment:%b}", "d MMM", "MMMd")
+    return _day_of(moment, f"{moment.day} {moment:%b}", "MMMd")
 
 
 def long_day(moment: date) -> str:
-    """A day in a table of days: "29 November"."""
-    return _day_of(moment, f"{moment.day} {moment:%B}", "d MMMM", "MMMMd")
+    """A day in a table of days or a sentence: "29 November"; "29 de noviembre"."""
+    return _day_of(moment, f"{moment.day} {moment:%B}", "MMMMd")
 
 
 def month_name(moment: date) -> str:
-    """A month and its year: "December 2026"; in Polish "grudzień 2026"."""
-    return _day_of(moment, f"{moment:%B} {moment.year}", "LLLL y", "yMMMM")
+    """A month and its year: "December 2026"; in Spanish "diciembre de 2026", in Polish
+    "grudzień 2026"."""
+    return _day_of(moment, f"{moment:%B} {moment.year}", "yMMMM")
 
 
 def number(value: int) -> str:
@@ -90,18 +96,16 @@ def names(items: list[str]) -> str:
     return format_list(items, locale=current()) if items else ""
 
 
-def _day_of(moment: date, english: str, pattern: str, skeleton: str) -> str:
-    """A day or a month: in English as the app writes it (`english`), else by the app's
-    `pattern`, or by CLDR's `skeleton` for a language whose days are written in another
-    order."""
+def _day_of(moment: date, english: str, skeleton: str) -> str:
+    """A day or a month: in English as the app writes it (`english`), else by CLDR's
+    `skeleton` ("MMMMd": the language's own order and words, "4 de diciembre"); a bare
+    pattern ("d MMMM") would drop them ("4 diciembre")."""
     language = current()
     if language == ENGLISH:
         return english
-    from babel.dates import format_date, format_skeleton
+    from babel.dates import format_skeleton
 
-    if language_of(language).dates_by_skeleton:
-        return format_skeleton(skeleton, moment, locale=language)
-    return format_date(moment, pattern, locale=language)
+    return format_skeleton(skeleton, moment, locale=language)
 
 
 def _local(moment: datetime, timezone: tzinfo) -> datetime | None:

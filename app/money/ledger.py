@@ -137,15 +137,16 @@ class Ledger(Statements):
 
     async def unpriced_note(self, meter: Meter) -> str | None:
         """With a budget, the home page's line naming the models it cannot count (no price:
-        their calls cost 0 in the ledger), and how to price them; else None."""
+        their calls cost 0 in the ledger), and who can price them (the setting is named in
+        the start-up WARNING, for them); else None."""
         unpriced = await meter.unpriced() if meter.budget_micros is not None else []
         if not unpriced:
             return None
         return ngettext(
             "The budget does not count calls to %(models)s: no price is known for it. "
-            "Whoever set up the app can add one with PRICES.",
+            "Whoever set up the app can add one.",
             "The budget does not count calls to %(models)s: no price is known for them. "
-            "Whoever set up the app can add them with PRICES.",
+            "Whoever set up the app can add them.",
             len(unpriced)) % {"models": names(unpriced)}
 
     async def month(self, meter: Meter) -> MonthSpend:

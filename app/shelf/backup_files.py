@@ -4,7 +4,8 @@ these run in a thread.
 
     path = write_backup(folder, data, moment)     # .../bedtime-stories-20261129T200102Z.zip
     removed = prune_backups(folder, keep=14)      # the older of the app's own files
-    failure_reason(error, folder)                 # "the disk is full", for the home page
+    failure_reason(error, folder)                 # "the disk of /backups is read-only": the log's
+    failure_cause(error)                          # "folder_missing": the code a page words
     folder_problem(folder)                        # None, or why a backup would fail there
 """
 
@@ -70,8 +71,25 @@ def prune_backups(folder: Path, *, keep: int) -> list[str]:
     return removed
 
 
+def failure_cause(error: OSError) -> str:
+    """Why a backup could not be written, as a code (the schedule keeps it; the home page
+    words it for the family without the server's paths): `folder_missing`, `no_permission`,
+    `disk_full`, `read_only`, or `not_written`."""
+    code = error.errno
+    if code in (errno.ENOENT, errno.ENOTDIR):
+        return "folder_missing"
+    if code in (errno.EACCES, errno.EPERM):
+        return "no_permission"
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return "disk_full"
+    if code == errno.EROFS:
+        return "read_only"
+    return "not_written"
+
+
 def failure_reason(error: OSError, folder: Path) -> str:
-    """Why a backup could not be written, as a short phrase a parent can act on."""
+    """Why a backup could not be written, as a short phrase whoever runs the app can act
+    on (the log's, with the folder)."""
     code = error.errno
     if code == errno.ENOENT:
         return f"the folder {folder} does not exist"

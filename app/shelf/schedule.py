@@ -34,7 +34,7 @@ class Turn:
 class ScheduleState:
     last_ok_at: datetime | None
     last_file: str | None
-    last_error: str | None  # None since the last success
+    last_error: str | None  # a cause code (a backup's: folder_missing ...); None since a success
     last_error_at: datetime | None
 
 

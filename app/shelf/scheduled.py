@@ -22,11 +22,17 @@ from datetime import tzinfo
 from pathlib import Path
 
 from app.db import DATABASE_UNAVAILABLE
-from app.i18n import gettext
+from app.i18n import N_, gettext
 from app.i18n.formats import when
 from app.logs import log, log_caught
 from app.shelf.backup import export_zip
-from app.shelf.backup_files import failure_reason, folder_problem, prune_backups, write_backup
+from app.shelf.backup_files import (
+    failure_cause,
+    failure_reason,
+    folder_problem,
+    prune_backups,
+    write_backup,
+)
 from app.shelf.schedule import Schedules, Turn
 from app.shelf.store import ShelfStore
 
@@ -36,6 +42,17 @@ BACKUP_SCHEDULE = "backup"
 BACKUP_RECHECK_S = 600.0
 BACKUP_MIN_WAIT_S = 0.5  # never look again sooner than this
 BACKUP_RETRY_S = 30.0  # after the database could not be asked
+# Why the last backup failed, as the home page words it for the family: no folder, no
+# setting name (the log line has those, for whoever runs the app). A cause not listed (a
+# row kept from an older version) is said as `not_written`.
+FAILURE_CAUSES = {
+    "folder_missing": N_("its folder cannot be found"),
+    "no_permission": N_("the app may not write in its folder"),
+    "disk_full": N_("the disk is full"),
+    "read_only": N_("the disk cannot be written to"),
+    "not_written": N_("it could not be written"),
+    "not_read": N_("the stories could not be read"),
+}
 
 
 @dataclass
@@ -96,17 +113,17 @@ class ScheduledBackups:
             data = await export_zip(self.shelf, self.timezone)
         except Exception as error:  # the database went away, or a bug (its traceback)
             await self._failed(turn, "the stories could not be read from the database",
-                               error=repr(error),
+                               "not_read", error=repr(error),
                                exc_info=not isinstance(error, DATABASE_UNAVAILABLE))
             return
         try:
             path = await asyncio.to_thread(write_backup, self.folder, data, turn.claimed_at)
         except OSError as error:  # the folder: missing, not one, no permission, disk full
-            await self._failed(turn, failure_reason(error, self.folder))
+            await self._failed(turn, failure_reason(error, self.folder), failure_cause(error))
             return
         except Exception as error:  # a bug: its traceback
-            await self._failed(turn, "the file could not be written", error=repr(error),
-                               exc_info=True)
+            await self._failed(turn, "the file could not be written", "not_written",
+                               error=repr(error), exc_info=True)
             return
         await self.schedules.succeeded(BACKUP_SCHEDULE, turn, file=path.name)
         try:
@@ -117,21 +134,22 @@ class ScheduledBackups:
             removed = []
         log("backup_written", file=path, bytes=len(data), removed=len(removed))
 
-    async def _failed(self, turn: Turn, reason: str, *, exc_info: bool = False,
+    async def _failed(self, turn: Turn, reason: str, cause: str, *, exc_info: bool = False,
                       **fields: object) -> None:
         log("backup_failed", level=logging.ERROR, exc_info=exc_info, folder=self.folder,
-            reason=reason, **fields)
-        await self.schedules.failed(BACKUP_SCHEDULE, turn, reason=reason)
+            reason=reason, cause=cause, **fields)
+        await self.schedules.failed(BACKUP_SCHEDULE, turn, reason=cause)
 
 
 async def backup_notice(schedules: Schedules, timezone: tzinfo) -> str | None:
-    """"The last backup failed: <reason>. Last good backup: <when>." while the last one
+    """"The last backup failed: <why>. Last good backup: <when>." while the last one
     failed; None otherwise (or when no process makes backups)."""
     state = await schedules.state(BACKUP_SCHEDULE)
     if state is None or state.last_error is None:
         return None
+    why = gettext(FAILURE_CAUSES.get(state.last_error, FAILURE_CAUSES["not_written"]))
     if state.last_ok_at is None:
         return gettext("The last backup failed: %(why)s. Last good backup: never.") % {
-            "why": state.last_error}
+            "why": why}
     return gettext("The last backup failed: %(why)s. Last good backup: %(when)s.") % {
-        "why": state.last_error, "when": when(state.last_ok_at, timezone)}
+        "why": why, "when": when(state.last_ok_at, timezone)}

@@ -36,8 +36,11 @@ async def spend(request: Request) -> Response:
     month = await Ledger(services.db).month(services.meter)
     if answers_json(request):
         return JSONResponse(month.as_json(), headers=VARY)
+    # "Used up" as the home page closes the form: no room left for even a short story.
+    used_up = bool((await budget_notes(services)).closed)
     return render(request, "spend.html", {
-        "month": month, "chart": bar_chart(month.by_day), "dollars": isolated_money,
+        "month": month, "used_up": used_up, "chart": bar_chart(month.by_day),
+        "dollars": isolated_money,
         "kind_names": CHARGES, "month_name": month_name(services.meter.month_start()),
         "share_pct": None if month.share is None else min(round(month.share * 100), 100),
     }, headers=VARY)

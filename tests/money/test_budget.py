@@ -273,6 +273,25 @@ async def test_the_home_page_says_calmly_when_the_budget_is_nearly_or_wholly_use
         assert refused.status_code == (429 if "no room" in says else 202), refused.text
 
 
+@pytest.mark.parametrize(("spent_shorts", "says"), [
+    (8.5, "Nearly all of this month's budget is used."),
+    (10, "This month's budget is used up."),  # the whole month spent
+    (12, "This month's budget is used up."),  # spent past it (a call's real cost)
+], ids=["nearly", "full", "over"])
+async def test_the_spending_page_says_used_up_once_the_month_is_full_or_over(
+    make_app, db, settings, spent_shorts, says
+):
+    """"Nearly all" is for a month with room left; a full month, or one past its budget,
+    is used up, as the home page's closed form says."""
+    short = shortest_set_aside(settings)
+    app = make_app(prices=PRICES, monthly_budget_micros=10 * short)
+    await spent_already(db, int(spent_shorts * short))
+    async with serve(app) as client:
+        page = (await client.get("/spend")).text
+    assert says in page
+    assert ("Nearly all" in page) == ("Nearly" in says)
+
+
 def shortest_set_aside(settings) -> int:
     """A short story's most possible cost as this app's meter reckons it (its reasoning
     room included), whatever the prices."""

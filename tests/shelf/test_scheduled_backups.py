@@ -17,9 +17,9 @@ import pytest
 
 from app.db import connect_pool
 from app.queue.store import JobStore
-from app.shelf.backup_files import BACKUP_FILE, backup_name, failure_reason
+from app.shelf.backup_files import BACKUP_FILE, backup_name, failure_cause, failure_reason
 from app.shelf.schedule import Schedules
-from app.shelf.scheduled import BACKUP_SCHEDULE, ScheduledBackups
+from app.shelf.scheduled import BACKUP_SCHEDULE, FAILURE_CAUSES, ScheduledBackups
 from app.shelf.store import ShelfStore
 from tests.helpers.app import serve
 from tests.helpers.backups import a_shelf, stories_json
@@ -210,8 +210,10 @@ async def test_a_failing_folder_logs_one_error_and_every_home_page_says_so_until
         [error] = backup_errors(caplog)
         assert f'reason="the folder {folder} does not exist"' in error.getMessage()
         page = (await client.get("/")).text
-        assert (f"The last backup failed: the folder {folder} does not exist. "
+        # Plain words for the family: the folder's path is the log's, for whoever runs the app.
+        assert ("The last backup failed: its folder cannot be found. "
                 "Last good backup: never.") in page
+        assert str(tmp_path) not in page
 
         folder.mkdir()
         await make_due(db)
@@ -227,8 +229,9 @@ async def test_a_failing_folder_logs_one_error_and_every_home_page_says_so_until
         await backups.tick()
         assert len(backup_errors(caplog)) == 2  # one line each
         page = (await client.get("/")).text
-        assert (f"The last backup failed: {folder} is not a folder. "
+        assert ("The last backup failed: its folder cannot be found. "
                 f"Last good backup: {good}.") in page
+        assert str(tmp_path) not in page
     assert len(app_backups(tmp_path / "elsewhere")) == 1
 
 
@@ -256,6 +259,16 @@ async def test_a_schedule_no_process_keeps_any_more_says_nothing(make_app, db, t
 )
 def test_a_failure_is_said_in_a_short_phrase(code, reason):
     assert failure_reason(OSError(code, "strerror"), Path("/backups")) == reason
+
+
+@pytest.mark.parametrize(("code", "cause"), [
+    (errno.ENOSPC, "disk_full"), (errno.EACCES, "no_permission"),
+    (errno.ENOENT, "folder_missing"), (errno.ENOTDIR, "folder_missing"),
+    (errno.EROFS, "read_only"), (errno.EIO, "not_written"),
+])
+def test_the_page_is_told_a_cause_each_said_in_plain_words(code, cause):
+    assert failure_cause(OSError(code, "strerror")) == cause
+    assert cause in FAILURE_CAUSES
 
 
 async def test_every_process_with_a_backup_folder_runs_the_schedule_from_start_to_stop(

@@ -94,7 +94,9 @@ async def test_the_browser_chooses_until_the_household_does_and_ui_language_wins
         assert lang_dir(page.text) == ("de", "ltr")  # over the household's Spanish too
         assert "Accept-Language" not in page.headers.get("vary", "")
         children = await client.get("/children", headers={"Accept": "text/html"})
-        assert "UI_LANGUAGE" in children.text
+        # Said in plain words: the setting's name is for whoever runs the app.
+        assert "so eingestellt von der Person" in children.text  # in German, as the page is
+        assert "UI_LANGUAGE" not in children.text
 
 
 async def test_another_process_sees_the_households_language_within_its_freshness(make_app):

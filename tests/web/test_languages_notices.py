@@ -19,9 +19,9 @@ from tests.helpers.waits import WAIT_S
 pytestmark = [pytest.mark.anyio, pytest.mark.own_pages]
 
 UNPRICED = ("The budget does not count calls to %(models)s: no price is known for it. "
-            "Whoever set up the app can add one with PRICES.",
+            "Whoever set up the app can add one.",
             "The budget does not count calls to %(models)s: no price is known for them. "
-            "Whoever set up the app can add them with PRICES.")
+            "Whoever set up the app can add them.")
 UNPRICED_MODEL = "SmolLM2-135M-Instruct"  # a local server's: no price in the pinned table
 
 
