@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import uuid
 from dataclasses import replace
 
 import asyncpg
@@ -16,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
-from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.helpers.waits import HTTP_TIMEOUT_S, json_when
 from tests.money.test_budget import PRICES, shortest_set_aside
 
 pytestmark = needs_chromium
@@ -151,3 +152,25 @@ def test_an_open_page_closes_its_spending_controls_with_the_reason_without_a_rel
         data='{"prompt": "a fox who paints the moon"}')
     assert refused.status == 429
     assert refused.json()["error"]["code"] == "budget_reached"
+
+
+def test_an_open_job_page_closes_finish_when_the_budget_runs_out(
+    open_page, capped_quickly, fake_llm
+):
+    """A story the storyteller stopped mid-story offers Finish; the budget runs out
+    elsewhere while its page is open: Finish closes, with the reason, without a reload."""
+    url, database_url, nearly_all = capped_quickly
+    fake_llm.mode = "no_finish"  # the stream ends with no finish reason: cut short, words kept
+    with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT_S) as http:
+        job_id = http.post("/stories/generate", json={"prompt": "a fox who paints the moon"},
+                           headers={"Idempotency-Key": uuid.uuid4().hex}).json()["job_id"]
+    json_when(f"{url}/stories/jobs/{job_id}", lambda job: job["status"] == "failed",
+              "the cut")
+    page = open_page(url, "phone").page
+    page.goto(f"{url}/stories/jobs/{job_id}")
+    finish = page.get_by_role("button", name="Finish this story")
+    expect(finish).to_be_enabled()
+    spend(database_url, nearly_all)
+    expect(finish).to_be_disabled(timeout=(2 * ROOM_POLL_S + 3) * 1000)
+    expect(page.locator("#closed-note")).to_contain_text("no room for another story")
+    page.screenshot(path=str(ARTIFACTS / "budget-closed-finish-phone.png"))
