@@ -4,9 +4,12 @@ slips through anyway."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.helpers.app import post_story, serve
+from tests.helpers.forms import form_key, submit
 from tests.money.test_budget import PRICES, shortest_set_aside, spent_already
 
 pytestmark = pytest.mark.anyio
@@ -54,3 +57,19 @@ async def test_the_days_last_story_closes_an_open_pages_stories_not_its_pictures
 async def test_any_story_number_is_answered(client, story):
     room = await client.get(f"/closed?story={story}")
     assert room.status_code == 200 and room.json() == OPEN
+
+
+async def test_a_refused_one_tap_story_leaves_the_form_as_this_device_had_it(make_app):
+    """A one-tap tap that slips through after the day's last story is refused; the form
+    comes back as it was, not with the child's idea moved under "Someone else"."""
+    async with serve(make_app(daily_story_limit=1), from_own_pages=True) as tablet:
+        mia = (await tablet.post("/children", json={"name": "Mia", "age": 5})).json()
+        await submit(tablet, **{"for": "other", "child_name": "Leo", "age": "6"})
+        refused = await tablet.post("/stories/generate", data={
+            "idempotency_key": form_key((await tablet.get("/")).text),
+            "prompt": "a moon that hums", "child_id": str(mia["child_id"])})
+        assert refused.status_code == 429
+        (form,) = re.findall(r'<form id="story-form".*?</form>', refused.text, re.S)
+        assert "a moon that hums" not in form
+        assert re.search(r'id="child_name"[^>]*value="Leo"', form)
+        assert re.search(r'name="for" value="other" checked', form)
