@@ -96,9 +96,9 @@ async def _generate_form(request: Request, body: bytes) -> Response:
     posted = await parse_form(request, body)
     form = await read_story_form(services.shelf, posted)
     values = form.values
-    # A refused one-tap story (no chooser in its post) leaves the form as this device had
-    # it: its idea is the child's, never moved into the form under "Someone else".
-    kept = values if form.chosen else None
+    # A refused one-tap story (a profile's button: its child, no chooser) leaves the form as
+    # this device had it: its idea is the child's, never moved under "Someone else".
+    kept = None if not form.chosen and posted.get("child_id") else values
     try:
         key = parse_idempotency_key(str(posted.get("idempotency_key") or "") or None)
         sent, resolve = sent_request(services, form.sent(), from_form=True, then=form.then)
