@@ -789,6 +789,81 @@
     }
   }
 
+  // Closed means closed (app/web/spend.py): a page opened before the month's budget, the
+  // day's stories or the storyteller closed keeps no live control that would spend. Every
+  // few card polls, while the page is shown and has one (form[data-spends]), it asks; each
+  // control named is disabled, with the reason in a note floating over the page's foot
+  // (nothing moves for it; a tap puts it away), and opened again only by this, only if
+  // this closed it. The server refuses whatever slips through anyway (429).
+  var ROOM_POLL_MS = (Number(root.getAttribute("data-room-poll")) || 15) * 1000;
+  var closedFor = {};  // "stories", "pictures", "narration": why, from the last answer
+  var roomNoteSaid = "";
+
+  function closeSpending(form) {
+    var why = closedFor[form.getAttribute("data-spends")];
+    form.querySelectorAll("fieldset.form-fields, button[type=submit]").forEach(function (c) {
+      if (why && !c.disabled) {
+        c.disabled = true;
+        c.setAttribute("data-closed-here", "");
+        if (c.tagName === "BUTTON") c.setAttribute("aria-describedby", "closed-note");
+      } else if (!why && c.hasAttribute("data-closed-here")) {
+        c.disabled = false;
+        c.removeAttribute("data-closed-here");
+        if (c.tagName === "BUTTON") c.removeAttribute("aria-describedby");
+      }
+    });
+    return why;
+  }
+
+  function showClosed() {
+    var reasons = [];
+    document.querySelectorAll("form[data-spends]").forEach(function (form) {
+      var why = closeSpending(form);
+      if (why && reasons.indexOf(why) < 0) reasons.push(why);
+    });
+    var note = document.getElementById("closed-note");
+    var said = reasons.join(" ");
+    if (!said) {
+      if (note) note.remove();
+    } else if (said !== roomNoteSaid || !note) {
+      if (!note) {
+        note = document.createElement("p");
+        note.id = "closed-note";
+        note.className = "notice closed-note";
+        note.setAttribute("role", "status");
+        note.addEventListener("click", function () { note.hidden = true; });
+        document.body.appendChild(note);
+      }
+      note.hidden = false;
+      note.textContent = said;
+    }
+    roomNoteSaid = said;
+  }
+
+  function askRoom() {
+    if (document.visibilityState === "hidden" || navigator.onLine === false) return;
+    if (!document.querySelector("form[data-spends]") || !window.fetch) return;
+    var listen = document.querySelector("form[data-spends=narration][data-story]");
+    var url = "/closed" + (listen ? "?story=" + listen.getAttribute("data-story") : "");
+    fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (answer) {
+      return answer.ok ? answer.json() : null;
+    }).then(function (room) {
+      if (!room) return;  // an error page, a restart: the next poll asks again
+      closedFor = room;
+      showClosed();
+    }).catch(function () { /* offline: the next poll asks again */ });
+  }
+
+  window.setInterval(askRoom, ROOM_POLL_MS);
+  document.addEventListener("visibilitychange", askRoom);  // a tablet woken for tonight
+  // A card or frame swapped in brings live buttons: closed again as they come.
+  document.addEventListener("htmx:load", showClosed);
+  // A refusal (429) answered one control: the others learn it at once.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = event.detail.elt && event.detail.elt.closest && event.detail.elt.closest("form[data-spends]");
+    if (form && event.detail.xhr && event.detail.xhr.status === 429) askRoom();
+  });
+
   // "Show password" on the sign-in page: the box shows what is typed while it is ticked.
   document.querySelectorAll("[data-show-password]").forEach(function (toggle) {
     var box = toggle.closest("form").querySelector("input[name=password]");

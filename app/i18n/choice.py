@@ -2,7 +2,8 @@
 
     choose(setting="", household=None, accept="es-ES,es;q=0.9,en;q=0.5")   # "es"
 
-UI_LANGUAGE, else the household's choice (the Children page), else the browser's
+UI_LANGUAGE, else this device's own choice (its `language` cookie), else the household's
+(the Children page: the default for a device that has not chosen), else the browser's
 Accept-Language (by its q-values), else English. A shared page is read by someone
 outside the household: their browser's language comes first there (`reader_first`).
 """
@@ -41,19 +42,19 @@ def from_accept_language(header: str | None) -> str | None:
 
 
 def choose(*, setting: str | None, household: str | None, accept: str | None,
-           reader_first: bool = False) -> str:
+           device: str | None = None, reader_first: bool = False) -> str:
     """The request's language (see the module's docstring)."""
-    return choose_from(setting=setting, household=household, accept=accept,
+    return choose_from(setting=setting, household=household, accept=accept, device=device,
                        reader_first=reader_first)[0]
 
 
 def choose_from(*, setting: str | None, household: str | None, accept: str | None,
-                reader_first: bool = False) -> tuple[str, bool]:
+                device: str | None = None, reader_first: bool = False) -> tuple[str, bool]:
     """The request's language, and whether the browser's Accept-Language chose it."""
     browser = from_accept_language(accept)
     if reader_first and browser:
         return browser, True
-    for language in (setting, household):
+    for language in (setting, device, household):
         if language is not None and language in UI_LANGUAGES:
             return language, False
     return (browser, True) if browser else (ENGLISH, False)

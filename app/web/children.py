@@ -34,6 +34,7 @@ from app.shelf.children import CHILD_FIELDS, child_json, parse_child
 from app.shelf.household import BEDTIME_EARLIEST, BEDTIME_LATEST, parse_bedtime, parse_language
 from app.stories import Child
 from app.web.inputs import parse_form, parse_json, path_id, read_body, services_of
+from app.web.language import DEVICE_LANGUAGE_COOKIE
 from app.web.negotiation import VARY, answers_json
 from app.web.pages import LANGUAGE_CHOICES
 from app.web.templates import render
@@ -154,6 +155,7 @@ async def _page(
         "languages": LANGUAGE_CHOICES,
         "language_names": dict(LANGUAGE_CHOICES),
         "household_language": services.household.language or "",
+        "device_language": request.cookies.get(DEVICE_LANGUAGE_COOKIE, ""),
         "ui_language_setting": request.app.state.settings.ui_language,
     }
     return render(request, "children.html", context, status_code=422 if error else 200,

@@ -96,6 +96,9 @@ async def _generate_form(request: Request, body: bytes) -> Response:
     posted = await parse_form(request, body)
     form = await read_story_form(services.shelf, posted)
     values = form.values
+    # A refused one-tap story (a profile's button: its child, no chooser) leaves the form as
+    # this device had it: its idea is the child's, never moved under "Someone else".
+    kept = None if not form.chosen and posted.get("child_id") else values
     try:
         key = parse_idempotency_key(str(posted.get("idempotency_key") or "") or None)
         sent, resolve = sent_request(services, form.sent(), from_form=True, then=form.then)
@@ -103,16 +106,16 @@ async def _generate_form(request: Request, body: bytes) -> Response:
     except Invalid as error:
         if error.code == "idempotency_key_reused":  # an old page sent again with new words
             notice = "That form was already used. Please tap “Write the story” once more."
-            return await _form_again(request, values, status_code=422, notice=notice)
+            return await _form_again(request, kept, status_code=422, notice=notice)
         field = form.refused_field(error.field)
         if field is None:
-            return await _form_again(request, values, status_code=422, notice=error.message)
+            return await _form_again(request, kept, status_code=422, notice=error.message)
         return await _form_again(request, values, status_code=422, errors={field: error.said})
     except AppError as error:
         if error.status_code not in (400, 429, 503):
             raise
         return await _form_again(
-            request, values, status_code=error.status_code, notice=error.message,
+            request, kept, status_code=error.status_code, notice=error.message,
             retry_after_s=error.retry_after_s,
         )
     response: Response
@@ -131,14 +134,15 @@ async def _generate_form(request: Request, body: bytes) -> Response:
 
 async def _form_again(
     request: Request,
-    values: dict[str, str],
+    values: dict[str, str] | None,
     *,
     status_code: int,
     errors: dict[str, str] | None = None,
     notice: str | None = None,
     retry_after_s: int | None = None,
 ) -> Response:
-    """The form, with the input kept and the message beside its field (or above it)."""
+    """The form, with the input kept and the message beside its field (or above it);
+    `values` None: the form as this device last had it."""
     context = await home_context(request, values=values, errors=errors, notice=notice)
     headers = {"Retry-After": str(retry_after_s)} if retry_after_s else {}
     template = "_story_form.html" if is_htmx(request) else "home.html"

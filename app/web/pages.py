@@ -9,7 +9,8 @@ the form's last choice (the `story_form` cookie, set by the form's own posts), s
 one-tap story never changes whom the next typed idea is for.
     POST /preferences                 theme=auto|dark|light|night, text_size=smaller|larger
                                       (when Night starts by itself: the household's bedtime,
-                                      on the Children page, app/web/children.py)
+                                      on the Children page, app/web/children.py), language=es
+                                      (this device's pages; empty: the household's)
 
 A story's actions are in app/web/stories.py, a job's in app/web/jobs.py.
 """
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from app.i18n import current, gettext
+from app.i18n import UI_LANGUAGES, current, gettext
 from app.ideas import form_ideas, southern_hemisphere, tonight_idea
 from app.languages import LANGUAGES
 from app.lengths import BY_NAME, LENGTHS
@@ -41,6 +42,7 @@ from app.stories import Child
 from app.storytelling.shutdowns import ModelShutdown
 from app.web.cards import JobCard, job_card
 from app.web.inputs import local_path, parse_form, read_body, services_of
+from app.web.language import DEVICE_LANGUAGE_COOKIE
 from app.web.pictures import thumbnails
 from app.web.preferences import (
     PREFERENCE_MAX_AGE_S,
@@ -161,12 +163,11 @@ async def home_context(
 ) -> dict[str, object]:
     """The home page (and its form), with a fresh idempotency key on every render.
 
-    With no `values`, the form starts from what it last asked for on this device, or
-    else from the last story's child, age and length.
+    With no `values`, the form starts from what it last asked for on this device.
     """
     services = services_of(request)
     cards = await home_cards(services)
-    form_values = await remembered_values(request)
+    form_values = remembered_values(request)
     form_values.update(values or {})
     children = await services.children.all()
     pairs = list(itertools.combinations(children[:SIBLING_PAIRS_FROM], 2))
@@ -295,22 +296,13 @@ async def form_context(
 
 
 
-async def remembered_values(request: Request) -> dict[str, str]:
-    """The form's values to start from: what it last asked for on this device, or the
-    household's last request; before any, a story in the page's language."""
+def remembered_values(request: Request) -> dict[str, str]:
+    """The form's values to start from: what it last asked for on this device; on a device
+    that has asked for nothing yet, a story in the page's language for no one named (never
+    another device's last child: each device is its own)."""
     values = dict.fromkeys(FIELDS, "") | {"language": current()}
     memory = form_memory(request)
-    if memory is not None:
-        return values | memory
-    last = await services_of(request).store.last_request()
-    if last is not None:
-        values |= {
-            "child_name": last.child_name or "",
-            "age": str(last.age) if last.age else "",
-            "length": last.length,
-            "language": last.language,
-        }
-    return values
+    return values | memory if memory is not None else values
 
 
 async def set_preferences(request: Request) -> Response:
@@ -325,4 +317,10 @@ async def set_preferences(request: Request) -> Response:
     if step:
         size = min(max(int(str(current["text_size"])) + step, TEXT_SIZES[0]), TEXT_SIZES[-1])
         response.set_cookie("text_size", str(size), max_age=PREFERENCE_MAX_AGE_S, samesite="lax")
+    language = form.get("language")
+    if language in UI_LANGUAGES:  # this device's own, whatever the household's
+        response.set_cookie(DEVICE_LANGUAGE_COOKIE, str(language), max_age=PREFERENCE_MAX_AGE_S,
+                            samesite="lax")
+    elif language == "":  # the household's again, as on a new device
+        response.delete_cookie(DEVICE_LANGUAGE_COOKIE, samesite="lax")
     return response

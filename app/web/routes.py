@@ -15,10 +15,10 @@ rule, and are JSON for a client that takes no HTML at all.
 
 Every handler lives in app/web, one module per resource: `jobs` (a job, and healthz),
 `generate` (a new job), `unfinished` (stories cut short), `stories` (the library, a story
-and its actions, downloads), `children`, `login`, `pages` (home, preferences), `pictures`
-(a story's picture, its place and a redraw), `narrations` (a story read aloud: the
-audio, its player's place, asking for it), `backups` (the import form) and `offline` (the
-service worker).
+and its actions, downloads), `children`, `login`, `pages` (home, preferences), `spend` (the
+month's spending, and what an open page may no longer spend on), `pictures` (a story's
+picture, its place and a redraw), `narrations` (a story read aloud: the audio, its player's
+place, asking for it), `backups` (the import form) and `offline` (the service worker).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def routes(assets: Assets) -> list[Route]:
         # The household's pages and their forms.
         Route("/", pages.home, methods=["GET"]),
         Route("/preferences", pages.set_preferences, methods=["POST"]),
+        Route("/closed", spend.closed, methods=["GET"]),
         Route("/stories/jobs/{job_id}/retry", jobs.retry, methods=["POST"]),
         Route("/stories/jobs/{job_id}/cancel", jobs.stop, methods=["POST"]),
         Route("/stories/jobs/{job_id}/finish", jobs.finish, methods=["POST"]),

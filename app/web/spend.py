@@ -1,6 +1,19 @@
 """The month's spending: GET /spend, JSON as the contract says, or the page a parent reads
 at a glance (the month against its budget, the last 30 days as a chart with its table, by
 kind and by child, and the models that have no price).
+
+And what an open page may no longer spend on (closed means closed, on a page already open):
+
+    GET /closed[?story=ID]   {"stories": why | null, "pictures": why | null,
+                              "narration": why | null}   (no-store)
+
+A page rendered before the month's budget ran out (or the day's stories, or the storyteller)
+still shows live buttons. app.js asks this every few card polls while the page has a
+control that would spend (`data-spends`), and closes those it names, with the reason,
+without a reload; the server refuses whatever slips through anyway (429). `stories`: a new
+story, a finish or a retry (the form, the one-tap buttons); `pictures`: a redraw;
+`narration`: story ID's Listen (only asked with `story`). Each `why` is the sentence the
+page says when it is rendered closed, in the page's language.
 """
 
 from __future__ import annotations
@@ -11,13 +24,17 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from app.i18n import gettext
 from app.i18n.formats import month_name
 from app.kinds import CHARGES
 from app.money.amounts import money
 from app.money.chart import bar_chart
 from app.money.ledger import BudgetNotes, Ledger
+from app.stories import parse_id
 from app.web.inputs import services_of
+from app.web.narrations import narration_fits
 from app.web.negotiation import VARY, answers_json
+from app.web.pictures import can_draw
 from app.web.templates import render
 
 if TYPE_CHECKING:
@@ -59,3 +76,43 @@ async def unpriced_note(services: Services) -> str | None:
     if services.meter is None:
         return None
     return await Ledger(services.db).unpriced_note(services.meter)
+
+
+async def closed(request: Request) -> JSONResponse:
+    services = services_of(request)
+    story_id = parse_id(request.query_params.get("story", ""))
+    return JSONResponse({
+        "stories": await stories_closed(services),
+        "pictures": await pictures_closed(services),
+        "narration": (await narration_closed(services, story_id)
+                      if story_id is not None else None),
+    }, headers={"Cache-Control": "no-store"})
+
+
+async def stories_closed(services: Services) -> str | None:
+    """Why no story can be asked for now (the form's limit note), or None: the storyteller
+    cannot write, the month's budget has no room for a short one, or the day's are used."""
+    cannot_write = services.readiness.closed_because()
+    if cannot_write:
+        return cannot_write
+    budget = await budget_notes(services)
+    if budget.closed:
+        return budget.closed
+    if services.intake.stories_left_today(await services.intake.used_today()) == 0:
+        return services.intake.limit_reached()[0]
+    return None
+
+
+async def pictures_closed(services: Services) -> str | None:
+    """Why no picture can be drawn again now (the month's budget), or None."""
+    if (can_draw(services) and services.meter is not None
+            and not await Ledger(services.db).picture_fits(services.meter)):
+        return gettext("No more pictures this month: the budget has no room for one.")
+    return None
+
+
+async def narration_closed(services: Services, story_id: int) -> str | None:
+    """Why story `story_id` cannot be read aloud now (the month's budget), or None."""
+    if services.narrator is not None and not await narration_fits(services, story_id):
+        return gettext("Not read aloud this month: the budget has no room for it.")
+    return None

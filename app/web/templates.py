@@ -97,6 +97,9 @@ def _compiled_templates() -> jinja2.BytecodeCache:
     return Compiled()
 
 
+ROOM_POLL_CARDS = 5
+
+
 def make_templates(
     timezone: tzinfo = UTC, *, static: Mapping[str, str], inline: Mapping[str, str] | None = None,
     card_poll_s: float = 3.0,
@@ -115,6 +118,9 @@ def make_templates(
     templates.env.globals["static"] = static
     templates.env.globals["inline"] = {**static, **(inline or {})}
     templates.env.globals["card_poll_s"] = f"{card_poll_s:g}"
+    # How often a page with a control that would spend asks whether it is closed now
+    # (app/web/spend.py: closed): every few card polls, a page left open all evening is no load.
+    templates.env.globals["room_poll_s"] = f"{card_poll_s * ROOM_POLL_CARDS:g}"
     # {% trans %} and _(): the request's language (app/i18n), chosen by its middleware.
     templates.env.add_extension("jinja2.ext.i18n")
     templates.env.install_gettext_callables(  # type: ignore[attr-defined]

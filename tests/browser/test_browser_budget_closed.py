@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import uuid
 from dataclasses import replace
 
 import asyncpg
@@ -16,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
-from tests.helpers.waits import HTTP_TIMEOUT_S
+from tests.helpers.waits import HTTP_TIMEOUT_S, json_when
 from tests.money.test_budget import PRICES, shortest_set_aside
 
 pytestmark = needs_chromium
@@ -98,3 +99,78 @@ def test_a_typed_story_s_refusal_is_brought_into_view_and_focused_on_a_phone(
     # The one-tap buttons close with the form: no tap posts the page to be refused again.
     expect(page.get_by_role("button", name="Tonight, for Mia")).to_be_disabled()
     page.screenshot(path=str(ARTIFACTS / "budget-refused-typed-phone.png"))
+
+
+ROOM_POLL_S = 5 * 0.4  # app/web/templates.py: ROOM_POLL_CARDS card polls
+
+
+@pytest.fixture
+def capped_quickly(settings):
+    """`capped`, with cards polling every 0.4 s: an open page asks what is closed every 2 s."""
+    short = shortest_set_aside(settings)
+    budget = 10 * short
+    with served_over_http(replace(settings, prices=PRICES, monthly_budget_micros=budget,
+                                  card_poll_s=0.4)) as url:
+        with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT_S) as http:
+            assert http.post("/children", json={"name": "Mia", "age": 5}).status_code == 201
+        yield url, settings.database_url, budget - short // 2
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_an_open_page_closes_its_spending_controls_with_the_reason_without_a_reload(
+    open_page, capped_quickly, size
+):
+    """The budget runs out on another device while this page is open: within a poll or two
+    its one-tap button, its form and Write close, the reason floats over the page's foot
+    (nothing on the page moves), what was typed stays, and a post that slips through is
+    refused (429 budget_reached)."""
+    url, database_url, nearly_all = capped_quickly
+    watched = open_page(url, size)
+    page = watched.page
+    page.goto(url + "/")
+    one_tap = page.get_by_role("button", name="Tonight, for Mia")
+    write = page.get_by_role("button", name="Write the story")
+    expect(one_tap).to_be_enabled()
+    page.fill("#prompt", "a fox who paints the moon")
+    form_top = page.locator("#story-form").bounding_box()["y"]
+    spend(database_url, nearly_all)  # another device's stories
+    within = {"timeout": (2 * ROOM_POLL_S + 3) * 1000}  # a poll or two, and a margin
+    expect(one_tap).to_be_disabled(**within)
+    expect(write).to_be_disabled()
+    expect(page.locator("#prompt")).to_be_disabled()
+    expect(page.locator("#prompt")).to_have_value("a fox who paints the moon")
+    note = page.locator("#closed-note")
+    expect(note).to_contain_text("no room for another story")
+    expect(note).to_be_in_viewport()
+    assert one_tap.get_attribute("aria-describedby") == "closed-note"
+    assert page.locator("#story-form").bounding_box()["y"] == form_top  # it floats
+    page.screenshot(path=str(ARTIFACTS / f"budget-closed-open-page-{size}.png"))
+    # Whatever slips through (a page without app.js, a tap in between) is refused.
+    key = page.locator("#story-form input[name=idempotency_key]").input_value()
+    refused = page.request.post(url + "/stories/generate", headers={
+        "Content-Type": "application/json", "Idempotency-Key": key, "Origin": url},
+        data='{"prompt": "a fox who paints the moon"}')
+    assert refused.status == 429
+    assert refused.json()["error"]["code"] == "budget_reached"
+
+
+def test_an_open_job_page_closes_finish_when_the_budget_runs_out(
+    open_page, capped_quickly, fake_llm
+):
+    """A story the storyteller stopped mid-story offers Finish; the budget runs out
+    elsewhere while its page is open: Finish closes, with the reason, without a reload."""
+    url, database_url, nearly_all = capped_quickly
+    fake_llm.mode = "no_finish"  # the stream ends with no finish reason: cut short, words kept
+    with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT_S) as http:
+        job_id = http.post("/stories/generate", json={"prompt": "a fox who paints the moon"},
+                           headers={"Idempotency-Key": uuid.uuid4().hex}).json()["job_id"]
+    json_when(f"{url}/stories/jobs/{job_id}", lambda job: job["status"] == "failed",
+              "the cut")
+    page = open_page(url, "phone").page
+    page.goto(f"{url}/stories/jobs/{job_id}")
+    finish = page.get_by_role("button", name="Finish this story")
+    expect(finish).to_be_enabled()
+    spend(database_url, nearly_all)
+    expect(finish).to_be_disabled(timeout=(2 * ROOM_POLL_S + 3) * 1000)
+    expect(page.locator("#closed-note")).to_contain_text("no room for another story")
+    page.screenshot(path=str(ARTIFACTS / "budget-closed-finish-phone.png"))

@@ -97,8 +97,9 @@ async def test_the_form_offers_the_languages_by_their_own_names_and_keeps_the_on
     story = (await client.get(f"/stories/{story_id}", headers=ACCEPT_JSON)).json()
     assert story["language"] == "de"
     assert "Write the story in German." in prompt_of(fake_llm.requests[-1])
-    # The next form starts from the last request's language; a sequel keeps its story's.
-    assert '<option value="de" lang="de" selected>' in (await client.get("/")).text
+    # A script's request is no device's form choice: the next form starts in the page's
+    # language; a sequel keeps its story's.
+    assert '<option value="en" lang="en" selected>' in (await client.get("/")).text
     sequel_form = (await client.get(f"/?sequel={story_id}")).text
     assert '<option value="de" lang="de" selected>' in sequel_form
 

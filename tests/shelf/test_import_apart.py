@@ -69,7 +69,9 @@ async def test_restored_stories_count_toward_no_days_limit_and_are_no_requests(m
         assert response.status_code == 202, response.text
         home = (await client.get("/")).text
         assert home.count(JOB_CARD) == 1
-        assert 'value="Ada"' in home  # the form remembers the household's request
+        # A script's request is no device's choice: the form starts afresh (each device
+        # remembers its own form, tests/web/test_device_choices.py).
+        assert 'value="Ada"' not in home
         library = (await client.get("/stories")).text
         assert all(f"Night {n}<" in library for n in (1, 12, 25))
 

@@ -276,8 +276,8 @@ async def test_the_home_page_offers_one_tap_for_each_child_and_a_double_tap_is_o
         home = (await browser.get("/")).text
         assert "Tonight, for <bdi>Mia</bdi>" in home
         assert "Tonight, for <bdi>Theo &lt;3</bdi>" in home
-        forms = re.findall(r'<form method="post" action="/stories/generate">(.*?)</form>',
-                           home, re.S)
+        forms = re.findall(r'<form method="post" action="/stories/generate"'
+            r' data-spends="stories">(.*?)</form>', home, re.S)
         fields = [dict(re.findall(r'name="(\w+)" value="([^"]*)"', form)) for form in forms]
         tap = next(f for f in fields if f.get("child_id") == str(mia["child_id"]))
         # Mia's, Theo's, and both together's (tests/web/test_siblings.py)
@@ -300,8 +300,8 @@ async def test_a_one_tap_story_is_about_tonight_s_idea_with_the_child_s_companio
         mia = await add_child(browser, MIA)
         leo = await add_child(browser, {"name": "Leo", "companions": "Rex the dragon"})
         home = (await browser.get("/")).text
-        forms = re.findall(r'<form method="post" action="/stories/generate">(.*?)</form>',
-                           home, re.S)
+        forms = re.findall(r'<form method="post" action="/stories/generate"'
+            r' data-spends="stories">(.*?)</form>', home, re.S)
         fields = [dict(re.findall(r'name="(\w+)" value="([^"]*)"', form)) for form in forms]
         tap = next(f for f in fields if f.get("child_id") == str(mia["child_id"])
                    and "sibling_id" not in f)

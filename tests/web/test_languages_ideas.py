@@ -25,8 +25,8 @@ def prompt_of(call: dict) -> str:
 
 
 def one_tap_forms(home: str) -> list[dict[str, str]]:
-    forms = re.findall(r'<form method="post" action="/stories/generate">(.*?)</form>',
-                       home, re.S)
+    forms = re.findall(r'<form method="post" action="/stories/generate"'
+        r' data-spends="stories">(.*?)</form>', home, re.S)
     return [{name: html.unescape(value) for name, value in
              re.findall(r'name="(\w+)" value="([^"]*)"', form)} for form in forms]
 

@@ -173,8 +173,8 @@ async def test_a_full_queue_is_a_friendly_sentence_and_writes_nothing(make_app, 
         fake_llm.release()
 
 
-async def test_form_defaults_come_from_the_last_story(client):
-    await submit(client, child_name="Mia", age="5", length="long")
+async def test_form_defaults_come_from_this_devices_last_story(client):
+    await submit(client, **{"for": "other", "child_name": "Mia", "age": "5", "length": "long"})
     home = (await client.get("/")).text
     assert ('id="child_name" name="child_name" maxlength="40" autocomplete="off" dir="auto"'
             ' value="Mia"') in home

@@ -113,8 +113,8 @@ async def test_the_home_page_offers_a_story_for_both_in_one_tap(make_app, db, fa
         home = (await browser.get("/")).text
         assert re.findall(r"Together: <bdi>(\w+)</bdi> and <bdi>(\w+)</bdi>", home) == [
             ("Solo", "Mia"), ("Solo", "Leo"), ("Mia", "Leo")]
-        forms = re.findall(r'<form method="post" action="/stories/generate">(.*?)</form>',
-                           home, re.S)
+        forms = re.findall(r'<form method="post" action="/stories/generate"'
+            r' data-spends="stories">(.*?)</form>', home, re.S)
         tap = next(dict(re.findall(r'name="(\w+)" value="([^"]*)"', form)) for form in forms
                    if "Together: <bdi>Mia</bdi> and <bdi>Leo</bdi>" in form)
         response = await browser.post("/stories/generate", data=tap)

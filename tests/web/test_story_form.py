@@ -70,7 +70,7 @@ def chosen_for(page: str) -> str | None:
 async def one_tap(client, page: str, child_id: int) -> dict:
     """The home page's one-tap button for a child, tapped."""
     button = re.search(
-        rf'<form method="post" action="/stories/generate">\s*'
+        rf'<form method="post" action="/stories/generate" data-spends="stories">\s*'
         rf'<input type="hidden" name="idempotency_key" value="([^"]+)">.*?'
         rf'name="prompt" value="([^"]+)">\s*<input type="hidden" name="child_id" '
         rf'value="{child_id}">\s*<button', page, re.S)

@@ -1,0 +1,75 @@
+"""Closed means closed (app/web/spend.py): what a page already open may no longer spend on,
+asked by app.js every few polls, in the page's language; and the server refuses whatever
+slips through anyway."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.helpers.app import post_story, serve
+from tests.helpers.forms import form_key, submit
+from tests.money.test_budget import PRICES, shortest_set_aside, spent_already
+
+pytestmark = pytest.mark.anyio
+
+PICTURE_MICROS = 11_000  # fake-image's price per picture (PRICES)
+OPEN = {"stories": None, "pictures": None, "narration": None}
+
+
+async def test_an_open_page_learns_the_budget_closed_and_a_post_that_slips_through_is_refused(
+    make_app, db, settings
+):
+    budget = 10 * shortest_set_aside(settings) + PICTURE_MICROS  # room for both, at first
+    app = make_app(prices=PRICES, monthly_budget_micros=budget, illustrator="openai",
+                   image_model="fake-image")
+    async with serve(app, from_own_pages=True) as client:
+        room = await client.get("/closed")
+        assert room.json() == OPEN
+        assert room.headers["cache-control"] == "no-store"
+        await spent_already(db, budget)  # another device spent the rest
+        room = (await client.get("/closed?story=1")).json()
+        assert "no room for another story" in room["stories"]
+        assert room["pictures"] == ("No more pictures this month: the budget has no room for "
+                                    "one.")
+        assert room["narration"] is None  # no narrator: nothing to close
+        refused = await post_story(client)
+        assert refused.status_code == 429
+        assert refused.json()["error"]["code"] == "budget_reached"
+        # In this device's language, as the page it closes.
+        client.cookies.set("language", "es")
+        spanish = (await client.get("/closed")).json()["stories"]
+        assert spanish and "no room for another story" not in spanish
+
+
+async def test_the_days_last_story_closes_an_open_pages_stories_not_its_pictures(make_app):
+    async with serve(make_app(daily_story_limit=1, illustrator="openai",
+                              image_model="fake-image"), from_own_pages=True) as client:
+        assert (await client.get("/closed")).json() == OPEN
+        assert (await post_story(client)).status_code == 202
+        room = (await client.get("/closed")).json()
+        assert "story for today" in room["stories"]
+        assert room["pictures"] is None  # a picture does not count toward the day's limit
+
+
+@pytest.mark.parametrize("story", ["x", "-1", "9" * 40, ""])
+async def test_any_story_number_is_answered(client, story):
+    room = await client.get(f"/closed?story={story}")
+    assert room.status_code == 200 and room.json() == OPEN
+
+
+async def test_a_refused_one_tap_story_leaves_the_form_as_this_device_had_it(make_app):
+    """A one-tap tap that slips through after the day's last story is refused; the form
+    comes back as it was, not with the child's idea moved under "Someone else"."""
+    async with serve(make_app(daily_story_limit=1), from_own_pages=True) as tablet:
+        mia = (await tablet.post("/children", json={"name": "Mia", "age": 5})).json()
+        await submit(tablet, **{"for": "other", "child_name": "Leo", "age": "6"})
+        refused = await tablet.post("/stories/generate", data={
+            "idempotency_key": form_key((await tablet.get("/")).text),
+            "prompt": "a moon that hums", "child_id": str(mia["child_id"])})
+        assert refused.status_code == 429
+        (form,) = re.findall(r'<form id="story-form".*?</form>', refused.text, re.S)
+        assert "a moon that hums" not in form
+        assert re.search(r'id="child_name"[^>]*value="Leo"', form)
+        assert re.search(r'name="for" value="other" checked', form)
