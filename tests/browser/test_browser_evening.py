@@ -268,9 +268,16 @@ def one_tap_story(page, taps: Taps, button: str, for_whom: str):
 def test_switching_child_is_one_tap_and_the_story_is_in_their_language(
     open_page, evening_app, children, fake_llm, size
 ):
-    written(evening_app, {"prompt": "a quiet pond", "child_id": children["Mia"]})  # last night
     watched = open_page(evening_app, size)
     page = watched.page
+    # Last night, on this tablet, a story for Mia, asked with the form: it remembers her
+    # for this device (a request from anywhere else is no device's choice).
+    page.goto(evening_app + "/")
+    page.get_by_role("radio", name=re.compile(r"^Mia\b")).check()
+    page.fill("#prompt", "a quiet pond")
+    page.get_by_role("button", name="Write the story").click()
+    expect(page.locator(".job-card", has_text="a quiet pond").get_by_role(
+        "link", name="Read the story")).to_be_visible(timeout=STORY_WAIT_MS)
     taps = Taps()
     page.goto(evening_app + "/")
     # The form says Mia.
