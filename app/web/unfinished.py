@@ -84,13 +84,18 @@ async def home_unfinished(request: Request, shown: set[int]) -> dict[str, object
                       "unfinished_back": "/"}
 
 
-async def dismiss(request: Request) -> Response:
-    services = services_of(request)
+async def job_and_back(request: Request) -> tuple[int, str]:
+    """The job a dismiss or its undo names, and the page a form asked to go back to."""
     body = await read_body(request)
     back = ""
     if not answers_json(request):
         back = str((await parse_form(request, body)).get("next") or "")
-    job_id = path_id(request.path_params["job_id"])
+    return path_id(request.path_params["job_id"]), back
+
+
+async def dismiss(request: Request) -> Response:
+    services = services_of(request)
+    job_id, back = await job_and_back(request)
     if not await Unfinished(services.db).dismiss(job_id):
         raise NotFound(N_("There is no story cut short with that number."))
     if answers_json(request):
@@ -113,11 +118,7 @@ def with_undo(back: str, job_id: int) -> str:
 async def undismiss(request: Request) -> Response:
     """Undo a dismiss. A second tap finds it back already: the same answer."""
     services = services_of(request)
-    body = await read_body(request)
-    back = ""
-    if not answers_json(request):
-        back = str((await parse_form(request, body)).get("next") or "")
-    job_id = path_id(request.path_params["job_id"])
+    job_id, back = await job_and_back(request)
     story = await Unfinished(services.db).undismiss(job_id)
     if story is None:
         raise NotFound(N_("There is no story cut short with that number."))

@@ -8,8 +8,11 @@ scrolled to."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
 import httpx
 import pytest
@@ -71,13 +74,23 @@ def visit(page, cdp, url: str) -> dict[str, int]:
     return {urls.get(rid, "?"): size for rid, size in received.items()}
 
 
-def test_a_first_visit_to_home_fits_in_30_kb_and_a_repeat_in_5(browser, evening):
+@contextlib.contextmanager
+def a_phone(browser) -> Iterator[tuple[Any, Any]]:
+    """A phone with no service worker (what HTTP caching does is what is counted): its page
+    and that page's CDP session, listening to the network."""
     context = browser.new_context(service_workers="block", viewport={"width": 390,
                                                                      "height": 844})
     try:
         page = context.new_page()
         cdp = context.new_cdp_session(page)
         cdp.send("Network.enable")
+        yield page, cdp
+    finally:
+        context.close()
+
+
+def test_a_first_visit_to_home_fits_in_30_kb_and_a_repeat_in_5(browser, evening):
+    with a_phone(browser) as (page, cdp):
         first = visit(page, cdp, evening + "/")
         assert 0 < sum(first.values()) <= FIRST_VISIT_MAX_BYTES, first
         assert not any("htmx" in url for url in first), "htmx before any tap"
@@ -87,18 +100,11 @@ def test_a_first_visit_to_home_fits_in_30_kb_and_a_repeat_in_5(browser, evening)
         # A tap, and htmx comes (from /static/), ready for the form.
         page.locator("#prompt").click()
         page.wait_for_function("() => typeof htmx === 'object'")
-    finally:
-        context.close()
 
 
 def test_thumbnails_below_the_first_screen_come_only_when_scrolled_to(
         browser, evening_with_pictures):
-    context = browser.new_context(service_workers="block", viewport={"width": 390,
-                                                                     "height": 844})
-    try:
-        page = context.new_page()
-        cdp = context.new_cdp_session(page)
-        cdp.send("Network.enable")
+    with a_phone(browser) as (page, cdp):
         first = visit(page, cdp, evening_with_pictures + "/")
         assert not [url for url in first if "size=small" in url], first
         assert 0 < sum(first.values()) <= FIRST_VISIT_MAX_BYTES, first
@@ -108,8 +114,6 @@ def test_thumbnails_below_the_first_screen_come_only_when_scrolled_to(
         thumbs.last.scroll_into_view_if_needed()
         page.wait_for_function("""() => [...document.querySelectorAll(
             '#newest-stories img.thumb')].every(img => img.complete && img.naturalWidth > 0)""")
-    finally:
-        context.close()
 
 
 @pytest.mark.parametrize("path", ["/", "/stories"])
