@@ -50,7 +50,7 @@ from app.web.preferences import (
     THEMES,
     preferences,
 )
-from app.web.spend import budget_notes, unpriced_note
+from app.web.spend import budget_notes, unpriced_note, why_no_story
 from app.web.templates import render
 from app.web.unfinished import home_unfinished
 
@@ -282,8 +282,7 @@ async def form_context(
         # With a storyteller that cannot write, at zero, or with no room in the month's
         # budget, the form says so and why, before anyone types (its fields and the
         # one-tap buttons are disabled).
-        "limit_note": cannot_write or budget_closed or (services.intake.limit_reached()[0]
-                                                        if stories_left == 0 else None),
+        "limit_note": why_no_story(services, cannot_write, budget_closed, stories_left),
         "closed_for": ("storyteller" if cannot_write else "month" if budget_closed
                        else "day"),
         # The lengths the month's budget still has room for: the others are closed, and

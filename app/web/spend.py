@@ -90,17 +90,18 @@ async def closed(request: Request) -> JSONResponse:
 
 
 async def stories_closed(services: Services) -> str | None:
-    """Why no story can be asked for now (the form's limit note), or None: the storyteller
-    cannot write, the month's budget has no room for a short one, or the day's are used."""
-    cannot_write = services.readiness.closed_because()
-    if cannot_write:
-        return cannot_write
-    budget = await budget_notes(services)
-    if budget.closed:
-        return budget.closed
-    if services.intake.stories_left_today(await services.intake.used_today()) == 0:
-        return services.intake.limit_reached()[0]
-    return None
+    """Why no story can be asked for now (the form's limit note), or None."""
+    return why_no_story(services, services.readiness.closed_because(),
+                        (await budget_notes(services)).closed,
+                        services.intake.stories_left_today(await services.intake.used_today()))
+
+
+def why_no_story(services: Services, cannot_write: str | None, budget_closed: str | None,
+                 stories_left: int) -> str | None:
+    """The one reason a story cannot be asked for, the first that holds: the storyteller
+    cannot write, the month's budget has no room for a short one, the day's are used."""
+    return cannot_write or budget_closed or (services.intake.limit_reached()[0]
+                                             if stories_left == 0 else None)
 
 
 async def pictures_closed(services: Services) -> str | None:
