@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 
 LOGGER_NAME = "bedtime"
@@ -21,6 +22,13 @@ logger = logging.getLogger(LOGGER_NAME)
 # exception again so that servers can log it, and uvicorn does, with the same traceback.
 SERVER_LOGGER_NAME = "uvicorn.error"
 _LOGGED = "_bedtime_logged"  # set on an exception whose traceback is in the log already
+# uvicorn's line for each request it answers.
+ACCESS_LOGGER_NAME = "uvicorn.access"
+# What an open page asks for again every few seconds: a card's job, whether spending has
+# closed, a picture or a reading being made. One tablet left open all evening would write
+# a line every 3 s for each, and bury the log's events.
+POLLED_PATH = re.compile(
+    r"(?:/stories/jobs/\d+|/closed|/stories/\d+/(?:picture|narration)/frame)(?:\?.*)?")
 
 
 class _NotLoggedAlready(logging.Filter):
@@ -29,6 +37,20 @@ class _NotLoggedAlready(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         return not getattr(error, _LOGGED, False)
+
+
+class _NotAnAnsweredPoll(logging.Filter):
+    """Drops uvicorn's line for a poll answered 2xx or 304: a refused or failed poll, and
+    every other request, keep theirs. Dropped before the line is formatted and written,
+    the costly part: a poll's CPU time counts (docs/performance.md)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if not isinstance(args, tuple) or len(args) != 5:  # not uvicorn's request line
+            return True
+        _client, method, path, _version, status = args
+        return not (method == "GET" and (200 <= status < 300 or status == 304)  # type: ignore[operator]
+                    and POLLED_PATH.fullmatch(path) is not None)  # type: ignore[arg-type]
 
 
 def setup_logging() -> None:
@@ -42,6 +64,9 @@ def setup_logging() -> None:
     server = logging.getLogger(SERVER_LOGGER_NAME)
     if not any(isinstance(f, _NotLoggedAlready) for f in server.filters):
         server.addFilter(_NotLoggedAlready())
+    access = logging.getLogger(ACCESS_LOGGER_NAME)
+    if not any(isinstance(f, _NotAnAnsweredPoll) for f in access.filters):
+        access.addFilter(_NotAnAnsweredPoll())
 
 
 def _value(value: object) -> str:

@@ -122,3 +122,30 @@ def test_a_failure_s_detail_names_what_caused_it():
         detail = causes(error)
     assert detail == "RuntimeError('Connection error.') <- ConnectionResetError('peer gone')"
     assert causes(ValueError("alone")) == "ValueError('alone')"
+
+
+async def test_the_server_logs_every_request_but_an_answered_poll(database_url, fake_llm,
+                                                                   tmp_path):
+    """An open page polls every 3 s: under uvicorn, as the Procfile runs the app, those
+    answers leave no line, while a refused poll and every other request keep theirs."""
+    from tests.helpers.processes import AppProcess, submit
+
+    app = AppProcess(database_url, fake_llm.url, tmp_path / "app.log")
+    await app.start()
+    try:
+        async with httpx.AsyncClient(base_url=app.url, timeout=HTTP_TIMEOUT_S) as client:
+            job_id, = await submit(client, 1, run=0)
+            for headers in (ACCEPT_JSON, {"HX-Request": "true"}):
+                assert (await client.get(f"/stories/jobs/{job_id}", headers=headers)
+                        ).status_code == 200
+            assert (await client.get("/closed")).status_code == 200
+            assert (await client.get("/stories/jobs/999999", headers=ACCEPT_JSON)
+                    ).status_code == 404
+            assert (await client.get("/stories", headers={"Accept": "text/html"})
+                    ).status_code == 200
+    finally:
+        app.stop()
+    requests = [line.split('"')[1] for line in app.log_path.read_text().splitlines()
+                if "HTTP/1.1" in line and "/healthz" not in line]  # start-up's checks aside
+    assert requests == ["POST /stories/generate HTTP/1.1",
+                        "GET /stories/jobs/999999 HTTP/1.1", "GET /stories HTTP/1.1"], requests
