@@ -49,8 +49,9 @@ class _NotAnAnsweredPoll(logging.Filter):
         if not isinstance(args, tuple) or len(args) != 5:  # not uvicorn's request line
             return True
         _client, method, path, _version, status = args
-        return not (method == "GET" and (200 <= status < 300 or status == 304)  # type: ignore[operator]
-                    and POLLED_PATH.fullmatch(path) is not None)  # type: ignore[arg-type]
+        answered = isinstance(status, int) and (200 <= status < 300 or status == 304)
+        return not (method == "GET" and answered and isinstance(path, str)
+                    and POLLED_PATH.fullmatch(path) is not None)
 
 
 def setup_logging() -> None:
