@@ -24,7 +24,6 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from app.i18n import gettext
 from app.i18n.formats import month_name
 from app.kinds import CHARGES
 from app.money.amounts import money
@@ -32,9 +31,9 @@ from app.money.chart import bar_chart
 from app.money.ledger import BudgetNotes, Ledger
 from app.stories import parse_id
 from app.web.inputs import services_of
-from app.web.narrations import narration_fits
+from app.web.narrations import narration_closed
 from app.web.negotiation import VARY, answers_json
-from app.web.pictures import can_draw
+from app.web.pictures import pictures_closed
 from app.web.templates import render
 
 if TYPE_CHECKING:
@@ -102,18 +101,3 @@ def why_no_story(services: Services, cannot_write: str | None, budget_closed: st
     cannot write, the month's budget has no room for a short one, the day's are used."""
     return cannot_write or budget_closed or (services.intake.limit_reached()[0]
                                              if stories_left == 0 else None)
-
-
-async def pictures_closed(services: Services) -> str | None:
-    """Why no picture can be drawn again now (the month's budget), or None."""
-    if (can_draw(services) and services.meter is not None
-            and not await Ledger(services.db).picture_fits(services.meter)):
-        return gettext("No more pictures this month: the budget has no room for one.")
-    return None
-
-
-async def narration_closed(services: Services, story_id: int) -> str | None:
-    """Why story `story_id` cannot be read aloud now (the month's budget), or None."""
-    if services.narrator is not None and not await narration_fits(services, story_id):
-        return gettext("Not read aloud this month: the budget has no room for it.")
-    return None
