@@ -794,13 +794,16 @@
   // few card polls, while the page is shown and has one (form[data-spends]), it asks; each
   // control named is disabled, with the reason in a note floating over the page's foot
   // (nothing moves for it; a tap puts it away), and opened again only by this, only if
-  // this closed it. The server refuses whatever slips through anyway (429).
+  // this closed it. A control the page came with closed says why where it is (the server
+  // renders it so): the note says only what this closed. The server refuses whatever slips
+  // through anyway (429).
   var ROOM_POLL_MS = (Number(root.getAttribute("data-room-poll")) || 15) * 1000;
   var closedFor = {};  // "stories", "pictures", "narration": why, from the last answer
   var roomNoteSaid = "";
 
   function closeSpending(form) {
     var why = closedFor[form.getAttribute("data-spends")];
+    var closedHere = false;
     form.querySelectorAll("fieldset.form-fields, button[type=submit]").forEach(function (c) {
       if (why && !c.disabled) {
         c.disabled = true;
@@ -811,8 +814,9 @@
         c.removeAttribute("data-closed-here");
         if (c.tagName === "BUTTON") c.removeAttribute("aria-describedby");
       }
+      closedHere = closedHere || c.hasAttribute("data-closed-here");
     });
-    return why;
+    return closedHere ? why : null;
   }
 
   function showClosed() {

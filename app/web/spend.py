@@ -7,13 +7,16 @@ And what an open page may no longer spend on (closed means closed, on a page alr
     GET /closed[?story=ID]   {"stories": why | null, "pictures": why | null,
                               "narration": why | null}   (no-store)
 
-A page rendered before the month's budget ran out (or the day's stories, or the storyteller)
-still shows live buttons. app.js asks this every few card polls while the page has a
-control that would spend (`data-spends`), and closes those it names, with the reason,
-without a reload; the server refuses whatever slips through anyway (429). `stories`: a new
-story, a finish or a retry (the form, the one-tap buttons); `pictures`: a redraw;
-`narration`: story ID's Listen (only asked with `story`). Each `why` is the sentence the
-page says when it is rendered closed, in the page's language.
+A page rendered while one is closed comes with those controls closed, saying why where they
+are (the home form's note, a card's, the story page's frames). A page rendered before the
+month's budget ran out (or the day's stories, or the storyteller) still shows live buttons.
+app.js asks this every few card polls while the page has a control that would spend
+(`data-spends`), and closes those it names, with the reason, without a reload; the server
+refuses whatever slips through anyway (429). `stories`: a new story, a finish or a retry
+(the form, the one-tap buttons, a card's and the unfinished list's Finish and Try again);
+`pictures`: a redraw; `narration`: story ID's Listen (only asked with `story`). Each `why`
+is the sentence the page says when it is rendered closed (the same functions say both), in
+the page's language.
 """
 
 from __future__ import annotations

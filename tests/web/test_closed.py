@@ -11,6 +11,7 @@ import pytest
 from tests.helpers.app import post_story, serve
 from tests.helpers.forms import form_key, submit
 from tests.money.test_budget import PRICES, shortest_set_aside, spent_already
+from tests.web.test_stop_finish import interrupted_with
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +74,30 @@ async def test_a_refused_one_tap_story_leaves_the_form_as_this_device_had_it(mak
         assert "a moon that hums" not in form
         assert re.search(r'id="child_name"[^>]*value="Leo"', form)
         assert re.search(r'name="for" value="other" checked', form)
+
+
+async def test_a_story_cut_short_offers_its_finish_closed_on_every_page_once_none_can_be_asked(
+    make_app, db
+):
+    """The day's stories are used up before the pages are asked for: the job's page, the
+    home page's card and the library's list come with Finish (and Start it again) closed,
+    each saying why once, in the words the home page's form uses."""
+    job = await interrupted_with(db, "The Owl\n\nAn owl flew. She was")  # the day's one story
+    async with serve(make_app(daily_story_limit=1), from_own_pages=True) as client:
+        page = (await client.get(f"/stories/jobs/{job.id}")).text
+        home = (await client.get("/")).text
+        library = (await client.get("/stories")).text
+    (why,) = re.findall(rf'<p class="notice job-closed" id="job-{job.id}-closed">(.*?)</p>',
+                        page)
+    assert "story for today" in why
+    for name in ("Finish this story", "Start it again"):
+        assert re.search(rf'type="submit" disabled aria-describedby="job-{job.id}-closed">'
+                         rf'{name}</button>', page), name
+    # Home says it once, in its form's note; the card's buttons point there.
+    assert re.search(r'<p class="notice" id="limit-note">' + re.escape(why), home)
+    assert f'id="job-{job.id}-closed"' not in home
+    assert re.search(r'disabled aria-describedby="limit-note">Finish this story</button>', home)
+    # The library's list says it above its rows.
+    assert re.search(r'<p class="notice" id="unfinished-closed">' + re.escape(why), library)
+    assert re.search(r'data-spends="stories">.*?disabled aria-describedby="unfinished-closed">'
+                     r'Finish</button>', library, re.S)
