@@ -18,6 +18,8 @@ import pytest
 from playwright.sync_api import expect
 
 from app.money import Price
+from app.runtime import meter_for
+from app.stories import StoryRequest
 from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
 from tests.helpers.waits import HTTP_TIMEOUT_S, json_when
 from tests.money.test_budget import PRICES, shortest_set_aside
@@ -240,3 +242,28 @@ def test_pages_opened_with_no_room_show_every_control_that_would_spend_closed_at
     expect(row.get_by_role("button", name="Finish")).to_be_disabled()
     expect(page.locator("#unfinished").get_by_text("no room for another story")).to_be_visible()
 
+
+
+def test_an_open_home_page_closes_the_lengths_the_budget_no_longer_has_room_for(
+    open_page, capped_quickly, settings
+):
+    """Room is left for a short story only, spent on another device while the home page is
+    open: within a poll or two Medium and Long close, Short is chosen, the reason floats over
+    the page's foot, and the form stays open for a short story."""
+    url, database_url, _ = capped_quickly
+    page = open_page(url, "phone").page
+    page.goto(url + "/")
+    medium_choice = page.locator("input[name=length][value=medium]")
+    expect(medium_choice).to_be_checked()
+    # The budget (room for ten short stories) is left with room for a short one, not a medium.
+    meter = meter_for(replace(settings, prices=PRICES, monthly_budget_micros=1))
+    short, medium = (meter.story_set_aside(StoryRequest(prompt="", length=length))
+                     for length in ("short", "medium"))
+    spend(database_url, 10 * short - (short + medium) // 2)
+    within = {"timeout": (2 * ROOM_POLL_S + 3) * 1000}
+    expect(medium_choice).to_be_disabled(**within)
+    expect(page.locator("input[name=length][value=long]")).to_be_disabled()
+    expect(page.locator("input[name=length][value=short]")).to_be_checked()
+    expect(page.locator("#closed-note")).to_contain_text("room for shorter stories only")
+    expect(page.get_by_role("button", name="Write the story")).to_be_enabled()
+    expect(page.locator("#prompt")).to_be_enabled()

@@ -5,9 +5,12 @@ slips through anyway."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
+from app.runtime import meter_for
+from app.stories import StoryRequest
 from tests.helpers.app import post_story, serve
 from tests.helpers.forms import form_key, submit
 from tests.money.test_budget import PRICES, shortest_set_aside, spent_already
@@ -16,7 +19,7 @@ from tests.web.test_stop_finish import interrupted_with
 pytestmark = pytest.mark.anyio
 
 PICTURE_MICROS = 11_000  # fake-image's price per picture (PRICES)
-OPEN = {"stories": None, "pictures": None, "narration": None}
+OPEN = {"stories": None, "lengths": None, "pictures": None, "narration": None}
 
 
 async def test_an_open_page_learns_the_budget_closed_and_a_post_that_slips_through_is_refused(
@@ -42,6 +45,29 @@ async def test_an_open_page_learns_the_budget_closed_and_a_post_that_slips_throu
         client.cookies.set("language", "es")
         spanish = (await client.get("/closed")).json()["stories"]
         assert spanish and "no room for another story" not in spanish
+
+
+async def test_an_open_page_learns_which_lengths_the_budget_still_has_room_for(
+    make_app, db, settings
+):
+    """Room for a short story only: the longer lengths close, saying why as the form does,
+    and the form stays open; no room even for a short one: the form itself closes."""
+    meter = meter_for(replace(settings, prices=PRICES, monthly_budget_micros=1))
+    short, medium = (meter.story_set_aside(StoryRequest(prompt="", length=length))
+                     for length in ("short", "medium"))
+    budget = 10 * short
+    async with serve(make_app(prices=PRICES, monthly_budget_micros=budget),
+                     from_own_pages=True) as client:
+        await spent_already(db, budget - (short + medium) // 2)
+        room = (await client.get("/closed")).json()
+        assert room | {"lengths": None} == OPEN
+        assert room["lengths"] == {
+            "fit": ["short"], "why": "This month's budget has room for shorter stories only."}
+        home = (await client.get("/")).text
+        assert "This month&#39;s budget has room for shorter stories only." in home  # the same
+        await spent_already(db, short)
+        room = (await client.get("/closed")).json()
+        assert "no room for another story" in room["stories"] and room["lengths"] is None
 
 
 async def test_the_days_last_story_closes_an_open_pages_stories_not_its_pictures(make_app):
