@@ -767,14 +767,20 @@
         form.elements.language.value = language;
         nextPromptIn(form, language);
       }
-      if (length) {
-        var radio = form.querySelector("input[name=length][value='" + length + "']");
-        if (radio) radio.checked = true;
-      }
+      if (length) chooseLength(form, length);
     } else if (input.name === "language") {
       nextPromptIn(form, input.value);
     }
   });
+
+  // A length the month's budget has no room for is closed: the longest that fits instead
+  // (the lengths that fit are the shorter ones), as the server chooses when it renders it.
+  function chooseLength(form, wanted) {
+    var open = Array.prototype.filter.call(form.querySelectorAll("input[name=length]"),
+                                           function (radio) { return !radio.disabled; });
+    var radio = open.filter(function (r) { return r.value === wanted; })[0] || open[open.length - 1];
+    if (radio) radio.checked = true;
+  }
 
   function nextPromptIn(form, language) {
     var box = form.elements.prompt;
@@ -794,13 +800,16 @@
   // few card polls, while the page is shown and has one (form[data-spends]), it asks; each
   // control named is disabled, with the reason in a note floating over the page's foot
   // (nothing moves for it; a tap puts it away), and opened again only by this, only if
-  // this closed it. The server refuses whatever slips through anyway (429).
+  // this closed it. A control the page came with closed says why where it is (the server
+  // renders it so): the note says only what this closed. The server refuses whatever slips
+  // through anyway (429).
   var ROOM_POLL_MS = (Number(root.getAttribute("data-room-poll")) || 15) * 1000;
-  var closedFor = {};  // "stories", "pictures", "narration": why, from the last answer
+  var closedFor = {};  // "stories", "pictures", "narration": why; "lengths": {fit, why}
   var roomNoteSaid = "";
 
   function closeSpending(form) {
     var why = closedFor[form.getAttribute("data-spends")];
+    var closedHere = false;
     form.querySelectorAll("fieldset.form-fields, button[type=submit]").forEach(function (c) {
       if (why && !c.disabled) {
         c.disabled = true;
@@ -811,15 +820,38 @@
         c.removeAttribute("data-closed-here");
         if (c.tagName === "BUTTON") c.removeAttribute("aria-describedby");
       }
+      closedHere = closedHere || c.hasAttribute("data-closed-here");
     });
-    return why;
+    return closedHere ? why : null;
+  }
+
+  // The story form's lengths the month's budget no longer has room for, closed the same way;
+  // the one chosen, if closed, gives way to the longest that fits.
+  function closeLengths(form) {
+    var lengths = closedFor.lengths;
+    var closedHere = false;
+    form.querySelectorAll("input[name=length]").forEach(function (radio) {
+      var shut = Boolean(lengths) && lengths.fit.indexOf(radio.value) < 0;
+      if (shut && !radio.disabled) {
+        radio.disabled = true;
+        radio.setAttribute("data-closed-here", "");
+      } else if (!shut && radio.hasAttribute("data-closed-here")) {
+        radio.disabled = false;
+        radio.removeAttribute("data-closed-here");
+      }
+      closedHere = closedHere || radio.hasAttribute("data-closed-here");
+    });
+    var chosen = form.querySelector("input[name=length]:checked");
+    if (chosen && chosen.disabled) chooseLength(form, chosen.value);
+    return closedHere ? lengths.why : null;
   }
 
   function showClosed() {
     var reasons = [];
+    function say(why) { if (why && reasons.indexOf(why) < 0) reasons.push(why); }
     document.querySelectorAll("form[data-spends]").forEach(function (form) {
-      var why = closeSpending(form);
-      if (why && reasons.indexOf(why) < 0) reasons.push(why);
+      say(closeSpending(form));
+      say(closeLengths(form));
     });
     var note = document.getElementById("closed-note");
     var said = reasons.join(" ");

@@ -18,6 +18,7 @@ from app.queue.estimates import progress_percent, queue_eta_s
 from app.queue.jobs import CardStory, Job, PictureState, Screening, Status
 from app.stories import paragraphs, split_title, written_in
 from app.web.pictures import frame_context
+from app.web.spend import stories_closed
 
 if TYPE_CHECKING:  # built by the lifespan, handed in
     from app.services import Services
@@ -58,6 +59,9 @@ class JobCard:
     owner_lost: bool = False
     # A finished story's picture, as templates/_picture.html shows it (None: not shown).
     picture: dict[str, object] | None = None
+    # Once failed: why no story can be asked for now (app/web/spend.py), so its Finish and
+    # Try again come closed, saying why, as the home page's form does (None: open).
+    closed: str | None = None
 
     @functools.cached_property  # the card's template asks for it more than once
     def story(self) -> list[str]:
@@ -201,6 +205,11 @@ async def _card(
         if finished_as is not None:
             finishing = await services.store.get(finished_as)
             finished_story = finishing.story_id if finishing is not None else None
+    # Read only where the card offers Finish or Try again: a poll of a story being written
+    # costs no query for it.
+    closed = None
+    if job.status == Status.FAILED and finished_as is None and failure_of(job.error_text).retry:
+        closed = await stories_closed(services)
     kept_words = ""
     if (job.request.finish_of is not None and job.status != Status.COMPLETED
             and not job.text_so_far.strip()):
@@ -225,6 +234,7 @@ async def _card(
         language=written_in(job.request, model),
         owner_lost=owner_lost,
         picture=await _picture(services, job, title, body, picture),
+        closed=closed,
     )
 
 

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import Conflict, NotFound
-from app.i18n import N_
+from app.i18n import N_, gettext
 from app.money.ledger import Ledger
 from app.narrating.parts import parts
 from app.queue.intake import parse_idempotency_key
@@ -76,8 +76,16 @@ async def frame_context(services: Services, story_id: int,
         None, PictureStatus.FAILED))
     return {"narration": state, "narration_story_id": story_id, "narration_src": src,
             "title": title, "artwork": artwork, "can_narrate": can_narrate(services),
-            "no_room": offered and not await narration_fits(services, story_id),
+            "closed": await narration_closed(services, story_id) if offered else None,
             "narration_key": uuid.uuid4().hex}
+
+
+async def narration_closed(services: Services, story_id: int) -> str | None:
+    """Why story `story_id` cannot be read aloud now (the month's budget), or None: what the
+    page says in place of Listen, and what an open page's check says (app/web/spend.py)."""
+    if services.narrator is not None and not await narration_fits(services, story_id):
+        return gettext("Not read aloud this month: the budget has no room for it.")
+    return None
 
 
 async def narration_fits(services: Services, story_id: int) -> bool:

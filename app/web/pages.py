@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from app.i18n import UI_LANGUAGES, current, gettext
+from app.i18n import UI_LANGUAGES, current
 from app.ideas import form_ideas, southern_hemisphere, tonight_idea
 from app.languages import LANGUAGES
-from app.lengths import BY_NAME, LENGTHS
+from app.lengths import BY_NAME
 from app.money.ledger import BudgetNotes
 from app.requests import CHILD_NAME_MAX_CHARS, FIELDS, PROMPT_MAX_CHARS
 from app.shelf.scheduled import backup_notice
@@ -50,7 +50,7 @@ from app.web.preferences import (
     THEMES,
     preferences,
 )
-from app.web.spend import budget_notes, unpriced_note, why_no_story
+from app.web.spend import budget_notes, lengths_closed, unpriced_note, why_no_story
 from app.web.templates import render
 from app.web.unfinished import home_unfinished
 
@@ -288,9 +288,7 @@ async def form_context(
         # The lengths the month's budget still has room for: the others are closed, and
         # the form says why.
         "lengths_fit": budget.lengths,
-        "lengths_note": (None if cannot_write or budget_closed or budget.lengths == LENGTHS
-                         else gettext("This month's budget has room for shorter stories "
-                                      "only.")),
+        "lengths_note": lengths_closed(budget, cannot_write),
     }
 
 

@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from app.errors import Conflict, NotFound
-from app.i18n import N_
+from app.i18n import N_, gettext
 from app.money.ledger import Ledger
 from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import PictureState, PictureStatus
@@ -72,16 +72,24 @@ async def frame_context(services: Services, story_id: int, title: str,
     would show, so a poll of a drawn picture costs no query)."""
     drawable = can_draw(services)
     offered = drawable and (state is None or state.status in (None, PictureStatus.FAILED))
-    no_room = offered and services.meter is not None and not await Ledger(
-        services.db).picture_fits(services.meter)
     return {"picture": state, "picture_story_id": story_id, "picture_title": title,
             "picture_src": picture_url(story_id, state), "can_draw": drawable,
-            "no_room": no_room, "picture_key": uuid.uuid4().hex}
+            "closed": await pictures_closed(services) if offered else None,
+            "picture_key": uuid.uuid4().hex}
 
 
 def can_draw(services: Services) -> bool:
     """An illustrator, whose server has the Images API as far as this process knows."""
     return services.illustrator is not None and not services.endpoints.lacks(IMAGES)
+
+
+async def pictures_closed(services: Services) -> str | None:
+    """Why no picture can be drawn again now (the month's budget), or None: what the page
+    says in place of Draw a picture, and what an open page's check says (app/web/spend.py)."""
+    if (can_draw(services) and services.meter is not None
+            and not await Ledger(services.db).picture_fits(services.meter)):
+        return gettext("No more pictures this month: the budget has no room for one.")
+    return None
 
 
 async def page_frame(request: Request, story_id: int, title: str,

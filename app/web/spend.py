@@ -4,16 +4,20 @@ kind and by child, and the models that have no price).
 
 And what an open page may no longer spend on (closed means closed, on a page already open):
 
-    GET /closed[?story=ID]   {"stories": why | null, "pictures": why | null,
-                              "narration": why | null}   (no-store)
+    GET /closed[?story=ID]   {"stories": why | null, "lengths": {"fit": [...], "why"} | null,
+                              "pictures": why | null, "narration": why | null}   (no-store)
 
-A page rendered before the month's budget ran out (or the day's stories, or the storyteller)
-still shows live buttons. app.js asks this every few card polls while the page has a
-control that would spend (`data-spends`), and closes those it names, with the reason,
-without a reload; the server refuses whatever slips through anyway (429). `stories`: a new
-story, a finish or a retry (the form, the one-tap buttons); `pictures`: a redraw;
-`narration`: story ID's Listen (only asked with `story`). Each `why` is the sentence the
-page says when it is rendered closed, in the page's language.
+A page rendered while one is closed comes with those controls closed, saying why where they
+are (the home form's note, a card's, the story page's frames). A page rendered before the
+month's budget ran out (or the day's stories, or the storyteller) still shows live buttons.
+app.js asks this every few card polls while the page has a control that would spend
+(`data-spends`), and closes those it names, with the reason, without a reload; the server
+refuses whatever slips through anyway (429). `stories`: a new story, a finish or a retry
+(the form, the one-tap buttons, a card's and the unfinished list's Finish and Try again);
+`lengths`: the form's lengths the month's budget no longer has room for (those not in
+`fit`; null when all fit, or none: `stories` says so); `pictures`: a redraw; `narration`:
+story ID's Listen (only asked with `story`). Each `why` is the sentence the page says when
+it is rendered closed (the same functions say both), in the page's language.
 """
 
 from __future__ import annotations
@@ -27,14 +31,15 @@ from starlette.responses import JSONResponse, Response
 from app.i18n import gettext
 from app.i18n.formats import month_name
 from app.kinds import CHARGES
+from app.lengths import LENGTHS
 from app.money.amounts import money
 from app.money.chart import bar_chart
 from app.money.ledger import BudgetNotes, Ledger
 from app.stories import parse_id
 from app.web.inputs import services_of
-from app.web.narrations import narration_fits
+from app.web.narrations import narration_closed
 from app.web.negotiation import VARY, answers_json
-from app.web.pictures import can_draw
+from app.web.pictures import pictures_closed
 from app.web.templates import render
 
 if TYPE_CHECKING:
@@ -81,18 +86,23 @@ async def unpriced_note(services: Services) -> str | None:
 async def closed(request: Request) -> JSONResponse:
     services = services_of(request)
     story_id = parse_id(request.query_params.get("story", ""))
+    budget = await budget_notes(services)
+    shorter = lengths_closed(budget, services.readiness.closed_because())
     return JSONResponse({
-        "stories": await stories_closed(services),
+        "stories": await stories_closed(services, budget),
+        "lengths": {"fit": list(budget.lengths), "why": shorter} if shorter else None,
         "pictures": await pictures_closed(services),
         "narration": (await narration_closed(services, story_id)
                       if story_id is not None else None),
     }, headers={"Cache-Control": "no-store"})
 
 
-async def stories_closed(services: Services) -> str | None:
-    """Why no story can be asked for now (the form's limit note), or None."""
-    return why_no_story(services, services.readiness.closed_because(),
-                        (await budget_notes(services)).closed,
+async def stories_closed(services: Services, budget: BudgetNotes | None = None) -> str | None:
+    """Why no story can be asked for now (the form's limit note), or None; `budget`: the
+    month's notes, when the caller has read them already."""
+    if budget is None:
+        budget = await budget_notes(services)
+    return why_no_story(services, services.readiness.closed_because(), budget.closed,
                         services.intake.stories_left_today(await services.intake.used_today()))
 
 
@@ -104,16 +114,10 @@ def why_no_story(services: Services, cannot_write: str | None, budget_closed: st
                                              if stories_left == 0 else None)
 
 
-async def pictures_closed(services: Services) -> str | None:
-    """Why no picture can be drawn again now (the month's budget), or None."""
-    if (can_draw(services) and services.meter is not None
-            and not await Ledger(services.db).picture_fits(services.meter)):
-        return gettext("No more pictures this month: the budget has no room for one.")
-    return None
-
-
-async def narration_closed(services: Services, story_id: int) -> str | None:
-    """Why story `story_id` cannot be read aloud now (the month's budget), or None."""
-    if services.narrator is not None and not await narration_fits(services, story_id):
-        return gettext("Not read aloud this month: the budget has no room for it.")
-    return None
+def lengths_closed(budget: BudgetNotes, cannot_write: str | None) -> str | None:
+    """Why the longer lengths are closed, the month's budget having room for shorter stories
+    only (the form's lengths note), or None: every length fits, or none does (then no story
+    can be asked for, and why_no_story says why)."""
+    if cannot_write or budget.closed or budget.lengths == LENGTHS:
+        return None
+    return gettext("This month's budget has room for shorter stories only.")

@@ -26,6 +26,7 @@ from app.queue.unfinished import Unfinished, UnfinishedStory
 from app.stories import parse_id, written_in
 from app.web.inputs import local_path, parse_form, path_id, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
+from app.web.spend import stories_closed
 from app.web.templates import render
 
 # The home page lists those cut short this recently (all of them are in the library).
@@ -55,8 +56,8 @@ async def unfinished(request: Request) -> Response:
 async def unfinished_context(request: Request, *, search: str = "",
                              home: bool = False) -> dict[str, object]:
     """What templates/_unfinished.html shows: the library's list (searched), with those
-    dismissed apart, or the home page's recent few; and, after a Dismiss without
-    JavaScript (`?dismissed=ID`), its Undo."""
+    dismissed apart, or the home page's recent few; why their Finish is closed, if it is;
+    and, after a Dismiss without JavaScript (`?dismissed=ID`), its Undo."""
     services = services_of(request)
     unfinished = Unfinished(services.db)
     found = await unfinished.jobs(
@@ -69,6 +70,8 @@ async def unfinished_context(request: Request, *, search: str = "",
     if just_dismissed is not None and not await unfinished.is_dismissed(just_dismissed):
         just_dismissed = None
     return {"unfinished": [(story, written_in(story.job.request, model)) for story in shown],
+            # No story can be asked for now: their Finish comes closed, saying why.
+            "unfinished_closed": await stories_closed(services) if shown else None,
             "unfinished_dismissed": [(story, written_in(story.job.request, model))
                                      for story in dismissed],
             "unfinished_more": home and len(found) > HOME_MAX,
@@ -127,6 +130,6 @@ async def undismiss(request: Request) -> Response:
     if is_htmx(request):  # the row again, in its place
         context = {"story": story, "language": written_in(story.job.request,
                                                           services.settings.model),
-                   "unfinished_back": back}
+                   "unfinished_back": back, "unfinished_closed": await stories_closed(services)}
         return render(request, "_unfinished_row.html", context, headers=VARY)
     return RedirectResponse(local_path(back, "/stories"), status_code=303)

@@ -10,12 +10,16 @@ import asyncio
 import concurrent.futures
 import uuid
 from dataclasses import replace
+from decimal import Decimal
 
 import asyncpg
 import httpx
 import pytest
 from playwright.sync_api import expect
 
+from app.money import Price
+from app.runtime import meter_for
+from app.stories import StoryRequest
 from tests.helpers.browser import ARTIFACTS, SIZES, needs_chromium, served_over_http
 from tests.helpers.waits import HTTP_TIMEOUT_S, json_when
 from tests.money.test_budget import PRICES, shortest_set_aside
@@ -174,3 +178,92 @@ def test_an_open_job_page_closes_finish_when_the_budget_runs_out(
     expect(finish).to_be_disabled(timeout=(2 * ROOM_POLL_S + 3) * 1000)
     expect(page.locator("#closed-note")).to_contain_text("no room for another story")
     page.screenshot(path=str(ARTIFACTS / "budget-closed-finish-phone.png"))
+
+
+# A voice at its price: reading a story aloud costs something, so the budget can close it.
+VOICE = Price(input_per_mtok=Decimal("2.5"), output_per_mtok=Decimal("10"),
+              audio_output_per_mtok=Decimal("64"))
+
+
+@pytest.fixture
+def capped_with_every_control(settings, fake_llm):
+    """`capped`, drawing and reading aloud at a price, with a story (its picture not drawn:
+    Draw a picture and Listen are offered) and one the storyteller stopped mid-story (Finish
+    this story, Start it again); its URL, database, what nearly uses the budget up, the
+    story and the job cut short."""
+    short = shortest_set_aside(settings)
+    budget = 10 * short
+    everything = replace(settings, prices=PRICES | {"fake-voice": VOICE},
+                         monthly_budget_micros=budget, illustrator="openai",
+                         image_model="fake-image", narrator="openai", voice_model="fake-voice")
+    with served_over_http(everything) as url:
+        with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT_S) as http:
+            def asked(prompt: str) -> int:
+                return http.post("/stories/generate", json={"prompt": prompt}, headers={
+                    "Idempotency-Key": uuid.uuid4().hex}).json()["job_id"]
+            written = json_when(f"{url}/stories/jobs/{asked('a whale who hums')}",
+                                lambda job: job["status"] == "completed", "the story")
+            fake_llm.mode = "no_finish"  # ends with no finish reason: cut short, words kept
+            cut = asked("a fox who paints the moon")
+            json_when(f"{url}/stories/jobs/{cut}", lambda job: job["status"] == "failed",
+                      "the cut")
+        yield url, settings.database_url, budget - short // 2, written["story_id"], cut
+
+
+def test_pages_opened_with_no_room_show_every_control_that_would_spend_closed_at_load(
+    open_page, capped_with_every_control
+):
+    """The budget is used up before the pages are opened: the job page's Finish and Start
+    it again, the story page's Draw a picture and Listen, the home page's card and the
+    library's story cut short are closed as the pages come, each with the reason, not at
+    the first check an open page makes (that check is kept from answering here)."""
+    url, database_url, nearly_all, story_id, cut = capped_with_every_control
+    spend(database_url, nearly_all)
+    page = open_page(url, "phone").page
+    # The open page's check learns nothing: what is closed is closed by the page as served.
+    page.route("**/closed*", lambda route: route.fulfill(status=503))
+    page.goto(f"{url}/stories/jobs/{cut}")
+    card = page.locator(f"#job-{cut}")
+    for name in ("Finish this story", "Start it again"):
+        expect(card.get_by_role("button", name=name)).to_be_disabled()
+    expect(card.get_by_text("no room for another story")).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "budget-closed-at-load-job-phone.png"), full_page=True)
+    page.goto(f"{url}/stories/{story_id}")
+    for name in ("Draw a picture", "Listen"):
+        expect(page.get_by_role("button", name=name)).to_have_count(0)
+    expect(page.get_by_text("No more pictures this month")).to_be_visible()
+    expect(page.get_by_text("Not read aloud this month")).to_be_visible()
+    page.goto(url + "/")
+    card = page.locator(f"#job-{cut}")
+    expect(card.get_by_role("button", name="Finish this story")).to_be_disabled()
+    expect(page.locator("#limit-note")).to_contain_text("no room for another story")
+    page.goto(url + "/stories")
+    row = page.locator(f"#unfinished-{cut}")
+    expect(row.get_by_role("button", name="Finish")).to_be_disabled()
+    expect(page.locator("#unfinished").get_by_text("no room for another story")).to_be_visible()
+
+
+
+def test_an_open_home_page_closes_the_lengths_the_budget_no_longer_has_room_for(
+    open_page, capped_quickly, settings
+):
+    """Room is left for a short story only, spent on another device while the home page is
+    open: within a poll or two Medium and Long close, Short is chosen, the reason floats over
+    the page's foot, and the form stays open for a short story."""
+    url, database_url, _ = capped_quickly
+    page = open_page(url, "phone").page
+    page.goto(url + "/")
+    medium_choice = page.locator("input[name=length][value=medium]")
+    expect(medium_choice).to_be_checked()
+    # The budget (room for ten short stories) is left with room for a short one, not a medium.
+    meter = meter_for(replace(settings, prices=PRICES, monthly_budget_micros=1))
+    short, medium = (meter.story_set_aside(StoryRequest(prompt="", length=length))
+                     for length in ("short", "medium"))
+    spend(database_url, 10 * short - (short + medium) // 2)
+    within = {"timeout": (2 * ROOM_POLL_S + 3) * 1000}
+    expect(medium_choice).to_be_disabled(**within)
+    expect(page.locator("input[name=length][value=long]")).to_be_disabled()
+    expect(page.locator("input[name=length][value=short]")).to_be_checked()
+    expect(page.locator("#closed-note")).to_contain_text("room for shorter stories only")
+    expect(page.get_by_role("button", name="Write the story")).to_be_enabled()
+    expect(page.locator("#prompt")).to_be_enabled()
