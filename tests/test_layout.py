@@ -36,9 +36,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
                      "storytelling.demo_arabic", "storytelling.endpoints",
                      "storytelling.final_response", "storytelling.limits",
                      "storytelling.models", "storytelling.moderation", "storytelling.openai",
-                     "storytelling.provider", "storytelling.readiness",
-                     "storytelling.reader", "storytelling.responses",
-                     "storytelling.shutdowns"),
+                     "storytelling.prompt", "storytelling.provider", "storytelling.readiness",
+                     "storytelling.reader", "storytelling.responses", "storytelling.shaping",
+                     "storytelling.shutdowns", "storytelling.streaming"),
     # Prices, the ledger, the budget (and how their settings read).
     "money": ("money", "money.amounts", "money.chart", "money.ledger", "money.meter",
               "money.prices", "money.settings", "money.tokens"),

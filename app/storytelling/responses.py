@@ -55,7 +55,8 @@ from app.storytelling.final_response import (
     story_in,
 )
 from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
-from app.storytelling.openai import build_prompt, provider_error
+from app.storytelling.openai import provider_error
+from app.storytelling.prompt import build_prompt
 from app.storytelling.reader import Ending, Reader
 
 if TYPE_CHECKING:
