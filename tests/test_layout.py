@@ -37,7 +37,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
                      "storytelling.final_response", "storytelling.limits",
                      "storytelling.models", "storytelling.moderation", "storytelling.openai",
                      "storytelling.prompt", "storytelling.provider", "storytelling.readiness",
-                     "storytelling.reader", "storytelling.responses", "storytelling.shaping",
+                     "storytelling.reader", "storytelling.responses", "storytelling.retrieves",
+                     "storytelling.shaping",
                      "storytelling.shutdowns", "storytelling.streaming"),
     # Prices, the ledger, the budget (and how their settings read).
     "money": ("money", "money.amounts", "money.chart", "money.ledger", "money.meter",
