@@ -55,7 +55,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
               "queue.control", "queue.estimates", "queue.intake", "queue.intake_params",
               "queue.jobs", "queue.liveness", "queue.narration_writer", "queue.narrations",
               "queue.picture_writer", "queue.pictures",
-              "queue.processes", "queue.screener", "queue.store", "queue.storing",
+              "queue.processes", "queue.refusals", "queue.screener", "queue.store", "queue.storing",
               "queue.sweeper", "queue.unfinished", "queue.wakeup", "queue.worker",
               "queue.writing"),
     "security": ("security", "security.clients", "security.crosssite", "security.csrf",
