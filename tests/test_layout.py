@@ -62,7 +62,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
                  "security.guard", "security.headers", "security.limits",
                  "security.secret_key", "security.sessions"),
     "shelf": ("shelf", "shelf.archive", "shelf.backup", "shelf.backup_files",
-              "shelf.backup_narrations", "shelf.backup_pictures",
+              "shelf.backup_narrations", "shelf.backup_pictures", "shelf.backup_reading",
               "shelf.children", "shelf.household", "shelf.imports",
               "shelf.schedule", "shelf.scheduled", "shelf.sequels", "shelf.shares",
               "shelf.store", "shelf.story_form"),
