@@ -7,7 +7,7 @@ check alone; the zip itself is written by app/shelf/backup.py.
 Every story is checked (its fields' types and ranges, its date, its texts cleaned as the
 worker cleans a story) and so are the child profiles; BackupError says why a file is
 refused, in one line that names the story (its number, uid and title) and the field.
-Reading takes bounded memory whatever the file (app/shelf/archive.py).
+Reading takes bounded memory whatever the file (app/shelf/archive.py, backup_json.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from datetime import UTC, datetime, timedelta
 
 from app.errors import Invalid
 from app.requests import parse_backed_up, stored_text
-from app.shelf.archive import BackupError, Source, one_line, stories_json
+from app.shelf.archive import BackupError, Source, one_line
+from app.shelf.backup_json import stories_json
 from app.shelf.backup_narrations import narration_parts
 from app.shelf.backup_pictures import picture_name
 from app.shelf.children import CHILD_FIELDS, CHILDREN_MAX, parse_child
