@@ -205,7 +205,8 @@ async def run_import(settings: Settings, file: str) -> int:
     """Restore a backup, whole or not at all: stories already here (by their stable id)
     are skipped; a file with any story that is not valid writes nothing, and one line
     says which story, and why."""
-    from app.shelf.backup import BackupError, check_backup
+    from app.shelf.archive import BackupError
+    from app.shelf.backup_reading import check_backup
     from app.shelf.imports import import_backup
 
     try:

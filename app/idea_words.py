@@ -1,7 +1,8 @@
-"""What tonight's ideas are made of, as each story language says them: each language's own
-(its record's `ideas`, app/languages.py); app/ideas.py picks one and fills it in.
+"""What tonight's ideas are made of, as each story language says them: each language's own,
+written in app/locale/<tag>/ideas.toml and read here once; app/ideas.py picks one and fills
+it in.
 
-    SPANISH.ideas.ideas[0].format(company=" con Pip", season=Word("invierno"), like=Word("zorros"))
+    ideas_of("es").ideas[0].format(company=" con Pip", season=Word("invierno"), like=Word("zorros"))
     # "un paseo con Pip en una noche de invierno para encontrar zorros"
 
 Each language has seven ideas of its own, not translated word for word, so the family's own
@@ -9,14 +10,21 @@ words (a like, a companion's name) sit where they read well: after "with", or af
 in Polish, whose prepositions would change a word's ending. Our own words come in the forms
 an idea asks for by name (`{thing:dat}`: German's dative after "unter"), else as they are.
 No two ideas of a language begin alike, so two nights running never read the same.
+
+In the file, a word is its text, or a table of its forms (`{ plain = "die ersten
+Schneeflocken", dat = "den ersten Schneeflocken" }`); seasons and things are by season.
 """
 
 from __future__ import annotations
 
+import functools
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SEASON_NAMES = ("winter", "spring", "summer", "autumn")
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"  # as app/i18n/catalogues.py's
 
 
 @dataclass(frozen=True)
@@ -43,17 +51,23 @@ class IdeaWords:
     gentle: tuple[Word, ...]
 
 
-def plain(*words: str) -> tuple[Word, ...]:
-    """Words with no other forms."""
-    return tuple(Word(word) for word in words)
+@functools.cache
+def ideas_of(tag: str) -> IdeaWords:
+    """A story language's ideas, read from its app/locale/<tag>/ideas.toml (once a process)."""
+    with (LOCALE_DIR / tag / "ideas.toml").open("rb") as file:
+        written = tomllib.load(file)
+    return IdeaWords(
+        ideas=tuple(written["ideas"]),
+        company=written["company"],
+        seasons={name: _word(written["seasons"][name]) for name in SEASON_NAMES},
+        things={name: tuple(map(_word, written["things"][name])) for name in SEASON_NAMES},
+        gentle=tuple(map(_word, written["gentle"])),
+    )
 
 
-def seasons(*words: str | Word) -> dict[str, Word]:
-    """The four seasons' words, winter first."""
-    return {name: word if isinstance(word, Word) else Word(word)
-            for name, word in zip(SEASON_NAMES, words, strict=True)}
-
-
-def things(*rows: tuple[Word, ...]) -> dict[str, tuple[Word, ...]]:
-    """Each season's things, winter's first."""
-    return dict(zip(SEASON_NAMES, rows, strict=True))
+def _word(written: str | dict[str, str]) -> Word:
+    """A word as the file writes it: its text, or a table of its forms (`plain` its own)."""
+    if isinstance(written, str):
+        return Word(written)
+    forms = dict(written)
+    return Word(forms.pop("plain"), forms)

@@ -11,7 +11,7 @@ caller gives the household's date (in `TZ`).
 
 The same children on the same date always get the same idea (a page rendered twice makes
 one story, and a test can say what it will be); the next night's is another. The night
-picks one of the language's ideas (app/languages.py) in turn, starting where the
+picks one of the language's ideas (app/locale/<tag>/ideas.toml) in turn, starting where the
 children's own number puts them, and a like, a companion and a thing of the season by the
 same count: as no two of them begin alike before the family's words come in, two nights
 running never have the same idea.

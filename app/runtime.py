@@ -107,15 +107,22 @@ async def warm_prices(meter: Meter) -> None:
                    " price in US dollars per million tokens or per image")
 
 
+def provider_client(settings: Settings, *, timeout_s: float | None = None) -> ProviderClient:
+    """A client of the provider (OPENAI_BASE_URL, the key) whose own retries are off: a
+    paid call is made once per job, ever (a retry is a second bill), and the moderator
+    decides about retries itself. `timeout_s`: LLM_TIMEOUT_S unless said."""
+    return ProviderClient(
+        api_key=settings.openai_api_key,
+        base_url=settings.openai_base_url,
+        max_retries=0,
+        timeout_s=settings.llm_timeout_s if timeout_s is None else timeout_s,
+    )
+
+
 def make_storyteller(settings: Settings,
                     endpoints: Endpoints | None = None) -> Storyteller | BackgroundStoryteller:
     if settings.storyteller == "openai":
-        client = ProviderClient(
-            api_key=settings.openai_api_key,
-            base_url=settings.openai_base_url,
-            max_retries=0,  # one request per job, ever: a retry is a second bill
-            timeout_s=settings.llm_timeout_s,
-        )
+        client = provider_client(settings)
         # A server of one's own may honour only one spelling of the token cap: send both.
         limits = RequestLimits(temperature=settings.story_temperature,
                                reasoning_tokens=settings.reasoning_tokens,
@@ -190,13 +197,8 @@ def make_illustrator(settings: Settings, endpoints: Endpoints | None = None) -> 
         return DemoIllustrator()
     if settings.illustrator != "openai":
         return None
-    client = ProviderClient(
-        api_key=settings.openai_api_key,
-        base_url=settings.openai_base_url,
-        max_retries=0,  # one request per picture job, ever: a retry is a second bill
-        timeout_s=settings.llm_timeout_s,
-    )
-    return ImagesIllustrator(client, model=settings.image_model, endpoints=endpoints)
+    return ImagesIllustrator(provider_client(settings), model=settings.image_model,
+                             endpoints=endpoints)
 
 
 def make_narrator(settings: Settings, endpoints: Endpoints | None = None) -> Narrator | None:
@@ -204,12 +206,7 @@ def make_narrator(settings: Settings, endpoints: Endpoints | None = None) -> Nar
     none (the device's own voice reads aloud)."""
     if settings.narrator not in ("openai", "speech"):
         return None
-    client = ProviderClient(
-        api_key=settings.openai_api_key,
-        base_url=settings.openai_base_url,
-        max_retries=0,  # one request per narration part, ever: a retry is a second bill
-        timeout_s=settings.llm_timeout_s,
-    )
+    client = provider_client(settings)
     if settings.narrator == "speech":
         return SpeechNarrator(client, model=settings.voice_model, voice=settings.voice,
                               endpoints=endpoints)
@@ -226,13 +223,7 @@ def make_moderator(settings: Settings, endpoints: Endpoints | None = None) -> Mo
         log("moderation_skipped", level=logging.WARNING, storyteller=settings.storyteller,
             reason="no moderation endpoint without a provider")
         return None
-    client = ProviderClient(
-        api_key=settings.openai_api_key,
-        base_url=settings.openai_base_url,
-        max_retries=0,  # the moderator decides about retries itself
-        timeout_s=MODERATION_TIMEOUT_S,
-    )
-    return Moderator(client, endpoints)
+    return Moderator(provider_client(settings, timeout_s=MODERATION_TIMEOUT_S), endpoints)
 
 
 def meter_for(settings: Settings) -> Meter:

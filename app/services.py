@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import uuid
 from dataclasses import dataclass, field
 
-from app.backoff import Backoff
 from app.config import Settings
-from app.db import DATABASE_UNAVAILABLE, Pool, connect_one, migrate
+from app.db import Pool, connect_one
 from app.dsn import connect_options
 from app.illustrating import Illustrator
 from app.lengths import LENGTHS
@@ -34,8 +32,9 @@ from app.queue.picture_writer import PictureWriter
 from app.queue.pictures import PictureStore
 from app.queue.processes import ProcessRegistry
 from app.queue.screener import RESCREEN_INTERVAL_S, ScreeningStore, StoryScreener
+from app.queue.startup import reconcile
 from app.queue.store import JobStore
-from app.queue.sweeper import Sweeper, SweepResult
+from app.queue.sweeper import Sweeper
 from app.queue.wakeup import Wakeup
 from app.queue.worker import Worker
 from app.shelf.children import Children
@@ -51,8 +50,6 @@ from app.storytelling.readiness import Readiness
 from app.storytelling.shutdowns import Shutdowns
 from app.version import version
 
-# At start-up, wait this long for the database to answer before giving up.
-STARTUP_DATABASE_WAIT_S = 30.0
 # An idle worker looks for a job this often even when no notification came.
 IDLE_RECHECK_S = 2.0
 
@@ -218,9 +215,7 @@ class Services:
     async def start(self) -> None:
         """Everything that may fail on the database comes before the first task starts,
         so a start that raises leaves nothing running on a pool about to be closed."""
-        # The first sweep judges the past before this process counts as a live worker: a
-        # job that waited past the threshold while nothing could run it is not run now.
-        first_sweep = await self._reconcile()
+        first_sweep = await reconcile(self.db, self.liveness, self.sweeper)
         await self.household.load()
         await self.liveness.register()
         try:
@@ -263,26 +258,6 @@ class Services:
         """A process of this host died: its jobs are swept, or adopted, now."""
         self.sweeper.wake()
         self.wakeup.poke()
-
-    async def _reconcile(self) -> SweepResult:
-        """Migrate and sweep once, waiting a while for a database that is still starting
-        (a PaaS may start the app and its database together)."""
-        backoff = Backoff(0.5, max_s=5.0, patience_s=STARTUP_DATABASE_WAIT_S)
-        while True:
-            try:
-                await migrate(self.db)
-                # This host's dead processes first: the sweep and the first claims then
-                # take their jobs as the dead's at once.
-                await self.liveness.find_gone_on_this_host()
-                return await self.sweeper.sweep()
-            except DATABASE_UNAVAILABLE as error:
-                if backoff.next_s > backoff.time_left_s:  # the wait would pass the deadline
-                    log("startup_failed", level=logging.ERROR, reason="database unreachable",
-                        error=repr(error))
-                    raise
-                log("database_waiting", level=logging.WARNING, retry_in_s=backoff.next_s,
-                    error=repr(error))
-                await backoff.wait()
 
     async def stop(self) -> None:
         """Stop claiming at once; hand the stories being written at the provider over

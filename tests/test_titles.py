@@ -18,7 +18,7 @@ from app.languages import LANGUAGES
 from app.shelf.backup import export_zip
 from app.shelf.store import ShelfStore
 from app.stories import Child, Story, StoryRequest, clean_story, split_title, without_invisibles
-from app.storytelling.openai import build_prompt
+from app.storytelling.prompt import build_prompt
 from app.storytelling.reader import Ending, Reader
 from app.titles import TITLE_CHARACTERS_MAX, TITLE_WORDS_MAX, title_from_idea
 from tests.helpers.app import ACCEPT_JSON, post_story, wait_for_job

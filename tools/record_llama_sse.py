@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.stories import StoryRequest  # noqa: E402
-from app.storytelling.openai import build_messages  # noqa: E402
+from app.storytelling.prompt import build_prompt  # noqa: E402
 from tests.helpers.llama_server import MODEL, LlamaServer, build, real_model_env  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "llama_cpp"
@@ -39,8 +39,14 @@ _MARKUP = re.compile(r"</?\s*(idea|name|earlier|title|begun|likes|companions)\b"
 _LABEL = re.compile(r"^\s*(#|\*|title\s*:|the story'?s title is\b)", re.I)
 
 
+def messages(request: StoryRequest) -> list[dict[str, str]]:
+    """The app's own messages for the request, as the chat storyteller sends them."""
+    system, user = build_prompt(request)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
 def body(request: StoryRequest, seed: int, max_tokens: int = 700) -> dict:
-    return {"model": MODEL, "messages": build_messages(request), "stream": True,
+    return {"model": MODEL, "messages": messages(request), "stream": True,
             "stream_options": {"include_usage": True}, "max_tokens": max_tokens, "seed": seed}
 
 

@@ -2,12 +2,13 @@
 
 `store.py` holds every job transition and job read (the only code that knows the job
 queries' names); `processes.py` the process registry; `intake.py` turns a request into a
-job once per key; `worker.py` claims a job and hands it to its mode's writer
-(`chat_writer.py`, `background_writer.py`), which makes the one call; `storing.py` stores
-the story; `writing.py` is a job being written (its words, heartbeat and failing);
-`sweeper.py` ends jobs nobody will finish; `liveness.py` is this process's heartbeat;
-`wakeup.py` the LISTEN/NOTIFY signal; `screener.py` screens stored stories; `estimates.py`
-says how long; `check.py` reports broken invariants.
+job once per key (`refusals.py`: what it says when it will not); `worker.py` claims a job
+and hands it to its mode's writer (`chat_writer.py`, `background_writer.py`), which makes
+the one call; `storing.py` stores the story; `writing.py` is a job being written (its
+words, heartbeat and failing); `sweeper.py` ends jobs nobody will finish (`startup.py`
+sweeps once, waiting for the database, before a process starts); `liveness.py` is this
+process's heartbeat; `wakeup.py` the LISTEN/NOTIFY signal; `screener.py` screens stored
+stories; `estimates.py` says how long; `check.py` reports broken invariants.
 
 May use: app.stories, app.languages and app.lengths (their records), app.failures (why a job
 failed), app.kinds (the kinds of job), app.requests, app.finishing, app.db, app.queries,

@@ -59,14 +59,10 @@ class BackgroundWriter(Writer):
         if writing.response_id is None:
             if not await self._mark_sent(writing):
                 return None
-            try:
-                async with asyncio.timeout(self.llm_timeout_s):
-                    response_id = await self.storyteller.start(job.request, job_id=job.id)
-            except TimeoutError:
-                await self._fail(writing, STORYTELLER_TIMEOUT, "timeout")
-                return None
-            except StorytellerError as error:
-                await self._provider_failed(writing, error)
+            response_id = await self._call(
+                writing, lambda: self.storyteller.start(job.request, job_id=job.id),
+                timed_out=STORYTELLER_TIMEOUT)
+            if response_id is None:
                 return None
             writing.response_id = response_id
         try:

@@ -19,7 +19,7 @@ from app.i18n import N_
 from app.queue.jobs import Job, Status
 from app.queue.store import JobStore
 from app.stories import StoryRequest
-from app.storytelling.reader import idea_title
+from app.storytelling.shaping import idea_title
 
 # A stop answers once the job is stopped, if that takes no longer than this (its owner
 # closes the stream or cancels at the provider within a second or two); else as it stands.

@@ -12,10 +12,10 @@ and nothing is written. A new job is checked against the queue bound (pending ro
 whole database), the day's limit and, with a `meter` whose budget is set, the month's budget
 (what was spent, what live jobs set aside, and this job's most: app/money/) under the
 intake lock before anything is written, so a refusal writes nothing and the key stays
-unused. The same statement notifies every process's idle workers, so one claims the job
-the moment it commits: the lock, the replay check, the counts, the insert and the
-notification are one statement (`intake_job`, sql/functions/intake_job.sql), so an
-accepted job costs one round trip.
+unused (what a refusal says: app/queue/refusals.py). The same statement notifies every
+process's idle workers, so one claims the job the moment it commits: the lock, the replay
+check, the counts, the insert and the notification are one statement (`intake_job`,
+sql/functions/intake_job.sql), so an accepted job costs one round trip.
 
 It is the one door every paid job a family asks for comes in by: a story, a finish, a
 redraw of a picture (`redraw`) and a story read aloud (`narrate`, a job per part), each
@@ -28,22 +28,18 @@ module makes a job.
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass, field
-from datetime import datetime, timedelta, tzinfo
+from datetime import datetime, tzinfo
 from typing import NoReturn
 
 from app.errors import AppError, BadRequest, Busy, Conflict, Invalid, NotFound, Unavailable
 from app.failures import OVER_BUDGET
-from app.i18n import N_, gettext, ngettext
-from app.i18n.formats import long_day
-from app.lengths import length_of
-from app.money.amounts import money
+from app.i18n import N_, gettext
 from app.money.ledger import Ledger
 from app.money.meter import Meter
 from app.queries import transaction_on
+from app.queue import refusals
 from app.queue.jobs import IntakeResult, Job
 from app.queue.narrations import NarrationStore, narration_key
 from app.queue.pictures import PictureStore, picture_key
@@ -181,8 +177,8 @@ class Intake:
         except _OverBudget:
             assert meter is not None
             spent, set_aside = await Ledger(self.store.db).used(meter)
-            raise Busy(self.picture_over_budget(spent, set_aside, meter.picture_set_aside()),
-                       code="budget_reached", retry_after_s=self._to_next_month_s()) from None
+            raise refusals.picture_over_budget(meter, spent, set_aside,
+                                               meter.picture_set_aside()) from None
         except Conflict as busy:  # one is drawn already: perhaps this key's, made meanwhile
             made, refusal = None, busy
         job = made or await self.store.get_by_key(key)
@@ -218,16 +214,9 @@ class Intake:
             raise Conflict(N_("This story is being read aloud already."),
                            code="narration_in_progress")
         if made.outcome == "over_budget":
-            assert meter is not None and meter.budget_micros is not None
-            amounts = {"budget": money(meter.budget_micros), "spent": money(made.spent),
-                       "set_aside": money(made.set_aside), "day": long_day(
-                           meter.next_month_start()),
-                       "narration": money(sum(meter.narration_set_aside(t) for t in texts))}
-            raise Busy(gettext("This month's budget is %(budget)s: %(spent)s is spent and "
-                               "%(set_aside)s set aside. Reading this story aloud could cost "
-                               "up to %(narration)s, more than is left. More from %(day)s."
-                               ) % amounts,
-                       code="budget_reached", retry_after_s=self._to_next_month_s())
+            assert meter is not None
+            narration = sum(meter.narration_set_aside(text) for text in texts)
+            raise refusals.narration_over_budget(meter, made.spent, made.set_aside, narration)
         if made.outcome == "complete":
             return (made.job_ids[0] if made.job_ids else None), True
         self.wakeup.poke()
@@ -239,17 +228,6 @@ class Intake:
             code="shutting_down",
             retry_after_s=SHUTDOWN_RETRY_AFTER_S,
         )
-
-    def picture_over_budget(self, spent: int, set_aside: int, this_picture: int) -> str:
-        """What to say when one more picture's most possible cost would take the month
-        past MONTHLY_BUDGET."""
-        assert self.meter is not None and self.meter.budget_micros is not None
-        amounts = {"budget": money(self.meter.budget_micros), "spent": money(spent),
-                   "set_aside": money(set_aside), "picture": money(this_picture),
-                   "day": long_day(self.meter.next_month_start())}
-        return gettext("This month's budget is %(budget)s: %(spent)s is spent and "
-                       "%(set_aside)s set aside. A picture could cost up to %(picture)s, "
-                       "more than is left. More pictures from %(day)s.") % amounts
 
     def stories_left_today(self, used: int) -> int:
         return max(self.daily_story_limit - used, 0)
@@ -278,52 +256,15 @@ class Intake:
             message, retry_after_s = self.limit_reached()
             raise Busy(message, code="daily_limit_reached", retry_after_s=retry_after_s)
         if result.spent is not None and self.meter is not None:
-            raise Busy(self.budget_reached(result.spent, result.set_aside or 0, set_aside,
-                                           request),
-                       code="budget_reached", retry_after_s=self._to_next_month_s())
+            raise refusals.story_over_budget(self.meter, result.spent, result.set_aside or 0,
+                                             set_aside, request)
         # Only a writer that skipped the intake lock could take the key in between.
         raise Unavailable(gettext("Please try again."), retry_after_s=1)
 
     def limit_reached(self) -> tuple[str, int]:
         """What to say once the day's stories are used up, and the seconds until midnight
         (the form says it before a child chooses; a refused request says it too)."""
-        tomorrow = self._midnight() + timedelta(days=1)  # wall-clock: right across DST too
-        retry_after_s = max(int(tomorrow.timestamp() - time.time()), 1)
-        hours, minutes = divmod(math.ceil(retry_after_s / 60), 60)
-        used_up = ngettext("That's the %(num)d story for today.",
-                           "That's all %(num)d stories for today.",
-                           self.daily_story_limit) % {"num": self.daily_story_limit}
-        later = gettext("More after midnight, in %(hours)d h %(minutes)d min.") % {
-            "hours": hours, "minutes": minutes}
-        message = f"{used_up} {later}"
-        return message, retry_after_s
-
-    def budget_reached(self, spent: int, set_aside: int, this_story: int,
-                       request: StoryRequest) -> str:
-        """What to say when a story's most possible cost would take the month past
-        MONTHLY_BUDGET: what was spent, the budget, and the shorter lengths that still fit,
-        or when it starts again."""
-        assert self.meter is not None and self.meter.budget_micros is not None
-        budget = self.meter.budget_micros
-        amounts = {"budget": money(budget), "spent": money(spent),
-                   "set_aside": money(set_aside), "story": money(this_story),
-                   "day": long_day(self.meter.next_month_start())}
-        said = (gettext("This month's budget is %(budget)s: %(spent)s is spent, and "
-                        "%(set_aside)s is set aside for stories being written.") if set_aside
-                else gettext("This month's budget is %(budget)s: %(spent)s is spent.")) % amounts
-        fits = self.meter.lengths_within(budget - spent - set_aside, request)
-        if fits:
-            names = ", ".join(gettext(length_of(length).label) for length in fits)
-            return f"{said} " + gettext("A story this long could cost up to %(story)s, more "
-                                        "than is left; these lengths still fit: %(lengths)s."
-                                        ) % (amounts | {"lengths": names})
-        more = gettext("A story could cost up to %(story)s, more than is left. More stories "
-                       "from %(day)s.") % amounts
-        return f"{said} {more}"
-
-    def _to_next_month_s(self) -> int:
-        assert self.meter is not None
-        return max(int(self.meter.next_month_start().timestamp() - time.time()), 1)
+        return refusals.limit_reached(self.daily_story_limit, self._midnight())
 
     def _midnight(self) -> datetime:
         now = datetime.now(self.timezone)

@@ -17,14 +17,13 @@ then only the parts missing are read.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 
 from app.failures import NARRATOR_TIMEOUT, STORY_GONE
 from app.logs import log
 from app.money.meter import Charge
-from app.narrating import Narration, NarrationError, Narrator
+from app.narrating import Narration, Narrator
 from app.queue.jobs import Job
 from app.queue.narrations import NarrationStore
 from app.queue.storing import through_outage
@@ -49,15 +48,10 @@ class NarrationWriter(Writer):
             return
         log("narration_started", job_id=job.id, story_id=job.narration_of,
             part=job.narration_part, parts=job.narration_parts, narrator=self.narrator.name)
-        try:
-            async with asyncio.timeout(self.llm_timeout_s):
-                narration = await self.narrator.read(
-                    job.narration_text, language=job.request.language, job_id=job.id)
-        except NarrationError as error:  # charged, unless the provider refused the request
-            await self._provider_failed(writing, error)
-            return
-        except TimeoutError:
-            await self._fail(writing, NARRATOR_TIMEOUT, "timeout")
+        text = job.narration_text
+        narration = await self._call(writing, lambda: self.narrator.read(
+            text, language=job.request.language, job_id=job.id), timed_out=NARRATOR_TIMEOUT)
+        if narration is None:  # failed, charged unless the provider refused the request
             return
         charge = None if self.meter is None else await self.meter.charge(
             job.kind, narration.model, narration.usage, set_aside=job.set_aside_micros,

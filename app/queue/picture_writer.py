@@ -25,7 +25,7 @@ import logging
 from dataclasses import dataclass, field
 
 from app.failures import ILLUSTRATOR_TIMEOUT, PICTURE_UNSHOWABLE, STORY_GONE
-from app.illustrating import Illustrator, PictureError, Scene
+from app.illustrating import Illustrator, Picture, Scene
 from app.illustrating.small import NotAPicture, versions
 from app.logs import log
 from app.money import Usage
@@ -57,22 +57,22 @@ class PictureWriter(Writer):
             return
         log("picture_started", job_id=job.id, story_id=job.picture_of,
             illustrator=self.illustrator.name)
-        try:
-            async with asyncio.timeout(self.llm_timeout_s):
-                picture = await self.illustrator.draw(scene, job_id=job.id)
+
+        async def draw() -> tuple[Picture, Drawn]:
+            picture = await self.illustrator.draw(scene, job_id=job.id)
             # Fitted to the page (what is kept), and made small, once.
             (image, image_type), (small, small_type) = await asyncio.to_thread(
                 versions, picture.data, picture.content_type)
-        except PictureError as error:  # charged, unless the provider refused the request
-            await self._provider_failed(writing, error)
-            return
-        except TimeoutError:
-            await self._fail(writing, ILLUSTRATOR_TIMEOUT, "timeout")
-            return
+            return picture, Drawn(image, image_type, small, small_type, picture.model)
+
+        try:
+            made = await self._call(writing, draw, timed_out=ILLUSTRATOR_TIMEOUT)
         except NotAPicture as error:
             await self._fail(writing, PICTURE_UNSHOWABLE, str(error))
             return
-        drawn = Drawn(image, image_type, small, small_type, picture.model)
+        if made is None:  # failed, charged unless the provider refused the request
+            return
+        picture, drawn = made
         charge = None if self.meter is None else await self.meter.charge(
             job.kind, picture.model, picture.usage, set_aside=job.set_aside_micros,
             child=job.request.child_name, most=self.meter.picture_most(),

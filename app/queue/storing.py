@@ -43,7 +43,7 @@ from app.queue.screener import StoryScreener
 from app.queue.store import JobStore
 from app.queue.writing import Writing, fail
 from app.stories import Story, clean_story
-from app.storytelling.openai import build_prompt
+from app.storytelling.prompt import build_prompt
 
 # Storing a story that was paid for is retried through a database outage this long.
 T = TypeVar("T")

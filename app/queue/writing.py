@@ -15,6 +15,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import KW_ONLY, dataclass
+from typing import TypeVar
 
 from app.db import DATABASE_UNAVAILABLE
 from app.failures import Failure, ProviderError
@@ -30,6 +31,7 @@ from app.storytelling.provider import billed_nothing
 TEXT_SAVE_INTERVAL_S = 1.5
 # Where no NOTIFY brings a stop, it is seen at a heartbeat: beat at least this often.
 STOP_CHECK_S = TEXT_SAVE_INTERVAL_S
+T = TypeVar("T")
 
 
 class Interruption(enum.Enum):
@@ -191,6 +193,19 @@ class Writer:
         """Fail the job (`fail`), its call charged if it was sent, unless `refused`."""
         return await fail(writing, self.store, self.boot_id, failure, detail, error=error,
                           refused=refused)
+
+    async def _call(self, writing: Writing, call: Callable[[], Awaitable[T]], *,
+                    timed_out: Failure) -> T | None:
+        """The job's one provider call, within llm_timeout_s: what it gave, or None once the
+        job is failed for the provider's error (`_provider_failed`) or with `timed_out`."""
+        try:
+            async with asyncio.timeout(self.llm_timeout_s):
+                return await call()
+        except ProviderError as error:
+            await self._provider_failed(writing, error)
+        except TimeoutError:
+            await self._fail(writing, timed_out, "timeout")
+        return None
 
     async def _provider_failed(self, writing: Writing,
                                error: ProviderError) -> bool | None:

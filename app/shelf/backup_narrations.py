@@ -15,7 +15,6 @@ whole backup.
 
 from __future__ import annotations
 
-import io
 import re
 import uuid
 import zipfile
@@ -26,7 +25,7 @@ from app.errors import Invalid
 from app.narrating.audio import PART_MAX_BYTES, NotAudio, mp3
 from app.queries import Statements
 from app.requests import stored_text
-from app.shelf.archive import BackupError, Source
+from app.shelf.archive import BackupError, Source, read_member
 
 NARRATIONS_DIR = "narrations/"
 PARTS_MAX = 100
@@ -104,21 +103,7 @@ def _part(item: object) -> NarrationPart:
 
 def read_part(source: Source, name: str) -> bytes:
     """The member's bytes, checked to be MP3 frames alone."""
-    file = io.BytesIO(source) if isinstance(source, bytes) else source
-    file.seek(0)
-    try:
-        with zipfile.ZipFile(file) as archive:
-            info = archive.getinfo(name)
-            if info.file_size > PART_MAX_BYTES:
-                raise BackupError(f"the narration {name} is over {PART_MAX_BYTES // 2**20} MB",
-                                  field="narration")
-            with archive.open(info) as member:
-                data = member.read(PART_MAX_BYTES + 1)
-    except KeyError:
-        raise BackupError(f"the narration {name} is not in this zip", field="narration") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise BackupError(f"the narration {name} cannot be read ({error})",
-                          field="narration") from None
+    data = read_member(source, name, max_bytes=PART_MAX_BYTES, field="narration")
     try:
         if mp3(data).frames != data:
             raise NotAudio("more than audio frames")

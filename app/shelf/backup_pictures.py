@@ -13,14 +13,12 @@ are bytes that are no picture we serve. One refused picture refuses the whole ba
 
 from __future__ import annotations
 
-import io
 import re
 import uuid
-import zipfile
 
 from app.errors import Invalid
 from app.illustrating.small import PICTURE_MAX_BYTES, NotAPicture, checked
-from app.shelf.archive import BackupError, Source
+from app.shelf.archive import BackupError, Source, read_member
 
 PICTURES_DIR = "pictures/"
 EXTENSIONS = {"image/png": "png", "image/webp": "webp", "image/jpeg": "jpg",
@@ -44,22 +42,7 @@ def picture_name(entry: dict[str, object]) -> str | None:
 
 def read_picture(source: Source, name: str) -> tuple[bytes, str]:
     """The member's bytes and their content type, checked."""
-    file = io.BytesIO(source) if isinstance(source, bytes) else source
-    file.seek(0)
-    try:
-        with zipfile.ZipFile(file) as archive:
-            info = archive.getinfo(name)
-            if info.file_size > PICTURE_MAX_BYTES:
-                raise NotAPicture(f"over {PICTURE_MAX_BYTES // 2**20} MB")
-            with archive.open(info) as member:
-                data = member.read(PICTURE_MAX_BYTES + 1)
-    except KeyError:
-        raise BackupError(f"the picture {name} is not in this zip", field="picture") from None
-    except NotAPicture as error:
-        raise BackupError(f"the picture {name} is {error}", field="picture") from None
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise BackupError(f"the picture {name} cannot be read ({error})",
-                          field="picture") from None
+    data = read_member(source, name, max_bytes=PICTURE_MAX_BYTES, field="picture")
     try:
         return data, checked(data)
     except NotAPicture as error:

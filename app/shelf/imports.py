@@ -3,11 +3,11 @@ job, and the only code that knows the names of the import's queries (sql/queries
 
     result = await import_backup(db, data)   # ImportResult(restored=3, already_here=9)
 
-Every story is checked first (app/shelf/backup.py reads them); then all are written in one
-transaction, in the file's order (a backup lists them oldest first, so a sequel finds the
-story it continues), each with a completed job of its own at its own time, marked
-imported: (new) -> running -> completed, the job store's two import transitions. A story
-whose uid is already here is skipped, so importing twice adds nothing twice.
+Every story is checked first (app/shelf/backup_reading.py reads them); then all are
+written in one transaction, in the file's order (a backup lists them oldest first, so a
+sequel finds the story it continues), each with a completed job of its own at its own time,
+marked imported: (new) -> running -> completed, the job store's two import transitions. A
+story whose uid is already here is skipped, so importing twice adds nothing twice.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from app.logs import log
 from app.queries import Queryable, Statements, transaction_on
 from app.requests import request_hash, to_params
 from app.shelf.archive import Source
-from app.shelf.backup import read_stories
 from app.shelf.backup_narrations import NarrationBackups, read_part
 from app.shelf.backup_pictures import read_picture
+from app.shelf.backup_reading import read_stories
 from app.shelf.children import Children
 from app.shelf.store import BackupStory
 from app.stories import Child

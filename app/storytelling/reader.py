@@ -6,9 +6,6 @@ place the chat and the background storytellers turn a model's text into a story.
     reader.past_cap(raw)            # True: past the app's cap (words or characters): stop
     story = reader.story(raw, ending=Ending.STOP, model="m", prompt_tokens=None,
                          completion_tokens=None)
-    showing = Showing(reader, on_text)          # showing.add(raw) as chunks come
-    chunk = await next_chunk(stream, 180, showing, since=words_at)  # None: ended;
-                                    # TimeoutError: no words for 180 s since words_at
 
 A story is whole only when the provider said it finished (`Ending.STOP`) within the app's
 cap; one its token budget cut off (`LENGTH`) or past the app's own cap (`CAPPED`: 1.5 times
@@ -17,50 +14,46 @@ and a bound on all its characters, so one 2 MB "word" is no story: app/lengths.p
 kept to its last whole sentence within the cap; one that simply ended (`NONE`: `[DONE]`
 or a closed connection with no finish reason) is cut short and raises CutShort, its words
 kept by the writer. Silence is counted from the last word (or reasoning
-token), never from the last chunk: empty, role-only and keep-alive deltas are silence.
+token), never from the last chunk: empty, role-only and keep-alive deltas are silence
+(app/storytelling/streaming.py).
 
 The text is shaped as it arrives, the same way each time (shaping a shaped text changes
 nothing, so a story picked up again from its saved words reads on): the app's own prompt
 markup out, and any tag the model writes, in any script; bidi overrides out; the model's
 preamble before the story out ("Sure! Here's a bedtime story about a fox:", is_preamble);
 the first line a title (without the characters that show nothing) or else one made from the
-idea; every line break a paragraph.
+idea; every line break a paragraph. What each of those is: app/storytelling/shaping.py.
 """
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import logging
 import re
-import time
-from collections.abc import AsyncIterator, Callable
-from typing import TypeVar
 
 from app.failures import CUT_SHORT, STORYTELLER_EMPTY, StorytellerError
 from app.finishing import cut_to_last_sentence, finished_text
 from app.languages import DEFAULT_LANGUAGE, language_of
 from app.lengths import length_of
 from app.logs import log
-from app.stories import (
-    Story,
-    StoryRequest,
-    clean_text,
-    readable,
-    title_of,
-    without_bidi_controls,
+from app.stories import Story, StoryRequest, clean_text, title_of, without_bidi_controls
+from app.storytelling.shaping import (
+    BLOCK_LINE,
+    DATA,
+    HEAD_MAX_CHARS,
+    PREAMBLE_OPENER,
+    TAG,
+    TITLE_MAX_CHARS,
+    idea_title,
+    is_preamble,
+    is_title,
+    normal,
+    paragraphed,
+    without_markup,
 )
-from app.titles import title_from_idea
 
-TITLE_MAX_CHARS = 80
-# A first line longer than this is the story begun, whatever label, marks or characters that
-# show nothing it holds; until its line ends, one this short may yet be a title or a preamble.
-HEAD_MAX_CHARS = 4 * TITLE_MAX_CHARS
 # A story line this long or longer that the prompt holds word for word is the prompt echoed.
 ECHO_MIN_WORDS = 6
-# While words pour in, the text so far is shaped and handed on at most this often.
-SHOW_EVERY_S = 0.2
-T = TypeVar("T")
 
 # The log's details of a story that did not come (the family reads its Failure's words).
 SENT_NOTHING = "it sent nothing"
@@ -100,44 +93,6 @@ def char_cap(length: str, language: str = DEFAULT_LANGUAGE) -> int:
     return length_of(length).char_cap(language_of(language))
 
 
-# The app's own delimiter tags (app/storytelling/openai.py's prompt); a line that is only
-# one of the data blocks is the prompt echoed, and goes whole.
-_TAG_NAMES = r"(?:idea|name|earlier|title|begun|likes|companions)"
-_TAG = re.compile(r"<\s*/?\s*" + _TAG_NAMES + r"\b[^>\n]*>", re.IGNORECASE)
-# Markup of the model's own making (`<story>`, `</p>`, `<قصة>`, `</история>`, `<物語>`): a
-# bare tag is never a story's words. Its name follows `<` or `</` at once, as in HTML, and
-# begins with a letter of any script; then letters, digits, `_`, `-` or any character beyond
-# ASCII but a space (the marks some scripts write letters with: Devanagari's vowel signs).
-# So "a < b > c", "<3" and "1<2>3" stay.
-_BARE_TAG = re.compile(r"</?[^\W\d_](?:[\w-]|[^\x00-\x7f\s]){0,20}\s*/?>")
-_BLOCK_LINE = re.compile(r"^\s*<\s*(idea|earlier|begun|likes|companions)\b[^>\n]*>.*"
-                         r"<\s*/\s*\1\s*>[\s.]*$", re.IGNORECASE)
-_DATA = re.compile(r"<(" + _TAG_NAMES + r")>.*?</\1>", re.IGNORECASE | re.DOTALL)
-# How a sentence's line ends (not a title's), in Latin, Arabic and Japanese punctuation.
-_NOT_A_TITLE_END = (",", ";", ":", ".", "،", "؛", "。", "、", "，", "；", "：")
-
-# A model may begin with a line of its own before the story, paraphrasing the app's
-# instructions (English only, for now): such lines go, as echoed instructions do, but only
-# at the very start, before the title. A preamble opens with an interjection or "here is"
-# (any case) and ends with a colon ("Okay, here is your story:", "Here is a gentle bedtime
-# story for a 5-year-old about a fox, about 400 words:"), or is the interjection alone
-# ("Sure!", "Of course."), or says, in a sentence's lower case, that a story follows ("Sure!
-# Here's a bedtime story about a fox.", "Here is a calming story for Mia."). A title
-# capitalises its words ("Here Is the Story of Pip", "Here Comes the Moon"), and a story's
-# first line names who or what it is about ("Here is Mia, who loved the stars.", "Here is
-# the story of Pip, who lived by the sea."): both stay. While the first line is still
-# arriving, one that opens so may yet be a preamble: it is not shown as the story.
-_INTERJECTION = r"(?i:sure|of\s+course|certainly|absolutely|okay|ok|alright|all\s+right)\b"
-_HERE_IS = r"(?i:here\s+is|here['’]s|below\s+is)\b"
-_PREAMBLE_OPENER = re.compile(rf"{_INTERJECTION}|{_HERE_IS}")
-_PREAMBLE = re.compile(
-    rf"{_INTERJECTION}[!,.…]+$"  # "Sure!"
-    rf"|(?:{_INTERJECTION}|{_HERE_IS}).*[:：]$"  # "Okay, here is your story:"
-    rf"|(?:{_INTERJECTION}[\s!,.…]*)?{_HERE_IS}\s+(?i:a|an|your|one|my)\s+"
-    r"(?:(?!(?:a|an|the|who|that|with|and|of)\s)[a-z0-9,'’-]+\s+){0,3}(?:story|tale)\b"
-)
-
-
 class Reader:
     """The app's rules for one story's answer; `prompt`: the system prompt and the user's
     message that were sent (echoed lines of them are dropped)."""
@@ -149,7 +104,7 @@ class Reader:
         self.cap = word_cap(request.length, request.language)
         self.char_cap = char_cap(request.length, request.language)
         # Its instructions only: the family's own words (the idea, the names) may be told.
-        self._prompt = _normal(_DATA.sub(" ", " ".join(prompt)))
+        self._prompt = normal(DATA.sub(" ", " ".join(prompt)))
         self._seen: dict[str, bool] = {}
 
     def past_cap(self, raw: str) -> bool:
@@ -167,9 +122,9 @@ class Reader:
         """The model's text so far as the app keeps it (see the module's docstring)."""
         lines = [line for line in without_bidi_controls(clean_text(raw)).split("\n")
                  if not self._echoed(line)]
-        text = self._without_preamble(_BARE_TAG.sub("", _TAG.sub("", "\n".join(lines))))
+        text = self._without_preamble(without_markup("\n".join(lines)))
         if self.request.carried_text:  # the rest of a story: no title of its own
-            return _paragraphed(text)
+            return paragraphed(text)
         text = text.lstrip()
         head, newline, rest = text.partition("\n")
         # "**Title:**" on a line of its own (or "***", or a line that shows nothing): the
@@ -180,14 +135,14 @@ class Reader:
         if not newline:  # the first line is not done: a title, a preamble, or the story?
             said = title_of(text) if len(text) <= HEAD_MAX_CHARS else None
             if said is not None and (len(said) <= TITLE_MAX_CHARS
-                                     or _PREAMBLE_OPENER.match(said)):
+                                     or PREAMBLE_OPENER.match(said)):
                 return text  # no telling yet
-            return f"{idea_title(self.request)}\n\n{_paragraphed(text)}"
+            return f"{idea_title(self.request)}\n\n{paragraphed(text)}"
         title = title_of(head)
         if not is_title(title):
             rest = f"{head.strip().strip('#*_ ')}\n{rest}"
             title = idea_title(self.request)
-        return f"{title}\n\n{_paragraphed(rest.lstrip())}"
+        return f"{title}\n\n{paragraphed(rest.lstrip())}"
 
     def story(self, raw: str, *, ending: Ending, model: str, prompt_tokens: int | None,
               completion_tokens: int | None) -> Story:
@@ -251,99 +206,8 @@ class Reader:
         line judged once: the text is shaped again as each chunk arrives)."""
         echoed = self._seen.get(line)
         if echoed is None:
-            words = _normal(_TAG.sub(" ", line))
-            echoed = bool(_BLOCK_LINE.match(line)) or (
+            words = normal(TAG.sub(" ", line))
+            echoed = bool(BLOCK_LINE.match(line)) or (
                 len(words.split()) >= ECHO_MIN_WORDS and words in self._prompt)
             self._seen[line] = echoed
         return echoed
-
-
-class Showing:
-    """Hands the text so far, shaped, to `sink`: at most every SHOW_EVERY_S while chunks pour
-    in (shaping a long story each chunk would cost more than the rest of the call), and at
-    once when they pause or end (`flush`), so the card and the words kept are never behind."""
-
-    def __init__(self, reader: Reader, sink: Callable[[str], None] | None) -> None:
-        self.reader = reader
-        self.sink = sink
-        self.raw = self._shown = ""
-        self._at = time.monotonic()  # the first words, too, come together
-
-    def add(self, raw: str) -> None:
-        self.raw = raw
-        if time.monotonic() - self._at >= SHOW_EVERY_S:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.sink is not None and self.raw != self._shown:
-            self.sink(self.reader.shown(self.raw))
-            self._shown, self._at = self.raw, time.monotonic()
-
-
-async def next_chunk(stream: AsyncIterator[T], silence_s: float, showing: Showing, *,
-                     since: float | None = None) -> T | None:
-    """The stream's next chunk (None: it ended); TimeoutError once `silence_s` have passed
-    since `since` (a `time.monotonic()`: when the last words came; None: now) without one.
-    The caller says what a word is: a chunk with none (an empty or role-only delta, a
-    keep-alive) moves no clock, so `since` stays where the last words left it. The words
-    so far are shown as soon as the stream pauses."""
-    left_s = silence_s if since is None else silence_s - (time.monotonic() - since)
-    if left_s <= 0:
-        raise TimeoutError
-    step = asyncio.ensure_future(_next_or_none(stream))
-    try:
-        done, _ = await asyncio.wait({step}, timeout=min(SHOW_EVERY_S, left_s))
-        if not done:
-            showing.flush()
-            done, _ = await asyncio.wait({step}, timeout=max(left_s - SHOW_EVERY_S, 0))
-        if not done:
-            raise TimeoutError
-        return step.result()
-    finally:
-        if not step.done():
-            step.cancel()
-
-
-async def _next_or_none(stream: AsyncIterator[T]) -> T | None:
-    try:
-        return await anext(stream)
-    except StopAsyncIteration:
-        return None
-
-
-def idea_title(request: StoryRequest) -> str:
-    """The title of a story whose model wrote none (its first line no title, or not ended
-    yet when the story was cut): made from the idea."""
-    return title_from_idea(request, TITLE_MAX_CHARS)
-
-
-def is_title(line: str) -> bool:
-    """One line of at most TITLE_MAX_CHARS, something to read in it (not only punctuation),
-    that does not read as a sentence or a greeting."""
-    return (bool(line) and len(line) <= TITLE_MAX_CHARS and "\n" not in line
-            and not line.endswith(_NOT_A_TITLE_END) and readable(line))
-
-
-def is_preamble(line: str) -> bool:
-    """A line in which the model says, before the story, that a story follows (_PREAMBLE)."""
-    return len(line) <= HEAD_MAX_CHARS and bool(_PREAMBLE.match(title_of(line)))
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def _paragraphed(text: str) -> str:
-    """Every line its own paragraph (a model may separate them with one line break); the
-    last line as it is, its trailing space or line break kept for the words to come, and
-    a leading line break kept (the rest of a story cut short may begin a paragraph)."""
-    lines = text.split("\n")
-    done = [line.strip() for line in lines[:-1]]
-    last = lines[-1].lstrip()
-    blocks = [line for line in done if line]
-    if last:
-        blocks.append(last)
-    joined = "\n\n".join(blocks)
-    if blocks and text.lstrip(" \t").startswith("\n"):
-        joined = "\n\n" + joined
-    return joined + "\n\n" if blocks and not last and len(lines) > 1 else joined

@@ -17,16 +17,16 @@ Two ways a stream can fail a story that is in fact there: OpenAI refuses to stre
 response more than 5 minutes old (a 400), and a stream can go quiet while the response
 goes on to the end. A refused stream is followed by plain retrieves instead, every
 POLL_INTERVAL_S, until the response ends or brings no new words for `timeout_s`; a stream
-that brings no words for `silence_s` is checked with a plain retrieve. Words (or reasoning)
-are what move those clocks: events with none (an empty text delta, a `keepalive`, any other)
-are silence, so they cannot hold a worker past `timeout_s`. The story is read to the app's
+that brings no words for `silence_s` is checked with a plain retrieve (both ways of reading
+it: app/storytelling/retrieves.py). Words (or reasoning) are what move those clocks: events
+with none (an empty text delta, a `keepalive`, any other) are silence, so they cannot hold
+a worker past `timeout_s`. The story is read to the app's
 rules (reader.py; past its word cap the response is cancelled); a finished one as it is. A
 create the provider answers with garbage fails the story as unreadable, in one line.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from datetime import datetime
@@ -48,15 +48,18 @@ from app.storytelling.availability import (
     model_gone_detail,
 )
 from app.storytelling.endpoints import RESPONSES, Endpoints, no_endpoint_message
-from app.storytelling.final_response import (
-    FINAL_STATUSES,
-    Followed,
-    readable_text,
-    story_in,
-)
+from app.storytelling.final_response import Followed, story_in
 from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
-from app.storytelling.openai import build_prompt, provider_error
+from app.storytelling.openai import provider_error
+from app.storytelling.prompt import build_prompt
 from app.storytelling.reader import Ending, Reader
+from app.storytelling.retrieves import (
+    CAPPED,
+    StreamRefused,
+    poll,
+    retrieve_if_final,
+    stream_once,
+)
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -64,18 +67,8 @@ if TYPE_CHECKING:
 # A dropped stream is followed again after this long, doubling up to the maximum.
 FOLLOW_RETRY_S = 0.25
 FOLLOW_RETRY_MAX_S = 5.0
-# A response the provider will not stream (too old) is retrieved this often instead.
-POLL_INTERVAL_S = 2.0
 # A streamed retrieve that brings nothing this long is checked with a plain retrieve.
 STREAM_SILENCE_S = 15.0
-_FINAL_EVENTS = {"response.completed", "response.incomplete", "response.failed"}
-# Events whose delta is the model's reasoning: words too, for the silence clocks.
-_REASONING_EVENTS = {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
-_CAPPED = object()  # the stream read past the app's word cap
-
-
-class _StreamRefused(Exception):
-    """The provider will not stream this response (OpenAI: more than 5 minutes old)."""
 
 
 class BackgroundStoryteller:
@@ -156,16 +149,16 @@ class BackgroundStoryteller:
         while True:
             try:
                 if streamable:
-                    final = await self._follow_once(response_id, job_id, followed, progress,
-                                                    reader, min(self.silence_s, timeout_s))
-                    if final is _CAPPED:
+                    final = await stream_once(self.client, response_id, job_id, followed,
+                                              progress, reader, min(self.silence_s, timeout_s))
+                    if final is CAPPED:
                         return await self._capped(response_id, job_id, followed, reader)
                     if final is None:  # the stream ended early, or went quiet: where is it?
-                        final = await self._retrieve_if_final(response_id, job_id)
+                        final = await retrieve_if_final(self.client, response_id, job_id)
                 else:
-                    final = await self._poll(response_id, job_id, followed, progress,
-                                             timeout_s=timeout_s)
-            except _StreamRefused as refused:
+                    final = await poll(self.client, response_id, job_id, followed, progress,
+                                       timeout_s=timeout_s)
+            except StreamRefused as refused:
                 log("follow_by_retrieves", level=logging.WARNING, job_id=job_id,
                     response_id=response_id, reason=str(refused))
                 streamable = False
@@ -213,108 +206,3 @@ class BackgroundStoryteller:
             pass  # nothing left to stop
         except openai.APIError as error:
             raise provider_error(error) from None
-
-    async def _follow_once(
-        self, response_id: str, job_id: int, followed: Followed, on_progress: ProgressSink,
-        reader: Reader, quiet_s: float,
-    ) -> Any:
-        """Read the stream from the last event seen; the final response, None when the
-        stream ended before it or brought no words for `quiet_s` (events without any do
-        not count), or _CAPPED past the app's word cap (the stream is closed then)."""
-        import openai
-
-        options: dict[str, Any] = {"stream": True,
-                                   "extra_headers": {"X-Story-Job-Id": str(job_id)}}
-        if followed.after is not None:
-            options["starting_after"] = followed.after
-        try:
-            async with asyncio.timeout(quiet_s):
-                stream = await self.client().responses.retrieve(response_id, **options)
-        except openai.BadRequestError as error:
-            # OpenAI's "can no longer be streamed because it is more than 5 minutes old":
-            # a plain retrieve still has it, and bills nothing either.
-            raise _StreamRefused(error.message) from None
-        except TimeoutError:
-            return self._silent(job_id, followed, quiet_s)
-        heard_at = time.monotonic()  # when words last came on this stream
-        async with stream:
-            while True:
-                try:
-                    async with asyncio.timeout(quiet_s - (time.monotonic() - heard_at)):
-                        event = await anext(stream)
-                except StopAsyncIteration:
-                    return None
-                except TimeoutError:
-                    return self._silent(job_id, followed, quiet_s)
-                number = getattr(event, "sequence_number", None)
-                if event.type == "response.output_text.delta":
-                    followed.text += event.delta
-                elif event.type == "response.output_text.done":
-                    followed.done_text = getattr(event, "text", None)
-                delta = getattr(event, "delta", None)
-                if (event.type == "response.output_text.delta" or event.type in
-                        _REASONING_EVENTS) and isinstance(delta, str) and delta.strip():
-                    # words: the silence clocks start again (no other event moves them)
-                    heard_at, followed.words_at = time.monotonic(), time.time()
-                if isinstance(number, int):
-                    followed.after = number
-                if event.type == "response.output_text.delta":
-                    on_progress(followed.text, followed.after)
-                    if reader.past_cap(followed.text):
-                        return _CAPPED
-                elif event.type in _FINAL_EVENTS:
-                    followed.to_the_end = True
-                    return event.response
-                elif event.type == "error":
-                    raise StorytellerError(STORYTELLER_FAILED, "an error event while writing")
-
-    def _silent(self, job_id: int, followed: Followed, quiet_s: float) -> None:
-        log("follow_silent", level=logging.WARNING, job_id=job_id, after=followed.after,
-            silent_s=quiet_s)
-        return None
-
-    async def _retrieve_if_final(self, response_id: str, job_id: int) -> Any:
-        response = await self.client().responses.retrieve(
-            response_id, extra_headers={"X-Story-Job-Id": str(job_id)}
-        )
-        return response if response.status in FINAL_STATUSES else None
-
-    async def _poll(
-        self, response_id: str, job_id: int, followed: Followed, on_progress: ProgressSink,
-        *, timeout_s: float,
-    ) -> Any:
-        """Follow the response by plain retrieves until it ends: the final response, taken
-        as it is however late; TimeoutError once `timeout_s` has passed with no new words
-        (from its create to the first), after one retrieve at least. The card shows the
-        words so far from each retrieve (a response the provider will not stream is never
-        streamed again, so those words need not match an event number)."""
-        import openai
-
-        dated = False
-        while True:
-            try:
-                response = await self.client().responses.retrieve(
-                    response_id, extra_headers={"X-Story-Job-Id": str(job_id)}
-                )
-            except (openai.APIConnectionError, openai.InternalServerError,
-                    openai.RateLimitError, ValueError) as error:
-                log("follow_retry", level=logging.WARNING, job_id=job_id,
-                    retry_in_s=POLL_INTERVAL_S, error=type(error).__name__)
-                response = None
-            if response is not None:
-                if response.status in FINAL_STATUSES:
-                    return response
-                created = getattr(response, "created_at", None)
-                if not dated and isinstance(created, int | float) and created > 0:
-                    dated = True
-                    if not followed.text:  # the wait for its first word began at its create
-                        followed.words_at = created
-                words = readable_text(response)
-                if words and words != followed.text:
-                    followed.text, followed.done_text = words, None
-                    followed.words_at = time.time()
-                    on_progress(words, followed.after)
-            left_s = followed.words_at + timeout_s - time.time()
-            if left_s <= 0:
-                raise TimeoutError
-            await asyncio.sleep(min(POLL_INTERVAL_S, left_s))

@@ -19,7 +19,7 @@ from app.queue.store import JobStore
 from app.shelf.store import ShelfStore
 from app.stories import Story, StoryRequest
 from app.storytelling import moderation
-from app.storytelling.openai import SYSTEM_PROMPT
+from app.storytelling.prompt import SYSTEM_PROMPT
 from tests.helpers.app import ACCEPT_JSON, new_key, post_story, serve, wait_for_job
 from tests.helpers.fake_llm import FLAG_WORD
 from tests.helpers.jobs import add_job

@@ -16,7 +16,7 @@ import pytest
 from app.finishing import cut_to_last_sentence
 from app.stories import Story, StoryRequest, clean_story
 from app.storytelling import reader as reader_module
-from app.storytelling.openai import build_prompt
+from app.storytelling.prompt import build_prompt
 from app.storytelling.reader import Ending, Reader
 from tests.helpers.app import ACCEPT_JSON, post_story, serve, wait_for_job
 from tests.helpers.fake_llm import LABELLED_TITLE_STORY, PARAGRAPH_TITLE_STORY

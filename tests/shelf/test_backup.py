@@ -13,7 +13,9 @@ import pytest
 from app.db import connect_pool
 from app.queue.check import Invariants
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, check_backup, export_zip, read_stories
+from app.shelf.archive import BackupError
+from app.shelf.backup import export_zip
+from app.shelf.backup_reading import check_backup, read_stories
 from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.app import serve

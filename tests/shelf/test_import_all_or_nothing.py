@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app.shelf.backup import BackupError
+from app.shelf.archive import BackupError
 from app.shelf.imports import import_backup
 from tests.helpers.backups import backup_zip, entry, rows, run_cli
 from tests.helpers.sql import fetch_all

@@ -20,7 +20,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, check_backup, export_zip
+from app.shelf.archive import BackupError
+from app.shelf.backup import export_zip
+from app.shelf.backup_reading import check_backup
 from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from tests.helpers.backups import a_shelf, rows, with_size_in_directory, zipped

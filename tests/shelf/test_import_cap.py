@@ -14,7 +14,8 @@ import pytest
 from app.db import connect_pool, migrate
 from app.errors import Invalid
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, export_zip
+from app.shelf.archive import BackupError
+from app.shelf.backup import export_zip
 from app.shelf.children import CHILDREN_MAX, Children
 from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from app.shelf.backup import BackupError, build_zip
+from app.shelf.archive import BackupError
+from app.shelf.backup import build_zip
 from app.shelf.imports import import_backup
 from app.shelf.store import BackupStory
 from app.stories import StoryRequest
@@ -36,7 +37,8 @@ import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, resource.RLIM_INFINITY))
 mode, file = sys.argv[1:]
 if mode == "check":
-    from app.shelf.backup import BackupError, check_backup
+    from app.shelf.archive import BackupError
+    from app.shelf.backup_reading import check_backup
     try:
         with open(file, "rb") as backup:
             print(f"{check_backup(backup)} stories")

@@ -13,7 +13,9 @@ import pytest
 from app.db import connect_pool, migrate
 from app.ideas import southern_hemisphere, tonight_idea
 from app.queue.store import JobStore
-from app.shelf.backup import BackupError, build_zip, check_backup, export_zip
+from app.shelf.archive import BackupError
+from app.shelf.backup import build_zip, export_zip
+from app.shelf.backup_reading import check_backup
 from app.shelf.imports import import_backup
 from app.shelf.store import ShelfStore
 from app.stories import Child
