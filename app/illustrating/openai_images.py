@@ -29,7 +29,7 @@ from app.illustrating.small import NotAPicture, checked
 from app.money import Usage
 from app.storytelling.capped import BodyTooLarge
 from app.storytelling.endpoints import IMAGES, Endpoints, is_missing_route, no_endpoint_message
-from app.storytelling.provider import FAILURES, ProviderClient, trouble_of
+from app.storytelling.provider import FAILURES, ProviderClient, loaded, trouble_of
 
 if TYPE_CHECKING:
     from openai.types import ImagesResponse
@@ -55,7 +55,8 @@ class ImagesIllustrator:
         await self.client.aclose()
 
     async def draw(self, scene: Scene, *, job_id: int) -> Picture:
-        import openai  # loaded by now (app/storytelling/provider.py warms it up)
+        await loaded()  # off the event loop (app/storytelling/provider.py)
+        import openai
 
         try:
             answer = await self.client().images.generate(

@@ -23,7 +23,7 @@ from app.money.prices import narration_most
 from app.narrating import Narration, NarrationError
 from app.narrating.audio import CONTENT_TYPE, FORMAT, NotAudio, mp3
 from app.storytelling.capped import BodyTooLarge
-from app.storytelling.provider import FAILURES, ProviderClient, trouble_of
+from app.storytelling.provider import FAILURES, ProviderClient, loaded, trouble_of
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
@@ -51,7 +51,8 @@ class ChatNarrator:
         await self.client.aclose()
 
     async def read(self, text: str, *, language: str, job_id: int) -> Narration:
-        import openai  # loaded by now (app/storytelling/provider.py warms it up)
+        await loaded()  # off the event loop (app/storytelling/provider.py)
+        import openai
 
         named = language_of(language).english
         try:

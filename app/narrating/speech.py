@@ -18,7 +18,7 @@ from app.narrating import Narration, NarrationError
 from app.narrating.audio import CONTENT_TYPE, FORMAT, NotAudio, mp3
 from app.storytelling.capped import BodyTooLarge
 from app.storytelling.endpoints import SPEECH, Endpoints, is_missing_route, no_endpoint_message
-from app.storytelling.provider import FAILURES, ProviderClient, trouble_of
+from app.storytelling.provider import FAILURES, ProviderClient, loaded, trouble_of
 
 PART_CHARS = 4_000  # under the speech API's 4,096
 
@@ -38,7 +38,8 @@ class SpeechNarrator:
         await self.client.aclose()
 
     async def read(self, text: str, *, language: str, job_id: int) -> Narration:
-        import openai  # loaded by now (app/storytelling/provider.py warms it up)
+        await loaded()  # off the event loop (app/storytelling/provider.py)
+        import openai
 
         try:
             answer = await self.client().audio.speech.create(

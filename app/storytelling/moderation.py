@@ -26,6 +26,7 @@ from app.i18n import gettext
 from app.logs import log
 from app.stories import StoryRequest
 from app.storytelling.endpoints import MODERATIONS, Endpoints, is_missing_route, no_endpoint_message
+from app.storytelling.provider import loaded
 
 if TYPE_CHECKING:
     from app.storytelling.provider import ProviderClient
@@ -49,7 +50,8 @@ class Moderator:
 
     async def flagged(self, text: str, *, attempts: int = 1) -> bool:
         """Whether the provider flags this text; ModerationUnavailable when it cannot say."""
-        import openai  # loaded by now (app/storytelling/provider.py warms it up after start-up)
+        await loaded()  # off the event loop (app/storytelling/provider.py)
+        import openai
 
         for attempt in range(1, attempts + 1):
             try:

@@ -42,7 +42,7 @@ from app.storytelling.availability import (
 )
 from app.storytelling.limits import CHAT_TOKEN_CAPS, RequestLimits
 from app.storytelling.prompt import build_prompt
-from app.storytelling.provider import FAILURES, trouble_of
+from app.storytelling.provider import FAILURES, loaded, trouble_of
 from app.storytelling.reader import (
     STOPPED_BEFORE_WORDS,
     STOPPED_MID_STORY,
@@ -75,7 +75,8 @@ class OpenAIStoryteller:
     async def write(
         self, request: StoryRequest, *, job_id: int, on_text: TextSink | None = None
     ) -> Story:
-        import openai  # loaded by now (app/storytelling/provider.py warms it up after start-up)
+        await loaded()  # off the event loop (app/storytelling/provider.py)
+        import openai
 
         raw, finish, refused, usage, model, answered = "", None, False, None, None, False
         # `reported`: a usage report came, the last chunk of an answer that ended properly;

@@ -3,13 +3,17 @@
     client = ProviderClient(api_key=..., base_url=..., max_retries=0, timeout_s=120)
     await client().chat.completions.create(...)     # the openai.AsyncOpenAI, made once
     await warm_up()                                  # after start-up, in a thread
+    await loaded()           # before `import openai` in a call: imported, off the loop
     await client.aclose()
     never_sent(error)                                # True: the request never left
 
 Importing the `openai` library takes most of a second, longer than the rest of start-up
 put together. A platform that stops idle apps starts this one on a family's first tap, so
 start-up does not wait for it: once the app serves, `warm_up` imports it in a thread, and
-the first story finds it loaded.
+the first story finds it loaded. A call asked for before then awaits `loaded()`: an
+`import openai` on the event loop would wait there for the thread's import to end,
+holding every request and heartbeat meanwhile (2.6 s on a busy machine: long enough for
+a job's heartbeat to go stale and its own process's sweeper to end it).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import importlib
+import threading
 import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -163,8 +168,23 @@ def never_sent(error: BaseException) -> bool:
     return False
 
 
+_IMPORTED = threading.Event()  # the library's import has ended, in whichever thread
+
+
+def _import_library() -> None:
+    importlib.import_module("openai")
+    _IMPORTED.set()
+
+
+async def loaded() -> None:
+    """Once the openai library is imported: at once when it is, else after importing it in
+    a thread (or waiting there while warm_up's thread imports it), never on the loop."""
+    if not _IMPORTED.is_set():
+        await asyncio.to_thread(_import_library)
+
+
 async def warm_up() -> None:
     """Import the openai library off the event loop, so no request waits for it."""
     started = time.monotonic()
-    await asyncio.to_thread(importlib.import_module, "openai")
+    await loaded()
     log("provider_loaded", library="openai", import_s=f"{time.monotonic() - started:.2f}")

@@ -52,6 +52,7 @@ from app.storytelling.final_response import Followed, story_in
 from app.storytelling.limits import RESPONSES_TOKEN_CAPS, RequestLimits
 from app.storytelling.openai import provider_error
 from app.storytelling.prompt import build_prompt
+from app.storytelling.provider import loaded
 from app.storytelling.reader import Ending, Reader
 from app.storytelling.retrieves import (
     CAPPED,
@@ -90,6 +91,7 @@ class BackgroundStoryteller:
         await self.client.aclose()
 
     async def start(self, request: StoryRequest, *, job_id: int) -> str:
+        await loaded()  # off the event loop (app/storytelling/provider.py)
         import openai
 
         instructions, user_input = build_prompt(request)
@@ -133,6 +135,7 @@ class BackgroundStoryteller:
         response's create (else `started_at`, the job's start, else now) to the first, and
         from each to the next. Past the app's word cap, the response is cancelled at the
         provider and the story kept to its last whole sentence."""
+        await loaded()  # off the event loop (app/storytelling/provider.py)
         import openai
 
         timeout_s = self.client.timeout_s if timeout_s is None else timeout_s
@@ -196,6 +199,7 @@ class BackgroundStoryteller:
                             prompt_tokens=None, completion_tokens=None)
 
     async def cancel(self, response_id: str, *, job_id: int) -> None:
+        await loaded()  # off the event loop (app/storytelling/provider.py)
         import openai
 
         try:
