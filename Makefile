@@ -65,7 +65,8 @@ test-fast: $(STAMP)
 	$(PYTEST) $(XDIST) -q -m "$(FAST)" $(PYTEST_ARGS)
 
 # Everything `make test` runs, then the variants it leaves out (each browser journey at its
-# other sizes, the other crash moments: pytest -m variant, tests/conftest.py) and the long
+# other sizes, the other crash moments, the deep queue through three processes: pytest -m
+# variant, tests/conftest.py or marked in place) and the long
 # campaigns at their full size: the properties (pytest -m campaign) at every test's full
 # count of examples, the deploy rehearsal with its build from requirements.txt alone (a
 # fresh virtualenv and pip), and the 45-run crash campaign (make chaos). CI runs this;

@@ -8,7 +8,6 @@ TEST_DATABASE_URL. Each test gets its own database cloned from a migrated templa
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
@@ -27,6 +26,7 @@ from tests.helpers.app import serve
 from tests.helpers.database import (
     Clones,
     _migrate_template,
+    in_a_thread,
     postgres_dir,
     run_admin,
     skip_durability,
@@ -80,14 +80,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
-    """The server's URL; its template database is migrated once per session."""
+    """The server's URL; its template database is migrated once per session (in a thread of
+    its own: a browser test may come first, with Playwright's loop marked running here)."""
     url = os.environ.get("TEST_DATABASE_URL")
     data_dir = None
     if not url:
         data_dir = postgres_dir()
         url = embedded_postgres_url(data_dir, stop_at_exit=True)
-        asyncio.run(skip_durability(url))
-    asyncio.run(_migrate_template(url))
+        in_a_thread(lambda: skip_durability(url))
+    in_a_thread(lambda: _migrate_template(url))
     yield url
     if data_dir is not None:
         stop_embedded_postgres(data_dir)

@@ -1,6 +1,7 @@
-"""What the browser test modules here share: Debian's Chromium, launched once a module (a
-browser kept for the whole session would keep Playwright's event loop running in the main
-thread while other modules' fixtures call asyncio.run), and pages opened in it."""
+"""What the browser test modules here share: Debian's Chromium, kept open from one module
+to the next while the next test drives it too (SharedChromium in tests/helpers/browser.py:
+closed before any other test, since Playwright keeps its event loop marked as running in
+the main thread while other tests' fixtures call asyncio.run), and pages opened in it."""
 
 from __future__ import annotations
 
@@ -8,14 +9,31 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.helpers.browser import ARTIFACTS, REPORT_CSP, SIZES, Watched, launched_chromium
+from tests.helpers.browser import ARTIFACTS, REPORT_CSP, SIZES, SharedChromium, Watched
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[SharedChromium]:
+    chromium = SharedChromium()
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
+def browser(chromium: SharedChromium) -> Iterator[object]:
     ARTIFACTS.mkdir(exist_ok=True)
-    with launched_chromium() as chromium:
-        yield chromium
+    yield chromium.launched()
+    chromium.let_go()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    """Before a module's fixtures are torn down: whether the test that comes next (in this
+    worker) drives the browser too, so that the module's `browser` leaves it open."""
+    chromium = (getattr(item, "funcargs", None) or {}).get("chromium")
+    if isinstance(chromium, SharedChromium):
+        chromium.keep_open = "browser" in getattr(nextitem, "fixturenames", ())
+    return (yield)
 
 
 @pytest.fixture

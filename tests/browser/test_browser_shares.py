@@ -8,7 +8,7 @@ test-artifacts/."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
@@ -19,23 +19,33 @@ from tests.helpers.browser import (
     SIZES,
     SPEECH_STUB,
     WAKE_LOCK_STUB,
+    app_of_its_own,
     needs_chromium,
     picture_loaded,
-    served_over_http,
 )
+from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.waits import WAIT_S, json_when
 
 pytestmark = needs_chromium
 
 
-@pytest.fixture
-def shared(browser, settings, fake_llm):
-    """The household's app (pictures drawn), a story, and a link made on its page."""
-    fake_llm.story = STORY
-    with served_over_http(replace(settings, illustrator="openai",
-                                  image_model="fake-image")) as url:
-        story_id = finished_story(url)
-        wait_for_picture(url, story_id)
+@pytest.fixture(scope="module")
+def shared(browser, pg_url: str, fake_llm_server: FakeLLM,
+           tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, str]]:
+    """The household's app (pictures drawn), a story, and a link made on its page: made
+    once for the module, whose tests only read them, each in a fresh browser context."""
+    with app_of_its_own(pg_url, tmp_path_factory.mktemp("shares"), allow_open=True,
+                        storyteller="openai", openai_api_key="test-key",
+                        openai_base_url=fake_llm_server.url, story_model="fake-model",
+                        llm_timeout_s=60, illustrator="openai",
+                        image_model="fake-image") as url:
+        fake_llm_server.reset()  # whatever a test before left it doing
+        fake_llm_server.story = STORY
+        try:
+            story_id = finished_story(url)
+            wait_for_picture(url, story_id)
+        finally:
+            fake_llm_server.reset()  # as the next test's `fake_llm` would find it
         context = browser.new_context(viewport=SIZES["tablet"])
         try:
             page = context.new_page()

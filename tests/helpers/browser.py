@@ -81,17 +81,51 @@ def served_over_http(settings: Settings) -> Iterator[str]:
         thread.join(timeout=20)
 
 
-@contextlib.contextmanager
-def launched_chromium() -> Iterator[object]:
-    """Debian's Chromium, headless, through Playwright (never a downloaded browser)."""
-    from playwright.sync_api import sync_playwright
+class SharedChromium:
+    """Debian's Chromium, headless, through Playwright (never a downloaded browser), kept
+    open from one test module to the next while the tests that follow need it.
 
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        chromium = SharedChromium()
+        browser = chromium.launched()   # launched now, or the one already open
+        chromium.let_go()               # closed, unless `keep_open` says a test needs it next
+        chromium.close()
+
+    Playwright's sync API marks its event loop as running in the launching thread for as
+    long as the browser is open, so nothing else may run asyncio there meanwhile: the
+    browser is closed before any test that does not drive it (tests/browser/conftest.py
+    sets `keep_open` by the test that comes next). Launching the driver and the browser
+    costs about a second and a half of CPU, paid once a run of browser tests, not once a
+    module."""
+
+    def __init__(self) -> None:
+        self.keep_open = False
+        self._playwright: Any = None
+        self._browser: Any = None
+
+    def launched(self) -> Any:
+        if self._browser is not None and not self._browser.is_connected():
+            self.close()  # it crashed: a new one, rather than every test after failing
+        if self._browser is None:
+            from playwright.sync_api import sync_playwright
+
+            self._playwright = sync_playwright().start()
+            self._browser = self._playwright.chromium.launch(
+                executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        return self._browser
+
+    def let_go(self) -> None:
+        if not self.keep_open:
+            self.close()
+
+    def close(self) -> None:
+        browser, playwright = self._browser, self._playwright
+        self._browser = self._playwright = None
         try:
-            yield chromium
+            if browser is not None and browser.is_connected():
+                browser.close()
         finally:
-            chromium.close()
+            if playwright is not None:
+                playwright.stop()
 
 
 AXE = Path(__file__).resolve().parents[1] / "vendor" / "axe.min.js"
