@@ -25,7 +25,7 @@ from app.money.meter import Billing, Meter
 from app.queue.jobs import Held, Job
 from app.queue.store import JobStore
 from app.stories import Story, clean_text
-from app.storytelling.provider import billed_nothing
+from app.storytelling.provider import billed_nothing, loaded
 
 # The text streamed so far is saved this often (the status card polls every 3 s).
 TEXT_SAVE_INTERVAL_S = 1.5
@@ -197,7 +197,10 @@ class Writer:
     async def _call(self, writing: Writing, call: Callable[[], Awaitable[T]], *,
                     timed_out: Failure) -> T | None:
         """The job's one provider call, within llm_timeout_s: what it gave, or None once the
-        job is failed for the provider's error (`_provider_failed`) or with `timed_out`."""
+        job is failed for the provider's error (`_provider_failed`) or with `timed_out`.
+        The provider's library is imported first, before the clock starts: its import (a
+        second or more on a cold, busy machine) is not the provider's silence."""
+        await loaded()
         try:
             async with asyncio.timeout(self.llm_timeout_s):
                 return await call()
