@@ -23,9 +23,12 @@ from tests.helpers.sql import fetch_all
 pytestmark = pytest.mark.anyio
 HX = {"HX-Request": "true"}
 PRICES = {"fake-model": Price(input_per_mtok=Decimal("0.15"), output_per_mtok=Decimal("0.6"))}
-# A job whose storyteller sends no words is failed within LLM_TIMEOUT_S (1 s here) and a
-# follow-up retrieve or two, never held on by deltas that bring nothing.
-SILENCE_BOUND_S = 8.0
+# A job whose storyteller sends no words is failed within LLM_TIMEOUT_S and a follow-up
+# retrieve or two, never held on by deltas that bring nothing. 2 s: LLM_TIMEOUT_S bounds the
+# create too, and on a loaded machine (load average 18) a create to the in-process fake took
+# over 1 s, so the job failed before the deltas this test is about were ever sent.
+SILENCE_TIMEOUT_S = 2
+SILENCE_BOUND_S = 10.0
 
 
 async def card_of(client, job_id: int) -> str:
@@ -42,7 +45,7 @@ async def test_deltas_with_no_words_fail_the_job_once_the_timeout_passes(
     make_app, fake_llm, llm_api, mode
 ):
     fake_llm.mode = mode  # a delta with no words every 0.5 s, for as long as the app listens
-    async with serve(make_app(llm_api=llm_api, llm_timeout_s=1)) as client:
+    async with serve(make_app(llm_api=llm_api, llm_timeout_s=SILENCE_TIMEOUT_S)) as client:
         started = time.monotonic()
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id, timeout_s=SILENCE_BOUND_S + 5)
@@ -58,7 +61,7 @@ async def test_keep_alive_deltas_after_the_first_words_are_silence_and_cut_it_sh
     make_app, fake_llm, llm_api
 ):
     fake_llm.mode = "keepalive_after_words"  # 3 chunks of words, then deltas with none
-    async with serve(make_app(llm_api=llm_api, llm_timeout_s=1)) as client:
+    async with serve(make_app(llm_api=llm_api, llm_timeout_s=SILENCE_TIMEOUT_S)) as client:
         started = time.monotonic()
         job_id = (await post_story(client)).json()["job_id"]
         job = await wait_for_job(client, job_id, timeout_s=SILENCE_BOUND_S + 5)
