@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-IMPORT_S = 1.5
+IMPORT_S = 3.0  # the import held this long: on the loop, the loop stalled as long or more
 
 SCRIPT = """
 import asyncio, importlib.abc, sys, time
@@ -68,4 +68,5 @@ def test_a_story_asked_during_the_library_s_import_leaves_the_loop_free(fake_llm
     assert result.returncode == 0, result.stderr[-3000:]
     longest, wrote = result.stdout.split()
     assert wrote == "True"
-    assert float(longest) < IMPORT_S / 2, f"the loop stalled {longest} s"
+    # A busy machine (load average 15) stalls the loop for a second or so anyway.
+    assert float(longest) < IMPORT_S * 0.8, f"the loop stalled {longest} s"
