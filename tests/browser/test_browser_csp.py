@@ -9,31 +9,22 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
-
 from app.config import Settings
-from tests.helpers.browser import (
-    CARD_POLL_S,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    needs_chromium,
-    served_over_http,
-)
+from tests.helpers.browser import CARD_POLL_S, needs_chromium, served_over_http
 
 PASSWORD = "moonbeam"
 
 pytestmark = needs_chromium
 
 
-def test_household_path_works_under_the_csp(settings: Settings) -> None:
-    playwright = pytest.importorskip("playwright.sync_api")
+def test_household_path_works_under_the_csp(settings: Settings, browser) -> None:
     app_settings = replace(settings, household_password=PASSWORD, allow_open=False,
                            card_poll_s=CARD_POLL_S)
     problems: list[str] = []
-    with served_over_http(app_settings) as base_url, playwright.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    with served_over_http(app_settings) as base_url:
+        context = browser.new_context()
         try:
-            page = browser.new_page()
+            page = context.new_page()
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda error: problems.append(str(error)))
             page.add_init_script(
@@ -64,5 +55,5 @@ def test_household_path_works_under_the_csp(settings: Settings) -> None:
             page.goto(base_url + "/stories")
             assert page.url.startswith(base_url + "/login")
         finally:
-            browser.close()
+            context.close()
     assert problems == []

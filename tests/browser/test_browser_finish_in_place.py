@@ -20,12 +20,9 @@ from dataclasses import replace
 import pytest
 from playwright.sync_api import Route, expect
 
-from app.config import Settings
 from tests.helpers.browser import (
     ARTIFACTS,
     CARD_POLL_S,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     SIZES,
     box_of,
     needs_chromium,
@@ -58,23 +55,18 @@ def chunks(text: str) -> int:
 
 
 @pytest.fixture
-def sized_page(request, settings: Settings):
-    """A page in a fresh Chromium at one of SIZES; it starts after this test's database is
-    made (as test_browser_reading_view's does)."""
-    from playwright.sync_api import sync_playwright
-
+def sized_page(request, browser):
+    """A page at one of SIZES, in a fresh context of the Chromium the browser tests share
+    (as test_browser_reading_view's is)."""
     problems: list[str] = []
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = chromium.new_context(viewport=SIZES[request.param])
-        page = context.new_page()
-        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-        page.on("console", lambda m: m.type == "error" and problems.append(m.text))
-        try:
-            yield page, request.param, problems
-        finally:
-            context.close()
-            chromium.close()
+    context = browser.new_context(viewport=SIZES[request.param])
+    page = context.new_page()
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+    try:
+        yield page, request.param, problems
+    finally:
+        context.close()
 
 
 def writing(page, url: str) -> str:

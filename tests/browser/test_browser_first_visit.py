@@ -17,9 +17,11 @@ from typing import Any
 import httpx
 import pytest
 
+from app.config import DEFAULT
 from tests.browser.test_browser_pictures import finished_story
-from tests.helpers.browser import byte_counters, needs_chromium, served_over_http
+from tests.helpers.browser import app_of_its_own, byte_counters, needs_chromium, served_over_http
 from tests.helpers.fake_images import painted
+from tests.helpers.fake_llm import FakeLLM
 from tests.helpers.waits import WAIT_S
 
 pytestmark = needs_chromium
@@ -40,11 +42,21 @@ COUNT_ZONE_LOOKUPS = """
 """
 
 
-@pytest.fixture
-def evening(settings, fake_llm):
-    with served_over_http(settings) as url:
-        for _ in range(EVENING):
-            finished_story(url)
+@pytest.fixture(scope="module")
+def evening(pg_url: str, fake_llm_server: FakeLLM,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """An evening of 10 stories, written once for the module: its tests only load pages,
+    each in a fresh browser context (an empty cache)."""
+    with app_of_its_own(pg_url, tmp_path_factory.mktemp("first-visit"), allow_open=True,
+                        storyteller="openai", openai_api_key="test-key",
+                        openai_base_url=fake_llm_server.url, story_model="fake-model",
+                        card_poll_s=DEFAULT.card_poll_s) as url:
+        fake_llm_server.reset()  # whatever a test before left it doing
+        try:
+            for _ in range(EVENING):
+                finished_story(url)
+        finally:
+            fake_llm_server.reset()  # as the next test's `fake_llm` would find it
         yield url
 
 
