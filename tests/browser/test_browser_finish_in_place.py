@@ -149,12 +149,15 @@ def test_stop_is_on_the_first_screen_while_the_story_grows(settings, fake_llm: F
     assert problems == []
 
 
-# The card's polls answered and swapped in so far, counted on <body> for expect() to watch.
+# The card's polls answered and swapped in so far, counted on <body> for expect() to watch,
+# and the swaps counted when the finger lifted: the next poll may come at any moment after.
 COUNT_POLLS = """() => {
   const body = document.body;
   body.dataset.answered = body.dataset.swapped = 0;
   document.addEventListener("htmx:afterRequest", () => body.dataset.answered++);
   document.addEventListener("htmx:afterSwap", () => body.dataset.swapped++);
+  document.addEventListener("pointerup", () => body.dataset.swappedAtUp = body.dataset.swapped,
+                            true);
 }"""
 
 
@@ -182,10 +185,11 @@ def test_a_tap_on_stop_that_spans_a_poll_still_asks(settings, fake_llm: FakeLLM,
         with held_poll(page, job_id) as release:
             page.mouse.down()
             release()
-            expect(body).to_have_attribute("data-answered", "1", timeout=WAIT_MS)  # mid-tap
+            page.wait_for_function("() => document.body.dataset.answered === '1'",  # mid-tap
+                                   polling="raf", timeout=WAIT_MS)
         page.mouse.up()
         expect(card.locator(".job-stop form")).to_be_visible()  # asked
-        assert body.get_attribute("data-swapped") == "0"
+        assert body.get_attribute("data-swapped-at-up") == "0"
         expect(body).not_to_have_attribute("data-swapped", "0", timeout=WAIT_MS)  # polls on
         expect(card.locator(".job-stop form")).to_be_visible()  # still asking after it
         fake_llm.release()
