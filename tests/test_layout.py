@@ -70,7 +70,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     # The long-lived parts of one running app, built by the lifespan, handed to the web.
     "services": ("services",),
     "web": ("web", "web.access", "web.assets", "web.backups", "web.cards", "web.children",
-            "web.compression", "web.errors", "web.generate", "web.inputs",
+            "web.compression", "web.errors", "web.form", "web.generate", "web.inputs",
             "web.jobs", "web.login", "web.narrations", "web.negotiation", "web.offline",
             "web.pages",
             "web.pictures", "web.preferences", "web.routes", "web.shares", "web.spend",

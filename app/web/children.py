@@ -33,10 +33,10 @@ from app.lengths import BY_NAME
 from app.shelf.children import CHILD_FIELDS, child_json, parse_child
 from app.shelf.household import BEDTIME_EARLIEST, BEDTIME_LATEST, parse_bedtime, parse_language
 from app.stories import Child
+from app.web.form import LANGUAGE_CHOICES
 from app.web.inputs import parse_form, parse_json, path_id, read_body, services_of
 from app.web.language import DEVICE_LANGUAGE_COOKIE
 from app.web.negotiation import VARY, answers_json
-from app.web.pages import LANGUAGE_CHOICES
 from app.web.templates import render
 
 LENGTH_CHOICES = tuple((length.name, length.label) for length in BY_NAME.values())

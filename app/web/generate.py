@@ -23,9 +23,10 @@ from app.requests import parse_sent
 from app.shelf.story_form import read_story_form
 from app.stories import Child, StoryRequest
 from app.web.cards import job_card
+from app.web.form import form_context, remember_form
 from app.web.inputs import parse_form, parse_json, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
-from app.web.pages import form_context, home_context, remember_form
+from app.web.pages import home_context
 from app.web.templates import render
 
 if TYPE_CHECKING:
