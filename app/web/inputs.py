@@ -1,5 +1,6 @@
-"""Reading a request safely: the body within its limit, then JSON or a form; an id in the
-path; a redirect target that stays on this site; and the services the lifespan hands in.
+"""Reading a request safely: the body within its limit, then JSON or a form; the key a post
+carries; an id in the path; a redirect target that stays on this site; and the services the
+lifespan hands in.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from starlette.types import Message
 
 from app.errors import BadRequest, ClientGone, NotFound, TooLarge
 from app.i18n import N_, gettext
+from app.queue.intake import parse_idempotency_key
 from app.stories import parse_id
+from app.web.negotiation import answers_json
 
 if TYPE_CHECKING:  # the lifespan builds them; the handlers only use them
     from app.services import Services
@@ -115,3 +118,16 @@ async def parse_form(request: Request, body: bytes) -> FormData:
         return await Request(request.scope, replay).form(max_files=0)
     except Exception:  # python-multipart's errors for a broken form body
         raise BadRequest(N_("The form could not be read."), code="malformed_form") from None
+
+
+async def posted_key(request: Request) -> str:
+    """The Idempotency-Key a post for a paid job carries: the header over the JSON API
+    (a body, if any, must still be JSON), the form's `idempotency_key` field from a page."""
+    body = await read_body(request)
+    if answers_json(request):
+        key = parse_idempotency_key(request.headers.get("idempotency-key"))
+        if body.strip():
+            parse_json(body)  # malformed JSON is still refused as such
+        return key
+    form = await parse_form(request, body)
+    return parse_idempotency_key(str(form.get("idempotency_key") or "") or None)

@@ -22,13 +22,12 @@ from app.dates import iso_time
 from app.errors import AppError, NotFound
 from app.i18n import N_
 from app.queue.control import finishing_request, stop_job
-from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import Job, Status
 from app.stories import StoryRequest
 from app.version import version
 from app.web.cards import RETRY_KEY_PREFIX, job_card, polled_card
 from app.web.generate import accepted_json
-from app.web.inputs import parse_form, parse_json, path_id, read_body, services_of
+from app.web.inputs import parse_form, path_id, posted_key, read_body, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
 from app.web.pages import newest_besides
 from app.web.templates import render
@@ -108,14 +107,7 @@ async def finish(request: Request) -> Response:
     """Finish a story cut short: a new job whose one call carries the words kept and asks
     the model for the rest (app/queue/control.py's finishing_request)."""
     services = services_of(request)
-    body = await read_body(request)
-    if answers_json(request):
-        key = parse_idempotency_key(request.headers.get("idempotency-key"))
-        if body.strip():
-            parse_json(body)  # malformed JSON is still refused as such
-    else:
-        form = await parse_form(request, body)
-        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
+    key = await posted_key(request)
     job, story_request = await finishing_request(services.store,
                                                  path_id(request.path_params["job_id"]))
     if answers_json(request):

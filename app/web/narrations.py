@@ -26,11 +26,10 @@ from app.errors import Conflict, NotFound
 from app.i18n import N_, gettext
 from app.money.ledger import Ledger
 from app.narrating.parts import parts
-from app.queue.intake import parse_idempotency_key
 from app.queue.jobs import NarrationState, PictureStatus
 from app.storytelling.endpoints import SPEECH
 from app.web.assets import etag_matches
-from app.web.inputs import parse_form, path_id, read_body, services_of
+from app.web.inputs import path_id, posted_key, services_of
 from app.web.negotiation import VARY, answers_json, is_htmx
 from app.web.pictures import picture_url
 from app.web.templates import render
@@ -165,12 +164,7 @@ async def frame(request: Request) -> Response:
 async def narrate(request: Request) -> Response:
     services = services_of(request)
     story_id = path_id(request.path_params["story_id"])
-    body = await read_body(request)
-    if answers_json(request):
-        key = parse_idempotency_key(request.headers.get("idempotency-key"))
-    else:
-        form = await parse_form(request, body)
-        key = parse_idempotency_key(str(form.get("idempotency_key") or "") or None)
+    key = await posted_key(request)
     story = await services.shelf.get_story(story_id)
     if story is None:
         raise NotFound(N_("There is no story with that number."))

@@ -644,3 +644,17 @@ def test_the_id_parser_takes_bigint_and_nothing_beyond():
     assert parse_id("0017") == 17
     for raw in ("9223372036854775808", "0", "", "-1", "1.0", "١٢", "9" * 5000):
         assert parse_id(raw) is None, raw
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", ["/stories/jobs/1/finish", "/stories/1/picture",
+                                  "/stories/1/narration"])
+async def test_every_paid_post_refuses_a_body_that_is_not_json(client, db, path):
+    """A post that starts a paid job reads its key the one way (app/web/inputs.py's
+    posted_key): over the JSON API a body that is not JSON is refused as such, whatever
+    the path, before anything is looked up or made."""
+    response = await client.post(path, content=b'{"oops',
+                                 headers={**JSON, "Idempotency-Key": new_key()})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "malformed_json"
+    assert await fetch_val(db, "SELECT count(*) FROM story_jobs") == 0
