@@ -149,6 +149,8 @@ async def profile(app: object, kind: str, job_id: int, n: int) -> None:
     stats.sort_stats("tottime").print_stats(TOP)
     # The app's own functions (and the middleware around them), by cumulative time.
     stats.sort_stats("cumulative").print_stats(r"/app/|starlette/(templating|responses)", TOP)
+    if os.environ.get("CPROFILE_CALLERS"):  # who calls a function, e.g. _do_execute
+        stats.print_callers(os.environ["CPROFILE_CALLERS"])
 
 
 if __name__ == "__main__":

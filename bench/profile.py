@@ -67,7 +67,8 @@ def heaviest(path: Path) -> list[str]:
     inclusive: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
     total = 0
-    for line in path.read_text().splitlines():
+    # Lines end at "\n" only: a frame's name may hold another of str.splitlines' breaks.
+    for line in filter(None, path.read_text(errors="replace").split("\n")):
         stack, _, count = line.rpartition(" ")
         frames = stack.split(";")
         total += int(count)
