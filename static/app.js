@@ -426,11 +426,15 @@
     var moved = card.getBoundingClientRect().top - kept.top;
     if (Math.abs(moved) < 0.5) return;
     // The room kept below the cards (roomToRead) may hold the page's height as a card
-    // above grows: it grows by what the scroll needs.
+    // above grows: it grows by what the scroll needs, and a pixel more: scrollHeight is
+    // rounded, and a page's end a fraction short of it stopped the scroll up to a pixel
+    // early (the card moved by that much).
     var room = card.closest(".in-progress") || card.closest("main");
     var short = window.scrollY + moved + window.innerHeight -
       document.documentElement.scrollHeight;
-    if (room && short > 0) room.style.minHeight = Math.ceil(room.offsetHeight + short) + "px";
+    if (room && short > -1) {
+      room.style.minHeight = Math.ceil(room.offsetHeight + short + 1) + "px";
+    }
     window.scrollBy({ top: moved, behavior: "instant" });
     heldAt = kept;
   });
