@@ -111,7 +111,6 @@ async def form_context(
     }
 
 
-
 def remembered_values(request: Request) -> dict[str, str]:
     """The form's values to start from: what it last asked for on this device; on a device
     that has asked for nothing yet, a story in the page's language for no one named (never

@@ -45,6 +45,8 @@ HOME_FINISHED_CARDS = 3
 # Sibling stories are offered for each pair of the first three children (three buttons at
 # most); a bigger family picks two by their own buttons' order (the oldest profiles).
 SIBLING_PAIRS_FROM = 3
+
+
 async def home(request: Request) -> Response:
     idea = request.query_params.get("idea", "")
     values = {"prompt": idea} if idea in form_ideas() else await values_like(request)
